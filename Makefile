@@ -1,0 +1,75 @@
+# Gantry — one binary with the web app embedded.
+#   make run    install what is missing, build, serve on http://localhost:8080
+#   make test   install what is missing, run every test (Go, web unit, browser, PostgreSQL)
+# Every install step is idempotent: it checks before it installs.
+
+SHELL := /bin/bash
+GO    ?= go
+NPM   ?= npm
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+APT_RUN  := git bubblewrap passt
+APT_TEST := chromium postgresql
+APT_BENCH := nginx wrk
+
+.PHONY: run build dev test test-go test-pg test-web test-e2e bench deps deps-test deps-bench web clean fmt vet
+
+run: deps build
+	./bin/gantry serve
+
+build: web
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/gantry ./cmd/gantry
+
+# The web app is rebuilt only when its sources changed.
+web: web/node_modules/.installed web/dist/index.html
+web/dist/index.html: $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/vite.config.ts web/package.json
+	cd web && $(NPM) run build
+	touch web/dist/.gitkeep
+
+web/node_modules/.installed: web/package.json web/package-lock.json
+	cd web && $(NPM) ci --no-audit --no-fund
+	touch $@
+
+# deps installs what `make run` needs: Debian packages (as root), npm packages, Go modules.
+deps: web/node_modules/.installed
+	@scripts/apt-ensure $(APT_RUN)
+	$(GO) mod download
+
+deps-test: deps
+	@scripts/apt-ensure $(APT_TEST)
+
+deps-bench: deps
+	@scripts/apt-ensure $(APT_BENCH)
+
+# dev runs the Go server and Vite's dev server (http://localhost:5173) side by side.
+dev: deps
+	$(GO) build -o bin/gantry ./cmd/gantry
+	trap 'kill 0' EXIT; ./bin/gantry serve & (cd web && $(NPM) run dev)
+
+test: deps-test build
+	$(MAKE) test-go test-pg test-web test-e2e
+	@echo "All test suites passed."
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+# The store suite again, against a throwaway PostgreSQL cluster.
+test-pg:
+	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/...
+
+test-web:
+	cd web && $(NPM) run typecheck && $(NPM) test
+
+test-e2e: build
+	cd web && GANTRY_BIN=$(CURDIR)/bin/gantry node e2e/run.mjs
+
+bench: deps-bench build
+	bench/run
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin web/dist/assets web/dist/index.html

@@ -1,0 +1,137 @@
+package gantry
+
+import "time"
+
+// Deployment statuses (SPEC §3, ARCHITECTURE "Deployment lifecycle").
+const (
+	DeploymentPending   = "pending"
+	DeploymentBuilding  = "building"
+	DeploymentDeploying = "deploying"
+	DeploymentLive      = "live"
+	DeploymentFailed    = "failed"
+	DeploymentStopped   = "stopped"
+)
+
+// DefaultVersion is the version sent by the Deploy button.
+const DefaultVersion = "1.0.0"
+
+// Deployment is one build of a project and, once live, what its subdomain
+// serves (SPEC §3 Deployment).
+type Deployment struct {
+	ID          string             `json:"_id"`
+	ProjectID   string             `json:"-"`
+	UserID      string             `json:"-"`
+	Version     string             `json:"version"`
+	Subdomain   string             `json:"subdomain"`
+	URL         string             `json:"url"`
+	Status      string             `json:"status"`
+	Error       string             `json:"error,omitempty"`
+	BuildInfo   BuildInfo          `json:"buildInfo"`
+	Metadata    DeploymentMetadata `json:"metadata"`
+	Environment DeploymentEnv      `json:"environment"`
+	Views       int                `json:"views"`
+	LikeCount   int                `json:"likeCount"`
+	IsPublic    bool               `json:"isPublic"`
+	CreatedAt   time.Time          `json:"createdAt"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
+	Project     *DeploymentProject `json:"project,omitempty"`
+	User        *DeploymentUser    `json:"user,omitempty"`
+	BuildLogs   []LogEntry         `json:"buildLogs,omitempty"`
+}
+
+// BuildInfo records a build's timing and result.
+type BuildInfo struct {
+	StartTime       *time.Time `json:"startTime"`
+	EndTime         *time.Time `json:"endTime"`
+	Duration        int64      `json:"duration"`  // milliseconds
+	BuildSize       int64      `json:"buildSize"` // bytes
+	BuildCommand    string     `json:"buildCommand"`
+	OutputDirectory string     `json:"outputDirectory"`
+	InstallCommand  string     `json:"installCommand,omitempty"`
+	StartCommand    string     `json:"startCommand,omitempty"`
+	Framework       string     `json:"framework,omitempty"`
+}
+
+// DeploymentMetadata records what was built and why.
+type DeploymentMetadata struct {
+	CommitHash    string             `json:"commitHash"`
+	CommitMessage string             `json:"commitMessage"`
+	Branch        string             `json:"branch"`
+	Author        string             `json:"author"`
+	Trigger       string             `json:"trigger"`
+	Repository    MetadataRepository `json:"repository"`
+}
+
+// MetadataRepository names the built repository.
+type MetadataRepository struct {
+	FullName string `json:"fullName"`
+}
+
+// DeploymentEnv is the environment a deployment was built with; secret
+// values are masked in every answer.
+type DeploymentEnv struct {
+	Variables []EnvVar `json:"variables"`
+}
+
+// EnvVar is one environment variable of a project.
+type EnvVar struct {
+	Key      string `json:"key"`
+	Value    string `json:"value"`
+	IsSecret bool   `json:"isSecret"`
+}
+
+// DeploymentProject is the part of a project a deployment answer embeds.
+type DeploymentProject struct {
+	ID          string      `json:"_id"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Type        string      `json:"type"`
+	BuildConfig BuildConfig `json:"buildConfig"`
+	Repository  Repository  `json:"repository"`
+}
+
+// DeploymentUser is the part of a user a deployment answer embeds.
+type DeploymentUser struct {
+	ID       string `json:"_id"`
+	FullName string `json:"fullName"`
+	Username string `json:"username"`
+}
+
+// CanStop reports whether the UI and API allow stopping d (SPEC §4).
+func (d *Deployment) CanStop() bool {
+	switch d.Status {
+	case DeploymentLive, DeploymentBuilding, DeploymentDeploying, DeploymentPending:
+		return true
+	}
+	return false
+}
+
+// CanRestart reports whether d may be restarted (SPEC §4: when stopped).
+func (d *Deployment) CanRestart() bool { return d.Status == DeploymentStopped }
+
+// InProgress reports whether d is still being built or published.
+func (d *Deployment) InProgress() bool {
+	switch d.Status {
+	case DeploymentPending, DeploymentBuilding, DeploymentDeploying:
+		return true
+	}
+	return false
+}
+
+// ProjectStatusFor maps a project's latest deployment status to the
+// project's own status.
+func ProjectStatusFor(deploymentStatus string) string {
+	switch deploymentStatus {
+	case "":
+		return ProjectDraft
+	case DeploymentPending, DeploymentBuilding, DeploymentDeploying:
+		return ProjectBuilding
+	case DeploymentLive:
+		return ProjectDeployed
+	case DeploymentFailed:
+		return ProjectFailed
+	case DeploymentStopped:
+		return ProjectDraft
+	}
+	return ProjectDraft
+}

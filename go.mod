@@ -1,0 +1,3 @@
+module github.com/gantryhq/gantry
+
+go 1.26.8

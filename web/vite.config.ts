@@ -1,0 +1,23 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from 'vite'
+import react from '@vitejs/plugin-react'
+import tailwindcss from '@tailwindcss/vite'
+import path from 'node:path'
+
+// The Go server listens on :8080 by default; `make dev` runs it and this
+// dev server side by side, proxying the API to it.
+const apiTarget = process.env.GANTRY_DEV_API ?? 'http://localhost:8080'
+
+export default defineConfig({
+  plugins: [react(), tailwindcss()],
+  resolve: { alias: { '@': path.resolve(__dirname, 'src') } },
+  server: { port: 5173, proxy: { '/api': { target: apiTarget, changeOrigin: false } } },
+  build: { outDir: 'dist', emptyOutDir: true, sourcemap: false },
+  test: {
+    environment: 'jsdom',
+    globals: true,
+    setupFiles: ['./src/test/setup.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
+    css: false,
+  },
+})
