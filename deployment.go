@@ -1,6 +1,9 @@
 package gantry
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Deployment statuses (SPEC §3, ARCHITECTURE "Deployment lifecycle").
 const (
@@ -134,4 +137,50 @@ func ProjectStatusFor(deploymentStatus string) string {
 		return ProjectDraft
 	}
 	return ProjectDraft
+}
+
+// DeploymentFilter narrows ListDeployments. Zero values match everything.
+type DeploymentFilter struct {
+	ProjectID string
+	Status    string
+	Limit     int
+}
+
+// DeploymentStore persists deployments, their log entries and the build
+// queue. Methods taking a userID scope to that owner (another user's
+// deployment is ENOTFOUND); an empty userID means "any owner" and is used
+// only by the platform itself (builder, edge restore).
+type DeploymentStore interface {
+	// CreateDeployment inserts d (status pending), filling ID and timestamps.
+	CreateDeployment(ctx context.Context, d *Deployment) error
+	// FindDeployment returns d with Project and User embedded.
+	FindDeployment(ctx context.Context, userID, id string) (*Deployment, error)
+	// ListDeployments returns the owner's deployments, newest first, with
+	// Project embedded.
+	ListDeployments(ctx context.Context, userID string, f DeploymentFilter) ([]*Deployment, error)
+	// UpdateDeployment saves d's status, error, subdomain, url, buildInfo,
+	// metadata and environment.
+	UpdateDeployment(ctx context.Context, d *Deployment) error
+	// DeleteDeployment removes d and its log entries.
+	DeleteDeployment(ctx context.Context, id string) error
+	// ClaimDeployment atomically moves the oldest pending deployment to
+	// building and returns it; ENOTFOUND when the queue is empty.
+	ClaimDeployment(ctx context.Context, now time.Time) (*Deployment, error)
+	// QueuePosition is 1 for the next pending deployment to be claimed.
+	QueuePosition(ctx context.Context, id string) (int, error)
+	// CountLiveProjects counts the owner's projects with a live deployment.
+	CountLiveProjects(ctx context.Context, userID string) (int, error)
+	// ListDeploymentsByStatus returns every deployment in one of statuses
+	// (any owner), oldest first: start-up recovery and restore.
+	ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*Deployment, error)
+
+	// AppendLog stores e for the deployment, assigning e.Seq (1, 2, …).
+	AppendLog(ctx context.Context, deploymentID string, e *LogEntry) error
+	// Logs returns entries with Seq > afterSeq in order; when limit > 0 and
+	// afterSeq is 0, the newest limit entries (still in order).
+	Logs(ctx context.Context, deploymentID string, afterSeq int64, limit int) ([]LogEntry, error)
+	// CountLogs returns how many entries the deployment has.
+	CountLogs(ctx context.Context, deploymentID string) (int, error)
+	// ClearLogs deletes the deployment's entries (Seq keeps counting up).
+	ClearLogs(ctx context.Context, deploymentID string) error
 }
