@@ -27,6 +27,7 @@ type Project struct {
 	Type             string            `json:"type"`
 	Repository       Repository        `json:"repository"`
 	Branch           string            `json:"branch"`
+	Subdomain        string            `json:"subdomain"` // unique across the platform, from SubdomainBase(Name)
 	BuildConfig      BuildConfig       `json:"buildConfig"`
 	ActiveDeployment *ActiveDeployment `json:"activeDeployment"`
 	Deployments      []string          `json:"deployments"`
@@ -73,6 +74,10 @@ type ActiveDeployment struct {
 // ProjectStore persists projects. Every method is scoped to its owner:
 // another user's project is ENOTFOUND.
 type ProjectStore interface {
+	// CreateProject inserts p, filling ID, timestamps and a Subdomain that is
+	// unique across the platform: SubdomainBase(p.Name), then "-2", "-3", …
+	// when taken or reserved ("app" when the name has no letters or digits).
+	// More than the owner's subscription.maxProjects is EFORBIDDEN.
 	CreateProject(ctx context.Context, p *Project) error
 	FindProject(ctx context.Context, userID, id string) (*Project, error)
 	ListProjects(ctx context.Context, userID string) ([]*Project, error)
