@@ -2,7 +2,11 @@ package gantry
 
 import (
 	"context"
+	"net/url"
+	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Roles a user may have. They are badges only (SPEC §6).
@@ -83,11 +87,174 @@ type UserStats struct {
 }
 
 // UserUpdate holds the profile fields a user may change; nil means unchanged.
+// It is the body of PUT /api/auth/profile and PUT /api/users/profile.
 type UserUpdate struct {
-	FullName *string
-	Username *string
-	Email    *string
-	Avatar   *string
+	FullName *string `json:"fullName"`
+	Username *string `json:"username"`
+	Email    *string `json:"email"`
+	Avatar   *string `json:"avatar"`
+}
+
+// Normalize trims the fields that are set and lowercases the email.
+func (u *UserUpdate) Normalize() {
+	trim := func(p *string) {
+		if p != nil {
+			*p = strings.TrimSpace(*p)
+		}
+	}
+	trim(u.FullName)
+	trim(u.Username)
+	trim(u.Avatar)
+	if u.Email != nil {
+		*u.Email = NormalizeEmail(*u.Email)
+	}
+}
+
+// Validate checks every field that is set by the SPEC §5 rules, in the
+// order full name, username, email, avatar, and returns the first failure
+// as EINVALID. Call Normalize first.
+func (u *UserUpdate) Validate() error {
+	if u.FullName != nil {
+		if err := ValidateFullName(*u.FullName); err != nil {
+			return err
+		}
+	}
+	if u.Username != nil {
+		if err := ValidateUsername(*u.Username); err != nil {
+			return err
+		}
+	}
+	if u.Email != nil {
+		if err := ValidateEmail(*u.Email); err != nil {
+			return err
+		}
+	}
+	if u.Avatar != nil {
+		if err := ValidateAvatar(*u.Avatar); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Registration is the body of POST /api/auth/register. The password is
+// plain text here and is hashed before it reaches a store.
+type Registration struct {
+	Username string `json:"username"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	FullName string `json:"fullName"`
+}
+
+// Normalize trims the username, email and full name and lowercases the
+// email. The password is kept as typed.
+func (r *Registration) Normalize() {
+	r.Username = strings.TrimSpace(r.Username)
+	r.Email = NormalizeEmail(r.Email)
+	r.FullName = strings.TrimSpace(r.FullName)
+}
+
+// Validate applies the SPEC §5 registration rules in the order of its table
+// (username, email, password, full name) and returns the first failure as
+// EINVALID with the SPEC's message. Call Normalize first.
+func (r *Registration) Validate() error {
+	if err := ValidateUsername(r.Username); err != nil {
+		return err
+	}
+	if err := ValidateEmail(r.Email); err != nil {
+		return err
+	}
+	if err := ValidatePassword(r.Password); err != nil {
+		return err
+	}
+	return ValidateFullName(r.FullName)
+}
+
+// Limits of user fields. The minimums and the full-name maximum are SPEC §9;
+// the other maximums are the server's own.
+const (
+	UsernameMinLen = 3
+	UsernameMaxLen = 30
+	PasswordMinLen = 6
+	PasswordMaxLen = 128
+	FullNameMaxLen = 100
+	EmailMaxLen    = 254
+	AvatarMaxLen   = 2048
+)
+
+var (
+	usernameChars = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	emailShape    = regexp.MustCompile(`^[^\s@]+@[^\s@]+\.[^\s@]+$`)
+)
+
+// NormalizeEmail trims and lowercases an email address; emails are unique
+// and compared in this form.
+func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// ValidateUsername checks a username: required, 3 to 30 characters, ASCII
+// letters, digits, underscores and hyphens only.
+func ValidateUsername(s string) error {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return Errorf(EINVALID, "Username is required")
+	case n < UsernameMinLen:
+		return Errorf(EINVALID, "Username must be at least 3 characters long")
+	case n > UsernameMaxLen:
+		return Errorf(EINVALID, "Username cannot exceed 30 characters")
+	case !usernameChars.MatchString(s):
+		return Errorf(EINVALID, "Username can only contain letters, numbers, underscores, and hyphens")
+	}
+	return nil
+}
+
+// ValidateEmail checks an email address: required, and shaped like
+// local@domain.tld with no spaces, at most 254 characters.
+func ValidateEmail(s string) error {
+	switch {
+	case s == "":
+		return Errorf(EINVALID, "Email is required")
+	case len(s) > EmailMaxLen || !emailShape.MatchString(s):
+		return Errorf(EINVALID, "Please enter a valid email address")
+	}
+	return nil
+}
+
+// ValidatePassword checks a new password: required, 6 to 128 characters.
+func ValidatePassword(s string) error {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return Errorf(EINVALID, "Password is required")
+	case n < PasswordMinLen:
+		return Errorf(EINVALID, "Password must be at least 6 characters long")
+	case n > PasswordMaxLen:
+		return Errorf(EINVALID, "Password cannot exceed 128 characters")
+	}
+	return nil
+}
+
+// ValidateFullName checks a full name: required, at most 100 characters.
+func ValidateFullName(s string) error {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return Errorf(EINVALID, "Full name is required")
+	case n > FullNameMaxLen:
+		return Errorf(EINVALID, "Full name cannot exceed 100 characters")
+	}
+	return nil
+}
+
+// ValidateAvatar checks an avatar: empty, or an absolute https URL of at
+// most 2048 characters (the UI's Content-Security-Policy loads images over
+// https only).
+func ValidateAvatar(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || len(s) > AvatarMaxLen || u.Scheme != "https" || u.Host == "" {
+		return Errorf(EINVALID, "Avatar must be an https URL")
+	}
+	return nil
 }
 
 // UserStore persists users. Implemented by internal/store for SQLite and

@@ -1,0 +1,272 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+)
+
+var _ gantry.UserStore = (*DB)(nil)
+
+// Messages of the conflicts a user write may run into.
+const (
+	msgUsernameTaken = "This username is already taken"
+	msgEmailTaken    = "An account with this email already exists"
+)
+
+// userColumns lists the users columns in the order scanUser reads them.
+const userColumns = `id, username, email, full_name, avatar, password_hash, role, plan,
+	max_projects, max_deployments, is_verified, is_active,
+	github_connected, github_id, github_username, github_avatar, github_access_token, github_repos,
+	created_at, updated_at, last_login`
+
+// CreateUser inserts u. It fills ID, CreatedAt and UpdatedAt, lowercases
+// the email, and defaults an empty Role to student and an empty plan to the
+// free plan with its limits. A taken username or email (compared
+// case-insensitively) is ECONFLICT. The caller validates the fields.
+func (db *DB) CreateUser(ctx context.Context, u *gantry.User) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	if err := createUser(ctx, tx, u); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func createUser(ctx context.Context, tx *Tx, u *gantry.User) error {
+	id, err := newID()
+	if err != nil {
+		return err
+	}
+	u.Email = gantry.NormalizeEmail(u.Email)
+	if u.Role == "" {
+		u.Role = gantry.RoleStudent
+	}
+	if u.Subscription.Plan == "" {
+		u.Subscription = gantry.Subscription{
+			Plan:           gantry.PlanFree,
+			MaxProjects:    gantry.DefaultMaxProjects,
+			MaxDeployments: gantry.DefaultMaxDeployments,
+		}
+	}
+	if u.GitHub.Repos == nil {
+		u.GitHub.Repos = []gantry.GitHubRepo{}
+	}
+	if err := checkUserUnique(ctx, tx, "", u.Username, u.Email); err != nil {
+		return err
+	}
+	repos, err := json.Marshal(u.GitHub.Repos)
+	if err != nil {
+		return fmt.Errorf("encode github repos: %w", err)
+	}
+	var lastLogin *time.Time
+	if u.LastLogin != nil {
+		t := u.LastLogin.UTC().Truncate(time.Millisecond)
+		lastLogin = &t
+	}
+	_, err = tx.exec(ctx, `INSERT INTO users (`+userColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, u.Username, u.Email, u.FullName, u.Avatar, u.PasswordHash, u.Role, u.Subscription.Plan,
+		u.Subscription.MaxProjects, u.Subscription.MaxDeployments, u.IsVerified, u.IsActive,
+		u.GitHub.Connected, nullInt64(u.GitHub.ID), u.GitHub.Username, u.GitHub.Avatar, u.GitHub.AccessToken, string(repos),
+		tx.now, tx.now, lastLogin)
+	if err != nil {
+		return userWriteError("create user", err)
+	}
+	u.ID, u.CreatedAt, u.UpdatedAt, u.LastLogin = id, tx.now, tx.now, lastLogin
+	return nil
+}
+
+// FindUserByID returns the user with the given id, or ENOTFOUND.
+func (db *DB) FindUserByID(ctx context.Context, id string) (*gantry.User, error) {
+	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+}
+
+// FindUserByEmail returns the user with the given email, compared
+// case-insensitively, or ENOTFOUND.
+func (db *DB) FindUserByEmail(ctx context.Context, email string) (*gantry.User, error) {
+	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`,
+		gantry.NormalizeEmail(email)))
+}
+
+func findUserByID(ctx context.Context, tx *Tx, id string) (*gantry.User, error) {
+	return scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+}
+
+// UpdateUser normalizes and validates upd (gantry.UserUpdate.Validate),
+// applies the fields that are set, and returns the updated user. A missing
+// user is ENOTFOUND; a username or email taken by another account is
+// ECONFLICT. Changing only the case of one's own username is allowed.
+func (db *DB) UpdateUser(ctx context.Context, id string, upd gantry.UserUpdate) (*gantry.User, error) {
+	upd.Normalize()
+	if err := upd.Validate(); err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	u, err := findUserByID(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if v := upd.FullName; v != nil {
+		u.FullName = *v
+	}
+	if v := upd.Username; v != nil {
+		u.Username = *v
+	}
+	if v := upd.Email; v != nil {
+		u.Email = *v
+	}
+	if v := upd.Avatar; v != nil {
+		u.Avatar = *v
+	}
+	if err := checkUserUnique(ctx, tx, u.ID, u.Username, u.Email); err != nil {
+		return nil, err
+	}
+	u.UpdatedAt = tx.now
+	if _, err := tx.exec(ctx, `UPDATE users SET full_name = ?, username = ?, email = ?, avatar = ?, updated_at = ?
+		WHERE id = ?`, u.FullName, u.Username, u.Email, u.Avatar, u.UpdatedAt, u.ID); err != nil {
+		return nil, userWriteError("update user", err)
+	}
+	return u, tx.Commit()
+}
+
+// SetPasswordHash replaces a user's password hash; ENOTFOUND when the user
+// does not exist.
+func (db *DB) SetPasswordHash(ctx context.Context, id, hash string) error {
+	return db.updateOne(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, hash, db.now(), id)
+}
+
+// TouchLastLogin records a sign-in at the given time; ENOTFOUND when the
+// user does not exist.
+func (db *DB) TouchLastLogin(ctx context.Context, id string, at time.Time) error {
+	return db.updateOne(ctx, `UPDATE users SET last_login = ? WHERE id = ?`, at.UTC().Truncate(time.Millisecond), id)
+}
+
+// DeleteUser removes a user and, by cascade, their projects and
+// deployments; ENOTFOUND when the user does not exist.
+func (db *DB) DeleteUser(ctx context.Context, id string) error {
+	return db.updateOne(ctx, `DELETE FROM users WHERE id = ?`, id)
+}
+
+// updateOne runs a statement that must touch exactly one user row.
+func (db *DB) updateOne(ctx context.Context, query string, args ...any) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	res, err := tx.exec(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("update user: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return gantry.Errorf(gantry.ENOTFOUND, "User not found")
+	}
+	return tx.Commit()
+}
+
+// UserStats counts a user's projects, deployments and live deployments and
+// the whole days between the account's creation and now. A missing user is
+// ENOTFOUND.
+func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.UserStats, error) {
+	var created time.Time
+	var s gantry.UserStats
+	err := db.queryRow(ctx, `SELECT created_at,
+			(SELECT COUNT(*) FROM projects WHERE user_id = u.id),
+			(SELECT COUNT(*) FROM deployments WHERE user_id = u.id),
+			(SELECT COUNT(*) FROM deployments WHERE user_id = u.id AND status = ?)
+		FROM users u WHERE u.id = ?`, gantry.DeploymentLive, id).
+		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("user stats: %w", err)
+	}
+	if age := now.Sub(created); age > 0 {
+		s.AccountAge = int(age / (24 * time.Hour))
+	}
+	return &s, nil
+}
+
+// checkUserUnique returns ECONFLICT when another user than selfID holds
+// username (case-insensitively) or email. The unique indexes enforce the
+// same rule; this check only gives the clearer message first.
+func checkUserUnique(ctx context.Context, tx *Tx, selfID, username, email string) error {
+	var n int
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE lower(username) = lower(?) AND id <> ?`,
+		username, selfID).Scan(&n); err != nil {
+		return fmt.Errorf("check username: %w", err)
+	} else if n > 0 {
+		return gantry.Errorf(gantry.ECONFLICT, msgUsernameTaken)
+	}
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE email = ? AND id <> ?`,
+		email, selfID).Scan(&n); err != nil {
+		return fmt.Errorf("check email: %w", err)
+	} else if n > 0 {
+		return gantry.Errorf(gantry.ECONFLICT, msgEmailTaken)
+	}
+	return nil
+}
+
+// userWriteError turns a unique violation that raced past checkUserUnique
+// into ECONFLICT and wraps anything else.
+func userWriteError(op string, err error) error {
+	if detail, ok := uniqueViolation(err); ok {
+		switch {
+		case strings.Contains(detail, "email"):
+			return gantry.Errorf(gantry.ECONFLICT, msgEmailTaken)
+		case strings.Contains(detail, "username"):
+			return gantry.Errorf(gantry.ECONFLICT, msgUsernameTaken)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// scanUser reads one row of userColumns; sql.ErrNoRows becomes ENOTFOUND.
+func scanUser(row *sql.Row) (*gantry.User, error) {
+	var u gantry.User
+	var githubID sql.NullInt64
+	var repos string
+	var lastLogin sql.NullTime
+	err := row.Scan(&u.ID, &u.Username, &u.Email, &u.FullName, &u.Avatar, &u.PasswordHash, &u.Role,
+		&u.Subscription.Plan, &u.Subscription.MaxProjects, &u.Subscription.MaxDeployments,
+		&u.IsVerified, &u.IsActive,
+		&u.GitHub.Connected, &githubID, &u.GitHub.Username, &u.GitHub.Avatar, &u.GitHub.AccessToken, &repos,
+		&u.CreatedAt, &u.UpdatedAt, &lastLogin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("scan user: %w", err)
+	}
+	u.GitHub.ID = githubID.Int64
+	if err := json.Unmarshal([]byte(repos), &u.GitHub.Repos); err != nil {
+		return nil, fmt.Errorf("decode github repos of user %s: %w", u.ID, err)
+	}
+	if u.GitHub.Repos == nil {
+		u.GitHub.Repos = []gantry.GitHubRepo{}
+	}
+	u.CreatedAt, u.UpdatedAt = u.CreatedAt.UTC(), u.UpdatedAt.UTC()
+	if lastLogin.Valid {
+		t := lastLogin.Time.UTC()
+		u.LastLogin = &t
+	}
+	return &u, nil
+}
+
+// nullInt64 stores 0 as NULL, for optional ids.
+func nullInt64(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: v != 0} }
