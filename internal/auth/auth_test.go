@@ -1,0 +1,237 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+const secret = "0123456789abcdef0123456789abcdef"
+
+func mustPasswords(tb testing.TB) *auth.Passwords {
+	tb.Helper()
+	p, err := auth.NewPasswords(1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func TestPasswords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := mustPasswords(t)
+	h1, err := p.Hash(ctx, "correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, _ := p.Hash(ctx, "correct horse")
+	if h1 == h2 {
+		t.Error("two hashes of one password are equal: the salt is not random")
+	}
+	if !strings.HasPrefix(h1, "$argon2id$v=19$m=1024,t=2,p=1$") {
+		t.Errorf("got hash %q, want PHC argon2id with m=1024,t=2,p=1", h1)
+	}
+	for _, tc := range []struct {
+		password string
+		want     bool
+	}{
+		{"correct horse", true},
+		{"correct horse ", false},
+		{"Correct horse", false},
+		{"", false},
+	} {
+		if ok, err := p.Verify(ctx, h1, tc.password); err != nil || ok != tc.want {
+			t.Errorf("Verify(%q) = %v, %v; want %v", tc.password, ok, err, tc.want)
+		}
+	}
+	// A hash made with another cost still verifies.
+	p19, err := auth.NewPasswords(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := p19.Verify(ctx, h1, "correct horse"); !ok || err != nil {
+		t.Errorf("verify with another cost: %v, %v", ok, err)
+	}
+	for _, bad := range []string{"", "plain", "$argon2i$v=19$m=1024,t=2,p=1$c2FsdA$a2V5", "$argon2id$v=19$m=99999999,t=2,p=1$c2FsdHNhbHRzYWx0$a2V5a2V5a2V5a2V5a2V5a2V5"} {
+		if _, err := p.Verify(ctx, bad, "x"); err == nil {
+			t.Errorf("Verify accepted malformed hash %q", bad)
+		}
+	}
+	if _, err := auth.NewPasswords(0); err == nil {
+		t.Error("NewPasswords(0) succeeded")
+	}
+}
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	tokens, err := auth.NewTokens(secret, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tokens.Now = func() time.Time { return now }
+	tok, exp, err := tokens.Issue("user-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exp.Equal(now.Add(time.Hour)) {
+		t.Errorf("got expiry %v, want %v", exp, now.Add(time.Hour))
+	}
+	if id, err := tokens.Verify(tok); err != nil || id != "user-1" {
+		t.Fatalf("Verify = %q, %v; want user-1", id, err)
+	}
+
+	// Expired an hour later.
+	tokens.Now = func() time.Time { return now.Add(time.Hour + time.Second) }
+	_, err = tokens.Verify(tok)
+	wantUnauthorized(t, err, auth.MsgTokenExpired)
+	tokens.Now = func() time.Time { return now }
+
+	other, _ := auth.NewTokens(strings.Repeat("x", 32), time.Hour)
+	otherTok, _, _ := other.Issue("user-1")
+
+	key, _ := auth.DeriveKey(secret, "gantry token signing v1", 32)
+	sign := func(method jwt.SigningMethod, claims jwt.Claims, k any) string {
+		s, err := jwt.NewWithClaims(method, claims).SignedString(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	valid := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	noExp := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1"}
+	otherIssuer := jwt.RegisteredClaims{Issuer: "evil", Subject: "user-1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	noSubject := jwt.RegisteredClaims{Issuer: "gantry", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+
+	if _, err := tokens.Verify(sign(jwt.SigningMethodHS256, valid, key)); err != nil {
+		t.Fatalf("hand-made valid token rejected: %v", err)
+	}
+	for name, tok := range map[string]string{
+		"garbage":        "not.a.token",
+		"empty":          "",
+		"other key":      otherTok,
+		"alg none":       sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType),
+		"HS512":          sign(jwt.SigningMethodHS512, valid, key),
+		"no expiry":      sign(jwt.SigningMethodHS256, noExp, key),
+		"other issuer":   sign(jwt.SigningMethodHS256, otherIssuer, key),
+		"no subject":     sign(jwt.SigningMethodHS256, noSubject, key),
+		"tampered":       tok[:len(tok)-2] + "xx",
+		"raw secret key": sign(jwt.SigningMethodHS256, valid, []byte(secret)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := tokens.Verify(tok)
+			wantUnauthorized(t, err, auth.MsgBadToken)
+		})
+	}
+}
+
+func wantUnauthorized(t *testing.T, err error, msg string) {
+	t.Helper()
+	if gantry.ErrorCode(err) != gantry.EUNAUTHORIZED || gantry.ErrorMessage(err) != msg {
+		t.Errorf("got %v, want EUNAUTHORIZED %q", err, msg)
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := auth.NewLimiter(3, 15*time.Minute)
+	l.Now = func() time.Time { return now }
+
+	for i := range 3 {
+		if !l.Allow("a") {
+			t.Fatalf("blocked after %d events, want 3 allowed", i)
+		}
+		l.Hit("a")
+		now = now.Add(time.Minute)
+	}
+	if l.Allow("a") {
+		t.Error("allowed after 3 events in the window")
+	}
+	if !l.Allow("b") {
+		t.Error("another key is blocked")
+	}
+	// The first event leaves the window 15 minutes after it happened.
+	now = now.Add(12*time.Minute - time.Second)
+	if l.Allow("a") {
+		t.Error("allowed before the first event left the window")
+	}
+	now = now.Add(time.Second)
+	if !l.Allow("a") {
+		t.Error("still blocked after the first event left the window")
+	}
+	l.Hit("a")
+	if l.Allow("a") {
+		t.Error("allowed after a new event filled the window again")
+	}
+	l.Reset("a")
+	if !l.Allow("a") {
+		t.Error("blocked after Reset")
+	}
+
+	// Keys whose events are all old are evicted.
+	for i := range 50 {
+		l.Hit(fmt.Sprintf("k%d", i))
+	}
+	if l.Len() != 50 {
+		t.Fatalf("tracking %d keys, want 50", l.Len())
+	}
+	now = now.Add(16 * time.Minute)
+	l.Hit("fresh")
+	if l.Len() != 1 {
+		t.Errorf("tracking %d keys after the window passed, want 1", l.Len())
+	}
+}
+
+func newService(t *testing.T) *auth.Service {
+	t.Helper()
+	tokens, err := auth.NewTokens(secret, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth.NewService(storetest.MustOpenDB(t), mustPasswords(t), tokens)
+}
+
+func TestServiceFlow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newService(t)
+	u, tok, err := s.Register(ctx, "192.0.2.1", gantry.Registration{
+		Username: " Ada ", Email: " ADA@example.com ", Password: "secret1", FullName: " Ada Lovelace ",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Username != "Ada" || u.Email != "ada@example.com" || u.FullName != "Ada Lovelace" || u.LastLogin == nil ||
+		u.Role != "student" || u.Subscription.Plan != "free" || !u.IsActive || u.IsVerified {
+		t.Errorf("registered %+v", u)
+	}
+	if got, err := s.Authenticate(ctx, tok); err != nil || got.ID != u.ID {
+		t.Fatalf("Authenticate = %v, %v", got, err)
+	}
+
+	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@EXAMPLE.com", "secret1"); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if err := s.ChangePassword(ctx, u, "wrong!", "secret2"); gantry.ErrorMessage(err) != auth.MsgWrongPassword {
+		t.Errorf("got %v, want %q", err, auth.MsgWrongPassword)
+	}
+	if err := s.ChangePassword(ctx, u, "secret1", "secret2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret1"); gantry.ErrorMessage(err) != auth.MsgInvalidLogin {
+		t.Errorf("old password: got %v", err)
+	}
+	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret2"); err != nil {
+		t.Errorf("new password: %v", err)
+	}
+}

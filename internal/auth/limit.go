@@ -1,0 +1,103 @@
+package auth
+
+import (
+	"sync"
+	"time"
+)
+
+// maxLimiterKeys caps the keys a Limiter tracks; past it, keys are swept
+// at once rather than once per window.
+const maxLimiterKeys = 100_000
+
+// Limiter counts events per key (an IP address, an email) in a sliding
+// window and reports when a key has reached its maximum. Keys whose events
+// have all left the window are evicted. It is safe for concurrent use.
+type Limiter struct {
+	max    int
+	window time.Duration
+
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	events    map[string][]time.Time // oldest first, at most max entries
+	lastSweep time.Time
+}
+
+// NewLimiter returns a limiter allowing max events per key in any window.
+func NewLimiter(max int, window time.Duration) *Limiter {
+	return &Limiter{max: max, window: window, Now: time.Now, events: make(map[string][]time.Time)}
+}
+
+// Allow reports whether key has had fewer than max events in the window
+// ending now. It records nothing.
+func (l *Limiter) Allow(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recent(key, l.Now())) < l.max
+}
+
+// Hit records one event for key.
+func (l *Limiter) Hit(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.Now()
+	ev := append(l.recent(key, now), now)
+	if len(ev) > l.max {
+		ev = ev[len(ev)-l.max:]
+	}
+	l.events[key] = ev
+	if now.Sub(l.lastSweep) > l.window || len(l.events) > maxLimiterKeys {
+		l.sweep(now)
+	}
+}
+
+// Reset forgets key's events.
+func (l *Limiter) Reset(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.events, key)
+}
+
+// Len returns the number of keys tracked.
+func (l *Limiter) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
+
+// recent drops key's events older than the window and returns the rest.
+func (l *Limiter) recent(key string, now time.Time) []time.Time {
+	ev := l.events[key]
+	i := 0
+	for i < len(ev) && now.Sub(ev[i]) >= l.window {
+		i++
+	}
+	if i == len(ev) {
+		delete(l.events, key)
+		return nil
+	}
+	if i > 0 {
+		ev = ev[i:]
+		l.events[key] = ev
+	}
+	return ev
+}
+
+// sweep evicts every key with no event in the window and, if the map is
+// still over maxLimiterKeys, arbitrary keys until it is at 90% of it, so
+// that a flood of distinct keys cannot grow memory without bound.
+func (l *Limiter) sweep(now time.Time) {
+	for key, ev := range l.events {
+		if now.Sub(ev[len(ev)-1]) >= l.window {
+			delete(l.events, key)
+		}
+	}
+	for key := range l.events {
+		if len(l.events) <= maxLimiterKeys*9/10 {
+			break
+		}
+		delete(l.events, key)
+	}
+	l.lastSweep = now
+}

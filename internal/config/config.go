@@ -1,0 +1,432 @@
+// Package config reads Gantry's configuration from environment variables
+// and command-line flags and validates it at start-up.
+//
+// Every setting has an environment variable GANTRY_<NAME> and a flag
+// --<name> in kebab-case (GANTRY_DATA_DIR and --data-dir); a flag wins over
+// its variable. The table in docs/operations.md lists them with their
+// defaults.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sandbox modes.
+const (
+	SandboxBwrap = "bwrap" // bubblewrap, the default
+	SandboxNone  = "none"  // development only: user code runs unconfined
+)
+
+// MinSecretKeyLen is the shortest secret key accepted, in bytes.
+const MinSecretKeyLen = 32
+
+// SecretKeyFile is the name, inside the data folder, of the secret key
+// generated when none is configured.
+const SecretKeyFile = "secret.key"
+
+// Config is Gantry's validated configuration.
+type Config struct {
+	Addr             string        // listen address, default ":8080"
+	DataDir          string        // database, sites, builds, generated secrets; default "./data"
+	DatabaseURL      string        // postgres://… or a SQLite path; default <data-dir>/gantry.db
+	PublicURL        *url.URL      // where the UI and API are reached; default http://localhost:8080
+	LiveDomain       string        // deployments live on <sub>.<live-domain>; default "localhost"
+	LiveURLScheme    string        // scheme of live URLs; default: the public URL's
+	LiveURLPort      string        // port of live URLs, "" for none; default: the public URL's
+	SecretKey        string        // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
+	GitHubClientID   string        // OAuth app; unset means GitHub connect is not configured
+	GitHubSecret     string        // OAuth app secret
+	GitHubAPIURL     *url.URL      // default https://api.github.com/
+	GitHubWebURL     *url.URL      // default https://github.com/
+	GitAllowHosts    []string      // hosts allowed although they resolve to private or loopback addresses
+	Sandbox          string        // SandboxBwrap (default) or SandboxNone
+	BuildTimeout     time.Duration // default 10m
+	BuildConcurrency int           // builds at once, default 1
+	PasswordCost     int           // argon2id memory in MiB, default 19; 1 in tests
+	TokenTTL         time.Duration // bearer token lifetime, default 168h (7 days)
+	TrustProxy       bool          // take client IPs from X-Forwarded-For (behind one reverse proxy)
+	LogFormat        string        // "text" (default) or "json"
+	LogLevel         string        // "debug", "info" (default), "warn", "error"
+
+	// secretKeySet records that the key came from the environment or a flag.
+	secretKeySet bool
+}
+
+// Defaults of the settings that have one.
+const (
+	DefaultAddr             = ":8080"
+	DefaultDataDir          = "./data"
+	DefaultPublicURL        = "http://localhost:8080"
+	DefaultLiveDomain       = "localhost"
+	DefaultGitHubAPIURL     = "https://api.github.com/"
+	DefaultGitHubWebURL     = "https://github.com/"
+	DefaultBuildTimeout     = 10 * time.Minute
+	DefaultBuildConcurrency = 1
+	DefaultPasswordCost     = 19
+	DefaultTokenTTL         = 7 * 24 * time.Hour
+)
+
+// setting is one configuration entry: its flag name, its variable and help.
+type setting struct {
+	name, def, help string
+}
+
+// settings lists every setting in the order --help shows them. The
+// variable of a setting is GANTRY_ + its name upper-cased with _ for -.
+var settings = []setting{
+	{"addr", DefaultAddr, "listen address"},
+	{"data-dir", DefaultDataDir, "folder for the database, sites, build workspaces and generated secrets"},
+	{"database-url", "", "postgres://… selects PostgreSQL; otherwise a SQLite file path (default <data-dir>/gantry.db)"},
+	{"public-url", DefaultPublicURL, "where the UI and API are reached (OAuth redirects, links)"},
+	{"live-domain", DefaultLiveDomain, "deployments are served on <subdomain>.<live-domain>"},
+	{"live-url-scheme", "", "scheme of live URLs, http or https (default: the public URL's)"},
+	{"live-url-port", "", "port of live URLs; \"none\" for no port (default: the public URL's)"},
+	{"secret-key", "", "signs tokens and encrypts secrets, at least 32 bytes (default: generated once into <data-dir>/secret.key)"},
+	{"github-client-id", "", "GitHub OAuth app client id"},
+	{"github-client-secret", "", "GitHub OAuth app client secret"},
+	{"github-api-url", DefaultGitHubAPIURL, "GitHub REST API base URL"},
+	{"github-web-url", DefaultGitHubWebURL, "GitHub web base URL (OAuth pages)"},
+	{"git-allow-hosts", "", "comma-separated hosts allowed although they resolve to private or loopback addresses"},
+	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
+	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
+	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
+	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
+	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
+	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
+	{"log-format", "text", "log format: text or json"},
+	{"log-level", "info", "log level: debug, info, warn or error"},
+}
+
+// EnvName returns the environment variable of the flag name, e.g.
+// "data-dir" → "GANTRY_DATA_DIR".
+func EnvName(flagName string) string {
+	return "GANTRY_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// Load parses args (the arguments after the command name) over the
+// environment read with getenv, and validates the result. Errors name the
+// flag and variable at fault. Load touches no files: call Prepare next.
+func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, error) {
+	fs := flag.NewFlagSet("gantry serve", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	values := make(map[string]*string, len(settings))
+	for _, s := range settings {
+		def := s.def
+		if v, ok := lookup(getenv, EnvName(s.name)); ok {
+			def = v
+		}
+		values[s.name] = &def
+		fs.Var(&stringFlag{p: values[s.name], isBool: s.def == "false"}, s.name, s.help+" ["+EnvName(s.name)+"]")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	v := func(name string) string { return strings.TrimSpace(*values[name]) }
+
+	c := &Config{
+		Addr:           v("addr"),
+		DataDir:        v("data-dir"),
+		DatabaseURL:    v("database-url"),
+		LiveDomain:     strings.ToLower(strings.TrimSuffix(v("live-domain"), ".")),
+		LiveURLScheme:  strings.ToLower(v("live-url-scheme")),
+		LiveURLPort:    v("live-url-port"),
+		SecretKey:      *values["secret-key"],
+		GitHubClientID: v("github-client-id"),
+		GitHubSecret:   v("github-client-secret"),
+		Sandbox:        strings.ToLower(v("sandbox")),
+		LogFormat:      strings.ToLower(v("log-format")),
+		LogLevel:       strings.ToLower(v("log-level")),
+	}
+	c.secretKeySet = c.SecretKey != ""
+
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s (%s): %s", name, EnvName(name), fmt.Sprintf(format, args...)))
+	}
+	var err error
+
+	if c.Addr == "" {
+		bad("addr", "must not be empty")
+	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("addr", "%q is not a host:port listen address (e.g. :8080)", c.Addr)
+	}
+	if c.DataDir == "" {
+		bad("data-dir", "must not be empty")
+	}
+	if c.DatabaseURL == "" && c.DataDir != "" {
+		c.DatabaseURL = filepath.Join(c.DataDir, "gantry.db")
+	} else if strings.Contains(c.DatabaseURL, "://") {
+		if u, err := url.Parse(c.DatabaseURL); err != nil {
+			bad("database-url", "not a URL: %v", err)
+		} else if u.Scheme != "postgres" && u.Scheme != "postgresql" && u.Scheme != "sqlite" {
+			bad("database-url", "scheme %q is not supported: use postgres:// or a SQLite file path", u.Scheme)
+		}
+	}
+
+	if c.PublicURL, err = parseBaseURL(v("public-url")); err != nil {
+		bad("public-url", "%v", err)
+	} else if c.PublicURL.Path != "/" {
+		bad("public-url", "%q must not have a path: Gantry is served at the root of its host", v("public-url"))
+	}
+	if err := checkDomain(c.LiveDomain); err != nil {
+		bad("live-domain", "%v", err)
+	}
+	switch c.LiveURLScheme {
+	case "", "http", "https":
+	default:
+		bad("live-url-scheme", "%q must be http or https", c.LiveURLScheme)
+	}
+	if p := c.LiveURLPort; p != "" && p != "none" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			bad("live-url-port", "%q must be a port number from 1 to 65535, or none", p)
+		}
+	}
+	if c.secretKeySet && len(c.SecretKey) < MinSecretKeyLen {
+		bad("secret-key", "must be at least %d bytes long (e.g. openssl rand -hex 32)", MinSecretKeyLen)
+	}
+	if (c.GitHubClientID == "") != (c.GitHubSecret == "") {
+		bad("github-client-id", "the GitHub client id and client secret must be set together")
+	}
+	if c.GitHubAPIURL, err = parseBaseURL(v("github-api-url")); err != nil {
+		bad("github-api-url", "%v", err)
+	}
+	if c.GitHubWebURL, err = parseBaseURL(v("github-web-url")); err != nil {
+		bad("github-web-url", "%v", err)
+	}
+	for _, h := range strings.Split(v("git-allow-hosts"), ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h == "" {
+			continue
+		} else if strings.ContainsAny(h, "/ @") {
+			bad("git-allow-hosts", "%q is not a host name or IP address", h)
+		} else {
+			c.GitAllowHosts = append(c.GitAllowHosts, h)
+		}
+	}
+	switch c.Sandbox {
+	case SandboxBwrap, SandboxNone:
+	default:
+		bad("sandbox", "%q must be bwrap or none", c.Sandbox)
+	}
+	if c.BuildTimeout, err = time.ParseDuration(v("build-timeout")); err != nil {
+		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))
+	} else if c.BuildTimeout <= 0 {
+		bad("build-timeout", "must be positive")
+	}
+	if c.BuildConcurrency, err = strconv.Atoi(v("build-concurrency")); err != nil {
+		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))
+	} else if c.BuildConcurrency < 1 {
+		bad("build-concurrency", "must be at least 1")
+	}
+	if c.PasswordCost, err = strconv.Atoi(v("password-cost")); err != nil {
+		bad("password-cost", "%q is not a whole number", v("password-cost"))
+	} else if c.PasswordCost < 1 || c.PasswordCost > 1024 {
+		bad("password-cost", "must be from 1 to 1024 (MiB)")
+	}
+	if c.TokenTTL, err = time.ParseDuration(v("token-ttl")); err != nil {
+		bad("token-ttl", "%q is not a duration (e.g. 168h)", v("token-ttl"))
+	} else if c.TokenTTL < time.Minute {
+		bad("token-ttl", "must be at least 1m")
+	}
+	if c.TrustProxy, err = strconv.ParseBool(v("trust-proxy")); err != nil {
+		bad("trust-proxy", "%q must be true or false", v("trust-proxy"))
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		bad("log-format", "%q must be text or json", c.LogFormat)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log-level", "%q must be debug, info, warn or error", c.LogLevel)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
+	}
+	return c, nil
+}
+
+// lookup returns the value of the variable name when it is set and not
+// blank.
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, strings.TrimSpace(v) != ""
+}
+
+// joinLines joins errs one per line, indented under "invalid configuration".
+func joinLines(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "\n  "))
+}
+
+// parseBaseURL accepts an absolute http or https URL with a host and no
+// query or fragment, and returns it with its path ending in "/".
+func parseBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q must start with http:// or https://", s)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%q has no host", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%q must not carry a query, fragment or user name", s)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%q has a bad port", s)
+		}
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, nil
+}
+
+// checkDomain accepts a DNS name of dot-separated labels of letters,
+// digits and hyphens.
+func checkDomain(d string) error {
+	if d == "" {
+		return errors.New("must not be empty")
+	}
+	if len(d) > 253 {
+		return fmt.Errorf("%q is too long", d)
+	}
+	for _, label := range strings.Split(d, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return fmt.Errorf("%q is not a domain name (e.g. localhost, apps.example.com)", d)
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return fmt.Errorf("%q is not a domain name (e.g. localhost, apps.example.com)", d)
+			}
+		}
+	}
+	return nil
+}
+
+// Prepare creates the data folder (0700) and, when no secret key was
+// configured, reads it from <data-dir>/secret.key, generating that file
+// (32 random bytes, hex, mode 0600) on first start.
+func (c *Config) Prepare() error {
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	if c.secretKeySet {
+		return nil
+	}
+	path := filepath.Join(c.DataDir, SecretKeyFile)
+	key, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c.generateSecretKey(path)
+	} else if err != nil {
+		return fmt.Errorf("read secret key: %w", err)
+	}
+	c.SecretKey = strings.TrimSpace(string(key))
+	if len(c.SecretKey) < MinSecretKeyLen {
+		return fmt.Errorf("secret key in %s is shorter than %d bytes: fix or delete it (deleting signs everyone out)", path, MinSecretKeyLen)
+	}
+	return nil
+}
+
+// generateSecretKey writes a new random key to path, failing rather than
+// overwriting a file another process created meanwhile.
+func (c *Config) generateSecretKey(path string) error {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("generate secret key: %w", err)
+	}
+	key := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return c.Prepare() // another process won the race: use its key
+	} else if err != nil {
+		return fmt.Errorf("write secret key: %w", err)
+	}
+	if _, err := f.WriteString(key + "\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("write secret key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write secret key: %w", err)
+	}
+	c.SecretKey = key
+	return nil
+}
+
+// PublicHost returns the public URL's host name, lowercased, without port.
+func (c *Config) PublicHost() string { return strings.ToLower(c.PublicURL.Hostname()) }
+
+// LiveURL returns the URL of a deployment served on subdomain:
+// scheme://<subdomain>.<live-domain>[:port], with no trailing slash. Scheme and port follow the
+// public URL unless --live-url-scheme or --live-url-port say otherwise; a
+// port that is the scheme's default (80 for http, 443 for https) or "none"
+// is left out.
+func (c *Config) LiveURL(subdomain string) string {
+	scheme := c.LiveURLScheme
+	if scheme == "" {
+		scheme = c.PublicURL.Scheme
+	}
+	port := c.LiveURLPort
+	if port == "" {
+		port = c.PublicURL.Port()
+	}
+	host := subdomain + "." + c.LiveDomain
+	if port != "" && port != "none" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
+		host = net.JoinHostPort(host, port)
+	}
+	return scheme + "://" + host
+}
+
+// Usage writes the list of flags and their variables to w.
+func Usage(w io.Writer) {
+	fs := flag.NewFlagSet("gantry serve", flag.ContinueOnError)
+	fs.SetOutput(w)
+	for _, s := range settings {
+		def := s.def
+		fs.Var(&stringFlag{p: &def, isBool: s.def == "false"}, s.name, s.help+" ["+EnvName(s.name)+"]")
+	}
+	fs.PrintDefaults()
+}
+
+// stringFlag is a flag kept as text until validation; boolean settings
+// may be given without a value (--trust-proxy).
+type stringFlag struct {
+	p      *string
+	isBool bool
+}
+
+func (f *stringFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *stringFlag) Set(s string) error { *f.p = s; return nil }
+
+func (f *stringFlag) IsBoolFlag() bool { return f.isBool }

@@ -1,0 +1,213 @@
+package config_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gantryhq/gantry/internal/config"
+)
+
+// env returns a getenv over m.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{
+		"addr": c.Addr, "dataDir": c.DataDir, "db": c.DatabaseURL, "public": c.PublicURL.String(),
+		"live": c.LiveDomain, "api": c.GitHubAPIURL.String(), "web": c.GitHubWebURL.String(),
+		"sandbox": c.Sandbox, "timeout": c.BuildTimeout, "concurrency": c.BuildConcurrency,
+		"cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
+		"secret": c.SecretKey, "gh": c.GitHubClientID,
+	}
+	want := map[string]any{
+		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
+		"live": "localhost", "api": "https://api.github.com/", "web": "https://github.com/",
+		"sandbox": "bwrap", "timeout": 10 * time.Minute, "concurrency": 1,
+		"cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
+		"secret": "", "gh": "",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if got, want := c.LiveURL("blog"), "http://blog.localhost:8080"; got != want {
+		t.Errorf("LiveURL = %q, want %q", got, want)
+	}
+}
+
+func TestFlagsOverrideEnv(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(
+		[]string{"--addr", "127.0.0.1:9000", "--sandbox=none", "--trust-proxy", "--git-allow-hosts", " Git.Campus.EDU , 10.0.0.5,"},
+		env(map[string]string{
+			"GANTRY_ADDR":              ":1",
+			"GANTRY_DATA_DIR":          "/srv/gantry",
+			"GANTRY_DATABASE_URL":      "postgres://u:p@db:5432/gantry?sslmode=disable",
+			"GANTRY_PUBLIC_URL":        "https://gantry.example.com",
+			"GANTRY_LIVE_DOMAIN":       "Apps.Example.NET.",
+			"GANTRY_BUILD_TIMEOUT":     "90s",
+			"GANTRY_BUILD_CONCURRENCY": "4",
+			"GANTRY_SANDBOX":           "bwrap",
+			"GANTRY_SECRET_KEY":        strings.Repeat("k", 32),
+		}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9000" || c.Sandbox != "none" || !c.TrustProxy || c.DataDir != "/srv/gantry" ||
+		c.DatabaseURL != "postgres://u:p@db:5432/gantry?sslmode=disable" || c.LiveDomain != "apps.example.net" ||
+		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.SecretKey != strings.Repeat("k", 32) {
+		t.Errorf("got %+v", c)
+	}
+	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
+		t.Errorf("allow hosts (-want +got):\n%s", diff)
+	}
+	if got, want := c.PublicHost(), "gantry.example.com"; got != want {
+		t.Errorf("PublicHost = %q, want %q", got, want)
+	}
+	if got, want := c.LiveURL("blog"), "https://blog.apps.example.net"; got != want {
+		t.Errorf("LiveURL = %q, want %q", got, want)
+	}
+}
+
+func TestLiveURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		public, scheme, port, want string
+	}{
+		{"http://localhost:8080", "", "", "http://a.localhost:8080"},
+		{"https://gantry.dev", "", "", "https://a.localhost"},
+		{"https://gantry.dev:443", "", "", "https://a.localhost"},
+		{"http://localhost:8080", "https", "none", "https://a.localhost"},
+		{"http://localhost:8080", "https", "8443", "https://a.localhost:8443"},
+		{"http://localhost:80", "", "", "http://a.localhost"},
+		{"http://localhost:8080", "", "80", "http://a.localhost"},
+	} {
+		c, err := config.Load([]string{"--public-url", tc.public, "--live-url-scheme", tc.scheme, "--live-url-port", tc.port}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.LiveURL("a"); got != tc.want {
+			t.Errorf("public %s scheme %q port %q: LiveURL = %q, want %q", tc.public, tc.scheme, tc.port, got, tc.want)
+		}
+	}
+}
+
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad duration", []string{"--build-timeout", "ten minutes"}, nil, `--build-timeout (GANTRY_BUILD_TIMEOUT): "ten minutes" is not a duration`},
+		{"negative duration", nil, map[string]string{"GANTRY_BUILD_TIMEOUT": "-1s"}, "--build-timeout (GANTRY_BUILD_TIMEOUT): must be positive"},
+		{"concurrency zero", []string{"--build-concurrency=0"}, nil, "--build-concurrency (GANTRY_BUILD_CONCURRENCY): must be at least 1"},
+		{"concurrency text", nil, map[string]string{"GANTRY_BUILD_CONCURRENCY": "two"}, `"two" is not a whole number`},
+		{"sandbox", []string{"--sandbox", "docker"}, nil, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`},
+		{"public url scheme", []string{"--public-url", "ftp://x"}, nil, `--public-url (GANTRY_PUBLIC_URL): "ftp://x" must start with http:// or https://`},
+		{"public url no host", []string{"--public-url", "http://"}, nil, "has no host"},
+		{"public url path", []string{"--public-url", "http://x/gantry"}, nil, "must not have a path"},
+		{"public url query", []string{"--public-url", "http://x/?a=b"}, nil, "must not carry a query"},
+		{"github url", []string{"--github-api-url", "api.github.com"}, nil, "--github-api-url (GANTRY_GITHUB_API_URL)"},
+		{"live domain", []string{"--live-domain", "bad_domain"}, nil, `--live-domain (GANTRY_LIVE_DOMAIN): "bad_domain" is not a domain name`},
+		{"live domain empty label", []string{"--live-domain", "a..b"}, nil, "is not a domain name"},
+		{"live scheme", []string{"--live-url-scheme", "ftp"}, nil, `"ftp" must be http or https`},
+		{"live port", []string{"--live-url-port", "99999"}, nil, "must be a port number"},
+		{"addr", []string{"--addr", "8080"}, nil, `--addr (GANTRY_ADDR): "8080" is not a host:port listen address`},
+		{"short secret", nil, map[string]string{"GANTRY_SECRET_KEY": "short"}, "must be at least 32 bytes long"},
+		{"github half", []string{"--github-client-id", "abc"}, nil, "must be set together"},
+		{"allow hosts", []string{"--git-allow-hosts", "http://x/"}, nil, "is not a host name or IP address"},
+		{"password cost", []string{"--password-cost", "0"}, nil, "must be from 1 to 1024"},
+		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
+		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},
+		{"database scheme", []string{"--database-url", "mysql://x"}, nil, `scheme "mysql" is not supported`},
+		{"log format", []string{"--log-format", "xml"}, nil, "must be text or json"},
+		{"extra argument", []string{"now"}, nil, `unexpected argument "now"`},
+		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined: -nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Load(tc.args, env(tc.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAllErrorsAtOnce(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load([]string{"--sandbox=x", "--build-concurrency=0"}, env(nil), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--sandbox") || !strings.Contains(err.Error(), "--build-concurrency") {
+		t.Errorf("got %v, want both errors", err)
+	}
+}
+
+func TestSecretKeyGeneratedOnce(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	load := func() *config.Config {
+		t.Helper()
+		c, err := config.Load([]string{"--data-dir", dir}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := load()
+	if len(first.SecretKey) != 64 {
+		t.Errorf("got a key of %d characters, want 64", len(first.SecretKey))
+	}
+	info, err := os.Stat(filepath.Join(dir, config.SecretKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("got key file mode %o, want 600", mode)
+	}
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("data folder: %v, mode %v; want 700", err, info.Mode().Perm())
+	}
+	if second := load(); second.SecretKey != first.SecretKey {
+		t.Errorf("the key changed between starts")
+	}
+
+	// A configured key wins and is not written.
+	dir2 := t.TempDir()
+	c, err := config.Load([]string{"--data-dir", dir2}, env(map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("s", 40)}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if c.SecretKey != strings.Repeat("s", 40) {
+		t.Errorf("configured key replaced")
+	}
+	if _, err := os.Stat(filepath.Join(dir2, config.SecretKeyFile)); !os.IsNotExist(err) {
+		t.Errorf("a key file was written although a key was configured: %v", err)
+	}
+
+	// A truncated key file is an error, not silently replaced.
+	dir3 := t.TempDir()
+	os.WriteFile(filepath.Join(dir3, config.SecretKeyFile), []byte("short\n"), 0o600)
+	c, _ = config.Load([]string{"--data-dir", dir3}, env(nil), io.Discard)
+	if err := c.Prepare(); err == nil || !strings.Contains(err.Error(), "shorter than 32 bytes") {
+		t.Errorf("got %v, want a short-key error", err)
+	}
+}
