@@ -1,0 +1,460 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Paths inside the sandbox.
+const (
+	workspaceDir = "/workspace"
+	sandboxPath  = "/usr/local/bin:/usr/bin:/bin"
+)
+
+// gateScript returns the shell script that holds the command until the
+// platform has put it into its cgroup: it waits for "go" on fd 3 (and exits
+// 125 if the platform went away instead), closes fd 3, lowers its rlimits
+// (file size, open files, core dumps; inherited by everything it starts)
+// and execs its arguments. The rlimits are set from inside because
+// prlimit(2) on another user's process needs CAP_SYS_RESOURCE, which root
+// does not always hold (containers). A limit that is already lower stays.
+func gateScript(l Limits) string {
+	var b strings.Builder
+	b.WriteString(`read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; `)
+	if l.FileSize > 0 {
+		fmt.Fprintf(&b, "ulimit -f %d 2>/dev/null; ", (l.FileSize+511)/512) // 512-byte blocks
+	}
+	if l.OpenFiles > 0 {
+		fmt.Fprintf(&b, "ulimit -n %d 2>/dev/null; ", l.OpenFiles)
+	}
+	b.WriteString(`ulimit -c 0; exec "$@"`)
+	return b.String()
+}
+
+// Run runs c and waits for it to end, streaming its output to c.Output.
+//
+// It returns a nil error only when the command exited 0. Otherwise the
+// error is a *TimeoutError (Limits.Timeout reached), a *MemoryError (OOM
+// killed), a *PidsError (failed at the process limit), a *FileSizeError
+// (SIGXFSZ), an *ExitError (any other non-zero exit), or ctx's error
+// wrapped when ctx was cancelled or its deadline passed. In every case no
+// process of the run is left alive when Run returns: the whole tree is
+// SIGKILLed within a few seconds of the timeout or cancellation.
+func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
+	res := Result{ExitCode: -1}
+	if len(c.Args) == 0 {
+		return res, errors.New("sandbox: empty command")
+	}
+	if c.Dir == "" {
+		return res, errors.New("sandbox: no workspace folder")
+	}
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return res, fmt.Errorf("sandbox: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return res, fmt.Errorf("sandbox: %w", err)
+	} else if !fi.IsDir() {
+		return res, fmt.Errorf("sandbox: workspace %s is not a folder", dir)
+	}
+	l := c.Limits.withDefaults()
+	bwrap := s.mode != ModeNone
+	if bwrap && os.Geteuid() != 0 {
+		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", s.uid)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("sandbox: %w", err)
+	}
+
+	runCtx := ctx
+	if l.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, l.Timeout)
+		defer cancel()
+	}
+
+	var cg *cgroup
+	if bwrap {
+		cg, err = newCgroup(s.cgroupRoot, "gantry-"+randomHex(8), l)
+		if err != nil {
+			return res, fmt.Errorf("sandbox: %w", err)
+		}
+		defer cg.destroy()
+	}
+
+	p, err := newPipes(bwrap)
+	if err != nil {
+		return res, fmt.Errorf("sandbox: %w", err)
+	}
+	defer p.closeAll()
+
+	cmd := &exec.Cmd{
+		Path:   "/bin/sh",
+		Stdout: p.outW,
+		Stderr: p.errW,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	var argData []byte
+	if bwrap {
+		bin, err := exec.LookPath(s.bwrap)
+		if err != nil {
+			return res, ErrNotInstalled
+		}
+		args := append([]string{"sh", "-c", gateScript(l), "gantry-sandbox", bin, "--args", "4", "--"}, c.Args...)
+		cmd.Args = args
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		cmd.Dir = "/"
+		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.uid, Gid: s.gid, Groups: []uint32{}}
+		argData = nulJoin(bwrapArgs(dir, s.env(workspaceDir, "/tmp/.npm", c.Env)))
+	} else {
+		tmp, err := os.MkdirTemp("", "gantry-run-")
+		if err != nil {
+			return res, fmt.Errorf("sandbox: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
+		env := s.env(dir, filepath.Join(tmp, ".npm"), c.Env)
+		cmd.Env = append(env, "TMPDIR="+tmp)
+		cmd.Dir = dir
+		cmd.ExtraFiles = []*os.File{p.gateR}
+	}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("sandbox: start: %w", err)
+	}
+	p.closeChildEnds()
+	pid := cmd.Process.Pid
+	waitc := make(chan error, 1)
+	go func() { waitc <- cmd.Wait() }()
+
+	if err := s.setup(pid, cg, l); err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-waitc
+		return res, fmt.Errorf("sandbox: %w", err)
+	}
+	if bwrap {
+		w := p.argsW
+		p.argsW = nil
+		go func() {
+			_, _ = w.Write(argData)
+			_ = w.Close()
+		}()
+	}
+	sink := &lineSink{fn: c.Output, max: l.OutputLines}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); readLines(p.outR, Stdout, sink) }()
+	go func() { defer readers.Done(); readLines(p.errR, Stderr, sink) }()
+	if _, err := p.gateW.Write([]byte("go\n")); err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	_ = p.gateW.Close()
+	p.gateW = nil
+
+	var waitErr error
+	killed := false
+	select {
+	case waitErr = <-waitc:
+	case <-runCtx.Done():
+		killed = true
+		s.killTree(pid, cg)
+		waitErr = <-waitc
+	}
+	res.Duration = time.Since(start)
+
+	// Read the limit counters before cleaning up, which forbids forks.
+	var oom, pidsHit bool
+	code := exitCode(cmd.ProcessState)
+	if cg != nil {
+		oom = cg.oomKilled(code)
+		pidsHit = cg.pidsHit()
+	}
+	// Whatever outlived the first process (none mode, races) goes now.
+	s.killTree(pid, cg)
+	waitReaders(&readers, p)
+	res.DroppedLines = sink.dropped
+
+	if killed {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("sandbox: %w", ctx.Err())
+		}
+		return res, &TimeoutError{After: l.Timeout}
+	}
+	res.ExitCode = code
+	switch {
+	case waitErr == nil && code == 0:
+		return res, nil
+	case oom:
+		return res, &MemoryError{Limit: l.Memory}
+	case pidsHit:
+		return res, &PidsError{Limit: l.Pids}
+	case code == 128+int(syscall.SIGXFSZ):
+		return res, &FileSizeError{Limit: l.FileSize}
+	case code < 0:
+		return res, fmt.Errorf("sandbox: %w", waitErr)
+	}
+	return res, &ExitError{Code: code}
+}
+
+// setup puts the held process pid into its cgroup and lowers its
+// scheduling priority, which everything it starts inherits. Niceness is
+// best effort: it needs CAP_SYS_NICE.
+func (s *Sandbox) setup(pid int, cg *cgroup, l Limits) error {
+	if cg != nil {
+		if err := cg.add(pid); err != nil {
+			return err
+		}
+	}
+	if l.Nice > 0 {
+		_ = unix.Setpriority(unix.PRIO_PROCESS, pid, l.Nice)
+	}
+	return nil
+}
+
+// killTree SIGKILLs the run's process group and every process of its cgroup.
+func (s *Sandbox) killTree(pid int, cg *cgroup) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if cg != nil {
+		cg.kill()
+	}
+}
+
+// env returns the base environment (HOME, PATH, npm_config_cache) followed
+// by the caller's variables; later entries win.
+func (s *Sandbox) env(home, npmCache string, extra []string) []string {
+	env := []string{
+		"HOME=" + home,
+		"PATH=" + sandboxPath,
+		"npm_config_cache=" + npmCache,
+	}
+	return dedupEnv(append(env, extra...))
+}
+
+// dedupEnv keeps the last value of each key, in first-seen order, and drops
+// malformed entries.
+func dedupEnv(env []string) []string {
+	idx := make(map[string]int, len(env))
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsRune(kv, 0) {
+			continue
+		}
+		if i, seen := idx[k]; seen {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// bwrapArgs returns bubblewrap's options (everything before "--") for a
+// run in workspace with env. They travel through --args so that the
+// environment, which may hold secrets, never shows in a process list.
+func bwrapArgs(workspace string, env []string) []string {
+	a := []string{
+		"--unshare-all", "--share-net", "--die-with-parent", "--new-session",
+		"--ro-bind", "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
+		"--symlink", "usr/sbin", "/sbin",
+		"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf",
+		"--ro-bind-try", "/etc/ssl", "/etc/ssl",
+		"--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates",
+		"--ro-bind-try", "/etc/hosts", "/etc/hosts",
+		"--ro-bind-try", "/etc/nsswitch.conf", "/etc/nsswitch.conf",
+		"--ro-bind-try", "/usr/etc/npmrc", "/usr/etc/npmrc",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--tmpfs", "/tmp",
+		"--bind", workspace, workspaceDir,
+		"--chdir", workspaceDir,
+		"--hostname", "sandbox",
+		"--clearenv",
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	return a
+}
+
+func nulJoin(args []string) []byte {
+	var b bytes.Buffer
+	for _, a := range args {
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+// exitCode returns the shell-style exit code of ps: the code, 128+signal
+// when a signal ended it, or -1.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// pipes are the run's file descriptors: stdout, stderr, the gate (fd 3)
+// and bubblewrap's --args (fd 4).
+type pipes struct {
+	outR, outW     *os.File
+	errR, errW     *os.File
+	gateR, gateW   *os.File
+	argsR, argsW   *os.File
+	closeOnce      sync.Once
+	childEndsFiles []*os.File
+}
+
+func newPipes(withArgs bool) (*pipes, error) {
+	p := &pipes{}
+	var err error
+	mk := func(r, w **os.File) {
+		if err != nil {
+			return
+		}
+		*r, *w, err = os.Pipe()
+	}
+	mk(&p.outR, &p.outW)
+	mk(&p.errR, &p.errW)
+	mk(&p.gateR, &p.gateW)
+	if withArgs {
+		mk(&p.argsR, &p.argsW)
+	}
+	p.childEndsFiles = []*os.File{p.outW, p.errW, p.gateR, p.argsR}
+	if err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	return p, nil
+}
+
+// closeChildEnds closes the parent's copies of the ends the child holds,
+// so that readers see EOF once every process of the run has exited.
+func (p *pipes) closeChildEnds() {
+	p.closeOnce.Do(func() {
+		for _, f := range p.childEndsFiles {
+			if f != nil {
+				_ = f.Close()
+			}
+		}
+	})
+}
+
+func (p *pipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.outR, p.errR, p.gateW, p.argsW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+// waitReaders waits for the output readers to reach EOF; if something
+// still holds the pipes after 2 s (a process that escaped, in none mode),
+// the read ends are closed to unblock them.
+func waitReaders(wg *sync.WaitGroup, p *pipes) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		_ = p.outR.Close()
+		_ = p.errR.Close()
+		<-done
+	}
+}
+
+// lineSink delivers lines to the caller's callback one at a time, up to a
+// cap.
+type lineSink struct {
+	mu      sync.Mutex
+	fn      func(Stream, string)
+	max     int
+	lines   int
+	dropped int
+}
+
+func (s *lineSink) emit(stream Stream, line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.max > 0 && s.lines >= s.max {
+		s.dropped++
+		return
+	}
+	s.lines++
+	if s.fn != nil {
+		s.fn(stream, line)
+	}
+}
+
+// readLines reads r line by line until EOF, cutting lines longer than
+// MaxLineLength and keeping only the last part of lines redrawn with
+// carriage returns (progress bars).
+func readLines(r io.Reader, stream Stream, sink *lineSink) {
+	br := bufio.NewReaderSize(r, MaxLineLength)
+	long := false // discarding the rest of an over-long line
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !long {
+				sink.emit(stream, cleanLine(b)+"…")
+				long = true
+			}
+			continue
+		}
+		if len(b) > 0 {
+			if !long {
+				sink.emit(stream, cleanLine(b))
+			}
+			long = false
+		}
+		if err != nil { // EOF, or the read end was closed by waitReaders
+			return
+		}
+	}
+}
+
+// cleanLine turns raw output into one log line: no line ending, only the
+// text after the last carriage return, valid UTF-8.
+func cleanLine(b []byte) string {
+	b = bytes.TrimRight(b, "\r\n")
+	if i := bytes.LastIndexByte(b, '\r'); i >= 0 {
+		b = b[i+1:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,373 @@
+// Package sandbox runs untrusted commands (install scripts, builds) under
+// bubblewrap as an unprivileged user, with limits on wall time, memory,
+// processes, file size, open files and captured output.
+//
+// In the default mode ("bwrap") a command sees a read-only /usr (with the
+// usual /bin, /lib, /lib64 and /sbin symlinks), read-only copies of
+// /etc/resolv.conf, /etc/ssl, /etc/ca-certificates, /etc/hosts,
+// /etc/nsswitch.conf and /usr/etc/npmrc (each only if it exists), a fresh
+// /proc and /dev, a private /tmp, and its workspace read-write at
+// /workspace. It never sees the platform's data folder, database, secret
+// key, /root or another workspace. It runs in its own user, pid, ipc, uts,
+// mount and cgroup namespaces, shares the host's network (package installs
+// need it) and starts with an empty environment plus an explicit list.
+//
+// Memory and process limits are enforced with a cgroup created per run
+// under the platform's own cgroup (v1 or v2); the command's first process
+// is placed in it before it executes bubblewrap, so nothing the command
+// starts escapes the limits. Stopping a run (cancelling its context or
+// reaching its timeout) kills every process in that cgroup.
+//
+// Mode "none" (GANTRY_SANDBOX=none) runs commands directly on the host with
+// the same environment, timeout, rlimits and output cap; it isolates
+// nothing and exists for development only.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Modes of a Sandbox.
+const (
+	ModeBwrap = "bwrap" // bubblewrap, an unprivileged uid and cgroup limits (the default)
+	ModeNone  = "none"  // run directly on the host: development only
+)
+
+// DefaultUID and DefaultGID are the unprivileged user and group sandboxed
+// commands run as.
+const (
+	DefaultUID = 10001
+	DefaultGID = 10001
+)
+
+// Config configures a Sandbox. The zero value is usable: bwrap mode, uid and
+// gid 10001, bwrap found on the PATH, cgroups under /sys/fs/cgroup.
+type Config struct {
+	// Mode is ModeBwrap (default, also for "") or ModeNone.
+	Mode string
+	// UID and GID are the unprivileged ids commands run as in bwrap mode.
+	// Zero means DefaultUID/DefaultGID; root (0) is never used.
+	UID, GID uint32
+	// Bwrap is the bubblewrap binary; default: "bwrap" looked up on the PATH.
+	Bwrap string
+	// CgroupRoot is where the cgroup filesystems are mounted; default
+	// /sys/fs/cgroup.
+	CgroupRoot string
+}
+
+// Limits bound one run. A zero field takes its value from DefaultLimits; a
+// negative one means "no limit" (not recommended outside tests).
+type Limits struct {
+	// Timeout is the wall-clock limit of the run (default 10m). When it is
+	// reached every process of the run is killed and Run returns a
+	// *TimeoutError.
+	Timeout time.Duration
+	// Memory is the cgroup memory limit in bytes, page cache and the
+	// private /tmp included (default 1 GiB). A run killed by the kernel's
+	// OOM killer returns a *MemoryError.
+	Memory int64
+	// Pids is the cgroup limit on processes and threads (default 1024).
+	Pids int64
+	// FileSize is RLIMIT_FSIZE, the largest file a process may write, in
+	// bytes (default 1 GiB).
+	FileSize int64
+	// OpenFiles is RLIMIT_NOFILE (default 4096).
+	OpenFiles int64
+	// OutputLines caps the lines passed to Command.Output (default 10000);
+	// further lines are read and dropped, and Result.DroppedLines counts them.
+	OutputLines int
+	// Nice is the scheduling niceness of the run (default 10), so that
+	// builds yield the CPU to the platform and the sites it serves.
+	Nice int
+}
+
+// DefaultLimits are the limits used for every zero field of Limits.
+var DefaultLimits = Limits{
+	Timeout:     10 * time.Minute,
+	Memory:      1 << 30,
+	Pids:        1024,
+	FileSize:    1 << 30,
+	OpenFiles:   4096,
+	OutputLines: 10000,
+	Nice:        10,
+}
+
+// withDefaults fills l's zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.Memory == 0 {
+		l.Memory = d.Memory
+	}
+	if l.Pids == 0 {
+		l.Pids = d.Pids
+	}
+	if l.FileSize == 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.OutputLines == 0 {
+		l.OutputLines = d.OutputLines
+	}
+	if l.Nice == 0 {
+		l.Nice = d.Nice
+	}
+	return l
+}
+
+// Stream names the output stream a line came from.
+type Stream string
+
+// The two streams of a command.
+const (
+	Stdout Stream = "stdout"
+	Stderr Stream = "stderr"
+)
+
+// MaxLineLength is the longest line passed to Command.Output, in bytes;
+// longer lines are cut there and end with "…".
+const MaxLineLength = 8 << 10
+
+// Command is one run of an untrusted command.
+type Command struct {
+	// Args is the command and its arguments, e.g. {"sh", "-c", "npm ci"}.
+	// Args[0] is looked up on the sandbox's PATH.
+	Args []string
+	// Dir is the workspace on the host. In bwrap mode it is the only
+	// writable folder the command sees, mounted at /workspace, and it must
+	// be owned by the sandbox user (see PrepareWorkspace).
+	Dir string
+	// Env holds extra "KEY=VALUE" variables, added after the base
+	// environment: HOME (/workspace), PATH
+	// (/usr/local/bin:/usr/bin:/bin) and npm_config_cache (/tmp/.npm).
+	// Nothing of the platform's own environment is passed.
+	Env []string
+	// Limits bound the run; zero fields take DefaultLimits.
+	Limits Limits
+	// Output, when set, receives every line of stdout and stderr as it is
+	// produced, without its line ending, one call at a time. It must not
+	// block for long: the command's output waits while it runs.
+	Output func(stream Stream, line string)
+}
+
+// Result describes a finished run.
+type Result struct {
+	ExitCode     int           // -1 when the run was killed
+	Duration     time.Duration // wall time from start to exit
+	DroppedLines int           // output lines beyond Limits.OutputLines
+}
+
+// Sandbox runs commands. It is safe for concurrent use.
+type Sandbox struct {
+	mode       string
+	uid, gid   uint32
+	bwrap      string
+	cgroupRoot string
+}
+
+// New returns a Sandbox for cfg. It does not check that bubblewrap works:
+// call Available for that.
+func New(cfg Config) *Sandbox {
+	s := &Sandbox{mode: cfg.Mode, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, cgroupRoot: cfg.CgroupRoot}
+	if s.mode == "" {
+		s.mode = ModeBwrap
+	}
+	if s.uid == 0 {
+		s.uid = DefaultUID
+	}
+	if s.gid == 0 {
+		s.gid = DefaultGID
+	}
+	if s.bwrap == "" {
+		s.bwrap = "bwrap"
+	}
+	if s.cgroupRoot == "" {
+		s.cgroupRoot = "/sys/fs/cgroup"
+	}
+	return s
+}
+
+// Mode returns ModeBwrap or ModeNone.
+func (s *Sandbox) Mode() string { return s.mode }
+
+// UID returns the uid sandboxed commands run as (bwrap mode).
+func (s *Sandbox) UID() uint32 { return s.uid }
+
+// GID returns the gid sandboxed commands run as (bwrap mode).
+func (s *Sandbox) GID() uint32 { return s.gid }
+
+// ErrNotInstalled is returned (wrapped) by Available when bubblewrap is
+// missing.
+var ErrNotInstalled = errors.New("bubblewrap is not installed: run `apt-get install bubblewrap`, or set GANTRY_SANDBOX=none for development only")
+
+// Available reports whether the sandbox can run commands, with a message
+// saying how to fix it when it cannot: bubblewrap must be installed, the
+// platform must run as root (to switch to the sandbox uid), a cgroup must
+// be creatable for the limits, and a trivial command must run under bwrap.
+// In mode none it only checks the mode is known.
+func (s *Sandbox) Available() error {
+	switch s.mode {
+	case ModeNone:
+		return nil
+	case ModeBwrap:
+	default:
+		return fmt.Errorf("unknown sandbox mode %q: use %q or %q", s.mode, ModeBwrap, ModeNone)
+	}
+	path, err := exec.LookPath(s.bwrap)
+	if err != nil {
+		return ErrNotInstalled
+	}
+	s.bwrap = path
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the sandbox must start as root to run builds as uid %d: run gantry as root, or set GANTRY_SANDBOX=none for development only", s.uid)
+	}
+	dir, err := os.MkdirTemp("", "gantry-sandbox-check-")
+	if err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := s.PrepareWorkspace(dir); err != nil {
+		return err
+	}
+	var out strings.Builder
+	_, err = s.Run(context.Background(), Command{
+		Args:   []string{"true"},
+		Dir:    dir,
+		Limits: Limits{Timeout: 30 * time.Second, Memory: 64 << 20, Pids: 16},
+		Output: func(_ Stream, line string) { out.WriteString(line + "\n") },
+	})
+	if err != nil {
+		return fmt.Errorf("bubblewrap cannot run builds here: %w %s(set GANTRY_SANDBOX=none for development only)", err, strings.TrimSpace(out.String())+" ")
+	}
+	return nil
+}
+
+// PrepareWorkspace makes dir usable as a Command.Dir: in bwrap mode it
+// gives dir and everything under it to the sandbox user (symlinks are
+// re-owned themselves, never followed), sets dir's mode to 0700, and
+// checks that every parent folder lets the sandbox user pass through (the
+// execute bit), since bubblewrap opens dir as that user. In mode none it
+// does nothing.
+func (s *Sandbox) PrepareWorkspace(dir string) error {
+	if s.mode == ModeNone {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	err = filepath.WalkDir(abs, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(s.uid), int(s.gid))
+	})
+	if err != nil {
+		return fmt.Errorf("prepare workspace: %w", err)
+	}
+	if err := os.Chmod(abs, 0o700); err != nil {
+		return fmt.Errorf("prepare workspace: %w", err)
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("prepare workspace: %w", err)
+		}
+		if !s.canSearch(fi) {
+			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, s.uid, p, p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// canSearch reports whether the sandbox user may traverse the folder fi.
+func (s *Sandbox) canSearch(fi os.FileInfo) bool {
+	m := fi.Mode().Perm()
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case ok && st.Uid == s.uid:
+		return m&0o100 != 0
+	case ok && st.Gid == s.gid:
+		return m&0o010 != 0
+	}
+	return m&0o001 != 0
+}
+
+// TimeoutError is returned by Run when the run reached Limits.Timeout.
+type TimeoutError struct {
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string { return fmt.Sprintf("timed out after %s", e.After) }
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true for a timeout.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// MemoryError is returned by Run when the kernel killed a process of the
+// run for exceeding Limits.Memory.
+type MemoryError struct {
+	Limit int64 // bytes
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("ran out of memory (limit %s)", FormatBytes(e.Limit))
+}
+
+// PidsError is returned by Run when the command failed after reaching
+// Limits.Pids.
+type PidsError struct {
+	Limit int64
+}
+
+func (e *PidsError) Error() string {
+	return fmt.Sprintf("reached the limit of %d processes", e.Limit)
+}
+
+// FileSizeError is returned by Run when the command was killed for writing
+// a file larger than Limits.FileSize (SIGXFSZ).
+type FileSizeError struct {
+	Limit int64 // bytes
+}
+
+func (e *FileSizeError) Error() string {
+	return fmt.Sprintf("wrote a file larger than the limit (%s)", FormatBytes(e.Limit))
+}
+
+// ExitError is returned by Run when the command exited with a non-zero code
+// for no reason the sandbox knows. Code is 128+N when a signal N ended it.
+type ExitError struct {
+	Code int
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exited with code %d", e.Code) }
+
+// FormatBytes writes n in binary units the way limits are usually spoken:
+// "1 GiB", "512 MiB", "1.5 GiB", "900 B".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}
