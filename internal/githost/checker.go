@@ -1,0 +1,275 @@
+package githost
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gantryhq/gantry"
+)
+
+// Checker decides which hosts Gantry may contact on a user's behalf. A host
+// is refused when any address it resolves to is loopback, private (RFC 1918,
+// IPv6 ULA), link-local (including the cloud metadata address
+// 169.254.169.254 and fe80::/10), unspecified, multicast, shared (CGNAT
+// 100.64.0.0/10) or otherwise reserved, unless the host, exactly as written
+// in the URL, is on the allow list. An allow-listed IP lets through URLs
+// that name that IP, not host names that happen to resolve to it.
+//
+// The zero Checker allows nothing private and uses net.DefaultResolver.
+type Checker struct {
+	// Resolver resolves host names; nil means net.DefaultResolver.
+	Resolver *net.Resolver
+
+	allow []allowEntry
+}
+
+type allowEntry struct {
+	host   string       // canonical name or IP; "" for a prefix entry
+	port   string       // "" for any port
+	prefix netip.Prefix // valid for CIDR entries such as 10.20.0.0/16
+}
+
+// NewChecker returns a Checker that also allows the given hosts. Entries are
+// host names ("git.campus.edu"), IPs ("127.0.0.1", "::1"), either with a port
+// ("127.0.0.1:8080", "[::1]:3000") to allow only that port, or CIDR prefixes
+// ("10.20.0.0/16"). Empty entries are ignored; names are case-insensitive.
+func NewChecker(allow ...string) *Checker {
+	c := &Checker{}
+	c.Allow(allow...)
+	return c
+}
+
+// Allow adds entries (in NewChecker's syntax) to the allow list. It must not
+// be called while c is in use.
+func (c *Checker) Allow(entries ...string) {
+	for _, e := range entries {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(e); err == nil {
+			c.allow = append(c.allow, allowEntry{prefix: p.Masked()})
+			continue
+		}
+		if h, port, err := net.SplitHostPort(e); err == nil {
+			c.allow = append(c.allow, allowEntry{host: canonicalName(h), port: port})
+			continue
+		}
+		c.allow = append(c.allow, allowEntry{host: canonicalName(e)})
+	}
+}
+
+// ParseAllowHosts splits the comma-separated GANTRY_GIT_ALLOW_HOSTS value.
+func ParseAllowHosts(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// canonicalName lowercases a host, strips brackets and a trailing dot, and
+// writes IPs in their canonical form.
+func canonicalName(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.Unmap().String()
+	}
+	return h
+}
+
+// Allowed reports whether host (a name or IP, as written in the URL) with
+// port is on the allow list.
+func (c *Checker) Allowed(host, port string) bool {
+	h := canonicalName(host)
+	ip, ipErr := netip.ParseAddr(h)
+	for _, e := range c.allow {
+		if e.prefix.IsValid() {
+			if ipErr == nil && e.prefix.Contains(ip) {
+				return true
+			}
+			continue
+		}
+		if e.host == h && (e.port == "" || e.port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// Restricted reports whether ip belongs to a range Gantry never contacts on
+// a user's behalf without an allow-list entry: loopback, private, link-local,
+// unspecified, multicast, CGNAT, benchmarking, documentation, reserved and
+// broadcast ranges, and IPv6 forms embedding such an IPv4 address (mapped,
+// NAT64 64:ff9b::/96, 6to4 2002::/16).
+func Restricted(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
+		ip.IsUnspecified() {
+		return true
+	}
+	for _, p := range restrictedPrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip):
+			return Restricted(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixToFour.Contains(ip):
+			return Restricted(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		}
+	}
+	return false
+}
+
+var (
+	restrictedPrefixes = mustPrefixes(
+		"0.0.0.0/8",          // "this network"
+		"100.64.0.0/10",      // shared address space (CGNAT; also some cloud metadata)
+		"192.0.0.0/24",       // IETF protocol assignments
+		"192.0.2.0/24",       // TEST-NET-1
+		"198.18.0.0/15",      // benchmarking
+		"198.51.100.0/24",    // TEST-NET-2
+		"203.0.113.0/24",     // TEST-NET-3
+		"240.0.0.0/4",        // reserved, and 255.255.255.255
+		"::/128",             // unspecified
+		"100::/64",           // discard
+		"2001:db8::/32",      // documentation
+		"fec0::/10",          // deprecated site-local
+		"64:ff9b:1::/48",     // local-use NAT64
+		"2001::/32",          // Teredo
+		"2001:10::/28",       // ORCHID
+		"2001:20::/28",       // ORCHIDv2
+		"::ffff:0:0:0/96",    // IPv4-translated
+		"fd00:ec2::254/128",  // AWS metadata over IPv6 (also ULA)
+		"169.254.169.254/32", // cloud metadata (also link-local)
+	)
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+func mustPrefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+// errHostNotAllowed is the message for a host that resolves to a restricted
+// address.
+func errHostNotAllowed(host string) error {
+	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", host)
+}
+
+// Check resolves host and refuses it when it is not allow-listed and any of
+// its addresses is Restricted. It returns the addresses to connect to (so a
+// second resolution cannot answer differently), or nil for an allow-listed
+// host. Resolution failures are EINVALID "Could not resolve host: <host>".
+func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, error) {
+	h := canonicalName(host)
+	if c.Allowed(h, port) {
+		return nil, nil
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		if Restricted(ip) {
+			return nil, errHostNotAllowed(h)
+		}
+		return []netip.Addr{ip}, nil
+	}
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return nil, errHostNotAllowed(h)
+	}
+	r := c.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", h)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+	}
+	if len(addrs) == 0 {
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+	}
+	for i, a := range addrs {
+		if Restricted(a) {
+			return nil, errHostNotAllowed(h)
+		}
+		addrs[i] = a.Unmap()
+	}
+	return addrs, nil
+}
+
+// DialContext dials addr like net.Dialer, but unless addr's host is
+// allow-listed, a Control hook refuses every connection whose dialed IP is
+// Restricted. Checking the IP actually dialed (rather than an earlier DNS
+// answer) defeats DNS rebinding; redirects are covered because every hop
+// dials through here.
+func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if !c.Allowed(host, port) {
+		name := canonicalName(host)
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return err
+			}
+			if Restricted(ap.Addr()) {
+				return errHostNotAllowed(name)
+			}
+			return nil
+		}
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
+// HTTPClient returns an http.Client for user-supplied URLs: it dials through
+// DialContext, ignores proxy environment variables, follows at most 5
+// redirects and only to http(s) URLs without credentials, and gives up after
+// timeout (0 means no overall timeout; use a context instead).
+func (c *Checker) HTTPClient(timeout time.Duration) *http.Client {
+	t := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           c.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          20,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t, Timeout: timeout, CheckRedirect: checkRedirect}
+}
+
+// checkRedirect refuses redirects to other schemes, to URLs carrying
+// credentials, and chains longer than 5. Addresses are checked when dialing.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	if s := req.URL.Scheme; s != "http" && s != "https" {
+		return gantry.Errorf(gantry.EINVALID, msgOnlyHTTP)
+	}
+	if req.URL.User != nil {
+		return gantry.Errorf(gantry.EINVALID, msgCredentials)
+	}
+	return nil
+}

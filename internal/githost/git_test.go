@@ -1,0 +1,396 @@
+package githost
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/gittest"
+)
+
+// testGit returns a Git that may contact 127.0.0.1 (the test servers).
+func testGit() *Git {
+	return &Git{Checker: NewChecker("127.0.0.1"), Timeout: 20 * time.Second, CloneTimeout: 20 * time.Second}
+}
+
+func TestGitAgainstGitServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs git")
+	}
+	t.Parallel()
+	s := gittest.NewServer(t)
+	s.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>v1</h1>"})
+	url := s.Repo(t, "alice/site", "main", "Second commit\n\nWith a body.", map[string]string{"about.html": "about"})
+	s.Repo(t, "alice/site", "dev", "on dev", map[string]string{"dev.html": "dev"})
+	s.Repo(t, "alice/trunk", "trunk", "trunk commit", map[string]string{"index.html": "x"})
+	ctx := context.Background()
+	g := testGit()
+
+	t.Run("LsRemoteHead", func(t *testing.T) {
+		for url, want := range map[string]string{
+			url:                                   "main",
+			strings.TrimSuffix(url, ".git") + "/": "main", // as pasted
+			s.URL + "/alice/trunk.git":            "trunk",
+		} {
+			got, err := g.LsRemoteHead(ctx, url)
+			if err != nil || got != want {
+				t.Errorf("LsRemoteHead(%s) = %q, %v; want %q", url, got, err, want)
+			}
+		}
+	})
+
+	t.Run("BranchHead", func(t *testing.T) {
+		c, err := g.BranchHead(ctx, url, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Message != "Second commit\n\nWith a body." || c.Author != "Test Author" || len(c.SHA) != 40 {
+			t.Errorf("got %+v, want the second commit by Test Author", c)
+		}
+		if time.Since(c.Date) > time.Hour || c.Date.Location() != time.UTC {
+			t.Errorf("got date %v, want a recent UTC time", c.Date)
+		}
+		dev, err := g.BranchHead(ctx, url, "dev")
+		if err != nil || dev.Message != "on dev" {
+			t.Errorf("BranchHead(dev) = %+v, %v; want the dev commit", dev, err)
+		}
+	})
+
+	t.Run("Clone", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "work")
+		c, err := g.Clone(ctx, url, "main", dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"index.html", "about.html"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s missing from clone: %v", f, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dev.html")); err == nil {
+			t.Error("dev.html present in a clone of main")
+		}
+		if c.Message != "Second commit\n\nWith a body." {
+			t.Errorf("got head %q, want the second commit", c.Message)
+		}
+		head, err := g.BranchHead(ctx, url, "main")
+		if err != nil || head.SHA != c.SHA {
+			t.Errorf("Clone head %s differs from BranchHead %+v (%v)", c.SHA, head, err)
+		}
+		// Shallow: one commit only.
+		out, err := exec.Command("git", "-C", dir, "rev-list", "--count", "HEAD").Output()
+		if err != nil || strings.TrimSpace(string(out)) != "1" {
+			t.Errorf("rev-list --count = %q, %v; want 1 (shallow)", out, err)
+		}
+		// Default branch when none is given.
+		dir2 := filepath.Join(t.TempDir(), "trunk")
+		if c, err := g.Clone(ctx, s.URL+"/alice/trunk", "", dir2, ""); err != nil || c.Message != "trunk commit" {
+			t.Errorf("Clone(default branch) = %+v, %v", c, err)
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		tests := []struct {
+			name string
+			run  func() error
+			code string
+			msg  string
+		}{
+			{"missing repository", func() error {
+				_, err := g.LsRemoteHead(ctx, s.URL+"/alice/nope.git")
+				return err
+			}, gantry.ENOTFOUND, "Repository not found: " + s.URL + "/alice/nope"},
+			{"missing branch (head)", func() error {
+				_, err := g.BranchHead(ctx, url, "gh-pages")
+				return err
+			}, gantry.ENOTFOUND, "Branch 'gh-pages' not found in alice/site"},
+			{"missing branch (clone)", func() error {
+				_, err := g.Clone(ctx, url, "gh-pages", filepath.Join(t.TempDir(), "x"), "")
+				return err
+			}, gantry.ENOTFOUND, "Branch 'gh-pages' not found in alice/site"},
+			{"invalid branch", func() error {
+				_, err := g.BranchHead(ctx, url, "--upload-pack=touch /tmp/x")
+				return err
+			}, gantry.EINVALID, `Invalid branch name: "--upload-pack=touch /tmp/x"`},
+			{"host not allowed", func() error {
+				_, err := (&Git{}).LsRemoteHead(ctx, url)
+				return err
+			}, gantry.EINVALID, "Host not allowed: 127.0.0.1 resolves to a private address"},
+			{"name resolving to loopback", func() error {
+				_, err := g.LsRemoteHead(ctx, strings.Replace(url, "127.0.0.1", "localhost", 1))
+				return err
+			}, gantry.EINVALID, "Host not allowed: localhost resolves to a private address"},
+			{"metadata address", func() error {
+				_, err := g.Clone(ctx, "http://169.254.169.254/latest/meta-data.git", "", filepath.Join(t.TempDir(), "x"), "")
+				return err
+			}, gantry.EINVALID, "Host not allowed: 169.254.169.254 resolves to a private address"},
+			{"file url", func() error {
+				_, err := g.LsRemoteHead(ctx, "file://"+s.Root+"/alice/site.git")
+				return err
+			}, gantry.EINVALID, msgOnlyHTTP},
+			{"local path", func() error {
+				_, err := g.Clone(ctx, s.Root+"/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+				return err
+			}, gantry.EINVALID, msgOnlyHTTP},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				err := tc.run()
+				if code, msg := gantry.ErrorCode(err), gantry.ErrorMessage(err); code != tc.code || msg != tc.msg {
+					t.Errorf("got %s %q (%v), want %s %q", code, msg, err, tc.code, tc.msg)
+				}
+			})
+		}
+	})
+}
+
+// TestGitHostileServers runs each failure against a real server.
+func TestGitHostileServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs git")
+	}
+	t.Parallel()
+	gs := gittest.NewServer(t)
+	gs.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "hi"})
+	big := make([]byte, 1<<20)
+	rand.Read(big)
+	gs.Repo(t, "alice/big", "main", "big", map[string]string{"blob.bin": string(big)})
+	gitURL, _ := url.Parse(gs.URL)
+	proxy := httputil.NewSingleHostReverseProxy(gitURL)
+
+	var slowCalls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/html/"):
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<!doctype html><html><body><h1>Welcome to my homepage</h1></body></html>")
+		case strings.HasPrefix(r.URL.Path, "/404/"):
+			http.NotFound(w, r)
+		case strings.HasPrefix(r.URL.Path, "/401/"):
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "auth required", http.StatusUnauthorized)
+		case strings.HasPrefix(r.URL.Path, "/403/"):
+			http.Error(w, "forbidden", http.StatusForbidden)
+		case strings.HasPrefix(r.URL.Path, "/503/"):
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		case strings.HasPrefix(r.URL.Path, "/slow/"):
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		case strings.HasPrefix(r.URL.Path, "/stall-after-probe/"):
+			// The probe passes; git's own requests hang.
+			if slowCalls.Add(1) == 1 {
+				r.URL.Path = strings.TrimPrefix(r.URL.Path, "/stall-after-probe")
+				proxy.ServeHTTP(w, r)
+				return
+			}
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		case strings.HasPrefix(r.URL.Path, "/redirect-private/"):
+			http.Redirect(w, r, "http://localhost"+gs.URL[strings.LastIndex(gs.URL, ":"):]+"/alice/site.git/info/refs?service=git-upload-pack", http.StatusMovedPermanently)
+		case strings.HasPrefix(r.URL.Path, "/redirect-metadata/"):
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/info/refs", http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/moved/"):
+			// A renamed repository: redirect to the git server's real path.
+			http.Redirect(w, r, gs.URL+"/alice/site.git/info/refs?"+r.URL.RawQuery, http.StatusMovedPermanently)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	ctx := context.Background()
+	g := testGit()
+	short := &Git{Checker: NewChecker("127.0.0.1"), Timeout: 500 * time.Millisecond, CloneTimeout: 500 * time.Millisecond}
+	small := &Git{Checker: NewChecker("127.0.0.1"), MaxSize: 256 << 10, PollInterval: 20 * time.Millisecond}
+
+	tests := []struct {
+		name string
+		run  func() error
+		code string
+		msg  string
+	}{
+		{"web page", func() error {
+			_, err := g.LsRemoteHead(ctx, srv.URL+"/html/alice/site")
+			return err
+		}, gantry.EINVALID, "Not a git repository: " + srv.URL + "/html/alice/site"},
+		{"404", func() error {
+			_, err := g.BranchHead(ctx, srv.URL+"/404/alice/site.git", "main")
+			return err
+		}, gantry.ENOTFOUND, "Repository not found: " + srv.URL + "/404/alice/site"},
+		{"401", func() error {
+			_, err := g.Clone(ctx, srv.URL+"/401/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+			return err
+		}, gantry.EINVALID, "Repository is private or requires authentication"},
+		{"403", func() error {
+			_, err := g.LsRemoteHead(ctx, srv.URL+"/403/alice/site.git")
+			return err
+		}, gantry.EINVALID, "Repository is private or requires authentication"},
+		{"503", func() error {
+			_, err := g.LsRemoteHead(ctx, srv.URL+"/503/alice/site.git")
+			return err
+		}, gantry.EUNAVAILABLE, "The git host 127.0.0.1:" + port + " is not answering properly (HTTP 503); try again later"},
+		{"slow server", func() error {
+			_, err := short.LsRemoteHead(ctx, srv.URL+"/slow/alice/site.git")
+			return err
+		}, gantry.EINVALID, "Timed out after 0.5s while contacting 127.0.0.1:" + port},
+		{"git itself stalls", func() error {
+			_, err := short.Clone(ctx, srv.URL+"/stall-after-probe/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "")
+			return err
+		}, gantry.EINVALID, "Timed out after 0.5s while contacting 127.0.0.1:" + port},
+		{"too large", func() error {
+			_, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", filepath.Join(t.TempDir(), "x"), "")
+			return err
+		}, gantry.EINVALID, "Repository is too large (limit 256 KiB)"},
+		{"too large (branch head)", func() error {
+			_, err := small.BranchHead(ctx, gs.URL+"/alice/big.git", "main")
+			return err
+		}, gantry.EINVALID, "Repository is too large (limit 256 KiB)"},
+		{"redirect to a name resolving to loopback", func() error {
+			_, err := g.LsRemoteHead(ctx, srv.URL+"/redirect-private/alice/site.git")
+			return err
+		}, gantry.EINVALID, "Host not allowed: localhost resolves to a private address"},
+		{"redirect to metadata", func() error {
+			_, err := g.Clone(ctx, srv.URL+"/redirect-metadata/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+			return err
+		}, gantry.EINVALID, "Host not allowed: 169.254.169.254 resolves to a private address"},
+		{"connection refused", func() error {
+			_, err := g.LsRemoteHead(ctx, "http://127.0.0.1:1/alice/site.git")
+			return err
+		}, gantry.EINVALID, "Could not connect to 127.0.0.1:1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			if code, msg := gantry.ErrorCode(err), gantry.ErrorMessage(err); code != tc.code || msg != tc.msg {
+				t.Errorf("got %s %q (%v), want %s %q", code, msg, err, tc.code, tc.msg)
+			}
+		})
+	}
+
+	t.Run("redirect to an allowed host is followed", func(t *testing.T) {
+		c, err := g.Clone(ctx, srv.URL+"/moved/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "")
+		if err != nil || c.Message != "first" {
+			t.Errorf("Clone(moved) = %+v, %v; want the first commit", c, err)
+		}
+	})
+
+	t.Run("clone target removed after failure", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "x")
+		if _, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", dir, ""); err == nil {
+			t.Fatal("want an error")
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stat %s: %v; want it removed", dir, err)
+		}
+	})
+}
+
+// TestGitTokenNeverInArgv runs a stand-in git that records its argv and
+// environment.
+func TestGitTokenNeverInArgv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs git")
+	}
+	t.Parallel()
+	s := gittest.NewServer(t)
+	url := s.Repo(t, "alice/private", "main", "secret work", map[string]string{"index.html": "x"})
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	record := filepath.Join(dir, "calls")
+	wrapper := filepath.Join(dir, "git")
+	script := "#!/bin/sh\n{ printf 'ARGV'; printf ' %s' \"$@\"; echo; env | sed 's/^/ENV /'; } >> " + record + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := testGit()
+	g.Path = wrapper
+	const token = "gho_s3cr3tT0ken"
+	if _, err := g.Clone(context.Background(), url, "main", filepath.Join(dir, "clone"), token); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var argv, env []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if a, ok := strings.CutPrefix(line, "ARGV"); ok {
+			argv = append(argv, a)
+		} else if e, ok := strings.CutPrefix(line, "ENV "); ok {
+			env = append(env, e)
+		}
+	}
+	for _, a := range argv {
+		if strings.Contains(a, token) || strings.Contains(a, "Authorization") {
+			t.Errorf("token in argv: %s", a)
+		}
+		for _, want := range []string{"protocol.allow=never", "http.followRedirects=false", "core.hooksPath=/dev/null"} {
+			if !strings.Contains(a, want) {
+				t.Errorf("argv %q lacks %s", a, want)
+			}
+		}
+	}
+	envs := strings.Join(env, "\n")
+	for _, want := range []string{"GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_ALLOW_PROTOCOL=http:https", "GIT_PROTOCOL_FROM_USER=0", "LC_ALL=C",
+		"GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "} {
+		if !strings.Contains(envs, want) {
+			t.Errorf("environment lacks %s", want)
+		}
+	}
+	for _, leaked := range []string{"GOPATH=", "GOFLAGS=", "http_proxy="} {
+		if strings.Contains(envs, "\n"+leaked) {
+			t.Errorf("environment leaks %s", leaked)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	ref, _ := ParseRepoURL("https://git.example.org/alice/site.git")
+	tests := []struct {
+		stderr, msg string
+	}{
+		{"fatal: repository 'https://git.example.org/alice/site.git/' not found", "Repository not found: https://git.example.org/alice/site"},
+		{"fatal: could not read Username for 'https://git.example.org': terminal prompts disabled", "Repository is private or requires authentication"},
+		{"remote: Invalid username or password.\nfatal: Authentication failed for 'https://git.example.org/alice/site.git/'", "Repository is private or requires authentication"},
+		{"fatal: unable to access 'https://git.example.org/alice/site.git/': The requested URL returned error: 403", "Repository is private or requires authentication"},
+		{"fatal: https://git.example.org/alice/site.git/info/refs not valid: is this a git repository?", "Not a git repository: https://git.example.org/alice/site"},
+		{"warning: Could not find remote branch x to clone.\nfatal: Remote branch x not found in upstream origin", "Branch 'x' not found in alice/site"},
+		{"fatal: couldn't find remote ref refs/heads/x", "Branch 'x' not found in alice/site"},
+		{"fatal: unable to access 'https://git.example.org/alice/site.git/': Could not resolve host: git.example.org", "Could not resolve host: git.example.org"},
+		{"fatal: unable to access 'x': Failed to connect to git.example.org port 443 after 3 ms: Couldn't connect to server", "Could not connect to git.example.org"},
+		{"fatal: unable to access 'x': SSL certificate problem: self-signed certificate", "Could not establish a secure connection to git.example.org"},
+		{"fatal: unable to access 'x': The requested URL returned error: 502", "The git host git.example.org is not answering properly; try again later"},
+		{"fatal: unable to access 'x': The requested URL returned error: 301", "Repository URL redirects elsewhere: https://git.example.org/alice/site"},
+	}
+	for _, tc := range tests {
+		err := classify(ref, "x", tc.stderr, errors.New("exit status 128"))
+		if got := gantry.ErrorMessage(err); got != tc.msg {
+			t.Errorf("classify(%q) = %q, want %q", tc.stderr, got, tc.msg)
+		}
+	}
+	if err := classify(ref, "x", "fatal: something new", errors.New("exit status 128")); gantry.ErrorCode(err) != gantry.EINTERNAL {
+		t.Errorf("unknown failure: got code %q, want internal", gantry.ErrorCode(err))
+	}
+}

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package githost
+
+import (
+	"os/exec"
+	"time"
+)
+
+// setProcessGroup bounds how long Wait waits for git's children after a
+// cancel on systems without process groups.
+func setProcessGroup(cmd *exec.Cmd) { cmd.WaitDelay = 5 * time.Second }
