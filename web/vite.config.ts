@@ -10,7 +10,7 @@ const apiTarget = process.env.GANTRY_DEV_API ?? 'http://localhost:8080'
 
 export default defineConfig({
   plugins: [react(), tailwindcss()],
-  resolve: { alias: { '@': path.resolve(__dirname, 'src') } },
+  resolve: { alias: { '@': path.resolve(import.meta.dirname, 'src') } },
   server: { port: 5173, proxy: { '/api': { target: apiTarget, changeOrigin: false } } },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false },
   test: {

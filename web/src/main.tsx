@@ -1,9 +1,13 @@
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
+import { AppProvider } from '@/app/provider'
+import { AppRouter } from '@/app/router'
 import './index.css'
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <div className="p-8 text-zinc-900 dark:text-zinc-100">Gantry</div>
+    <AppProvider>
+      <AppRouter />
+    </AppProvider>
   </StrictMode>,
 )

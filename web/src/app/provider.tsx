@@ -1,0 +1,53 @@
+import { useState, type ReactNode } from 'react'
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { Toaster } from 'react-hot-toast'
+import { QUERY_RETRY, TOAST_DURATION_MS } from '@/config/constants'
+import { AuthProvider } from '@/lib/auth'
+import { ThemeProvider, useTheme } from '@/lib/theme'
+
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: { retry: QUERY_RETRY, refetchOnWindowFocus: false },
+      mutations: { retry: false },
+    },
+  })
+}
+
+function ThemedToaster() {
+  const { theme } = useTheme()
+  const dark = theme === 'dark'
+  return (
+    <Toaster
+      position="top-right"
+      toastOptions={{
+        duration: TOAST_DURATION_MS,
+        style: {
+          background: dark ? '#18181b' : '#ffffff',
+          color: dark ? '#f4f4f5' : '#18181b',
+          border: `1px solid ${dark ? '#27272a' : '#e4e4e7'}`,
+          borderRadius: '0.75rem',
+          fontSize: '0.875rem',
+          boxShadow: '0 10px 30px -12px rgb(0 0 0 / 0.25)',
+        },
+        success: { iconTheme: { primary: '#10b981', secondary: dark ? '#18181b' : '#ffffff' } },
+        error: { iconTheme: { primary: '#ef4444', secondary: dark ? '#18181b' : '#ffffff' } },
+      }}
+    />
+  )
+}
+
+/** Everything the screens rely on: data cache, theme, session and toasts. */
+export function AppProvider({ children, queryClient }: { children: ReactNode; queryClient?: QueryClient }) {
+  const [client] = useState(() => queryClient ?? createQueryClient())
+  return (
+    <QueryClientProvider client={client}>
+      <ThemeProvider>
+        <AuthProvider>
+          {children}
+          <ThemedToaster />
+        </AuthProvider>
+      </ThemeProvider>
+    </QueryClientProvider>
+  )
+}

@@ -1,0 +1,95 @@
+import { useEffect, useRef, useState } from 'react'
+import { useNavigate, useSearchParams } from 'react-router'
+import { CheckCircle2, XCircle } from 'lucide-react'
+import { Card } from '@/components/ui/card'
+import { Logo } from '@/components/ui/logo'
+import { Spinner } from '@/components/ui/spinner'
+import { GITHUB_ERROR_REDIRECT_MS, GITHUB_SUCCESS_REDIRECT_MS } from '@/config/constants'
+import { paths } from '@/config/paths'
+import { useAuth } from '@/lib/auth'
+
+type State =
+  | { kind: 'processing' }
+  | { kind: 'success'; message: string; redirectTo: string; delay: number }
+  | { kind: 'error'; message: string; redirectTo: string; delay: number }
+
+const FAILED = 'GitHub authentication failed. Please try again.'
+const NO_TOKEN = 'No authentication token received. Please try again.'
+
+/**
+ * /github-callback?token=&error=&linked=: where GitHub's sign-in lands
+ * (SPEC §2, §4). The token is stored and the user refreshed; success goes to
+ * the dashboard after 2 s, an error to the GitHub integration page after 3 s.
+ */
+export function GitHubCallbackRoute() {
+  const [params] = useSearchParams()
+  const navigate = useNavigate()
+  const { adoptToken } = useAuth()
+  const [state, setState] = useState<State>({ kind: 'processing' })
+  const started = useRef(false)
+
+  useEffect(() => {
+    if (started.current) return
+    started.current = true
+    const token = params.get('token')
+    const error = params.get('error')
+    const linked = params.get('linked') === 'true'
+
+    const fail = (message: string) =>
+      setState({
+        kind: 'error',
+        message,
+        redirectTo: paths.githubIntegration.getHref(),
+        delay: GITHUB_ERROR_REDIRECT_MS,
+      })
+
+    if (error) return fail(FAILED)
+    if (!token) return fail(NO_TOKEN)
+
+    void adoptToken(token).then((user) => {
+      if (!user) return fail(FAILED)
+      setState({
+        kind: 'success',
+        message: linked
+          ? 'GitHub account linked successfully! Redirecting...'
+          : 'GitHub account connected successfully! Redirecting...',
+        redirectTo: paths.dashboard.getHref(),
+        delay: GITHUB_SUCCESS_REDIRECT_MS,
+      })
+    })
+  }, [params, adoptToken])
+
+  useEffect(() => {
+    if (state.kind === 'processing') return
+    const timer = window.setTimeout(() => navigate(state.redirectTo, { replace: true }), state.delay)
+    return () => window.clearTimeout(timer)
+  }, [state, navigate])
+
+  return (
+    <div className="flex min-h-dvh flex-col items-center justify-center px-4">
+      <title>Connecting GitHub · Gantry</title>
+      <Logo className="mb-8" />
+      <Card className="w-full max-w-sm p-8 text-center" role="status" aria-live="polite">
+        {state.kind === 'processing' ? (
+          <>
+            <Spinner className="mx-auto size-8 text-indigo-600 dark:text-indigo-400" />
+            <h1 className="mt-4 text-lg font-semibold text-zinc-900 dark:text-zinc-50">Connecting your GitHub account…</h1>
+            <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">This takes just a moment.</p>
+          </>
+        ) : state.kind === 'success' ? (
+          <>
+            <CheckCircle2 className="mx-auto size-10 text-emerald-500" aria-hidden="true" />
+            <h1 className="mt-4 text-lg font-semibold text-zinc-900 dark:text-zinc-50">All set</h1>
+            <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">{state.message}</p>
+          </>
+        ) : (
+          <>
+            <XCircle className="mx-auto size-10 text-red-500" aria-hidden="true" />
+            <h1 className="mt-4 text-lg font-semibold text-zinc-900 dark:text-zinc-50">Something went wrong</h1>
+            <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">{state.message}</p>
+          </>
+        )}
+      </Card>
+    </div>
+  )
+}

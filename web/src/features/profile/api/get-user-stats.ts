@@ -1,0 +1,20 @@
+import { queryOptions, useQuery } from '@tanstack/react-query'
+import { api } from '@/lib/api-client'
+import type { UserStats } from '@/types/api'
+import { profileKeys } from './keys'
+
+export async function getUserStats(signal?: AbortSignal): Promise<UserStats> {
+  const data = await api.get<{ stats: UserStats }>('/api/users/stats', { signal })
+  return data.stats
+}
+
+export function userStatsQueryOptions() {
+  return queryOptions({
+    queryKey: profileKeys.stats(),
+    queryFn: ({ signal }) => getUserStats(signal),
+  })
+}
+
+export function useUserStats() {
+  return useQuery(userStatsQueryOptions())
+}

@@ -1,0 +1,74 @@
+// Shapes of the API's answers (SPEC §3). Only what the web app reads.
+
+export type Role = 'student' | 'hobbyist' | 'developer' | 'admin'
+export type Plan = 'free' | 'basic' | 'pro' | 'enterprise'
+
+export type Subscription = {
+  plan?: string
+  maxProjects?: number
+  maxDeployments?: number
+}
+
+export type GitHubRepo = {
+  id: number
+  name: string
+  fullName: string
+  description?: string
+  private: boolean
+  defaultBranch: string
+  updatedAt: string
+  url: string
+}
+
+export type GitHubLink = {
+  connected: boolean
+  username?: string
+  avatar?: string
+  repos?: GitHubRepo[]
+}
+
+export type User = {
+  _id: string
+  fullName: string
+  username: string
+  email: string
+  avatar?: string
+  /** student, hobbyist, developer or admin; anything else is shown as student. */
+  role?: string
+  subscription?: Subscription
+  isVerified?: boolean
+  isActive?: boolean
+  createdAt?: string
+  lastLogin?: string | null
+  github?: GitHubLink
+}
+
+export type UserStats = {
+  totalProjects: number
+  totalDeployments: number
+  activeDeployments: number
+  accountAge: number
+}
+
+export type AuthResult = { user: User; token: string }
+
+/** A public deployment as the landing page and Discover read it. */
+export type PublicDeployment = {
+  _id: string
+  url: string
+  createdAt: string
+  project: { name: string; description?: string; type?: string }
+  user: { fullName: string; username: string }
+  views?: number
+  likeCount?: number
+}
+
+export type Notification = {
+  _id: string
+  type: string
+  title: string
+  message: string
+  read: boolean
+  createdAt: string
+  actionUrl?: string
+}
