@@ -30,7 +30,7 @@ type Project struct {
 	Subdomain        string            `json:"subdomain"` // unique across the platform, from SubdomainBase(Name)
 	BuildConfig      BuildConfig       `json:"buildConfig"`
 	ActiveDeployment *ActiveDeployment `json:"activeDeployment"`
-	Deployments      []string          `json:"deployments"`
+	Deployments      []DeploymentRef   `json:"deployments"` // newest first, at most 20
 	CreatedAt        time.Time         `json:"createdAt"`
 	UpdatedAt        time.Time         `json:"updatedAt"`
 }
@@ -69,6 +69,7 @@ type BuildConfig struct {
 type ActiveDeployment struct {
 	ID        string `json:"_id,omitempty"`
 	Subdomain string `json:"subdomain"`
+	URL       string `json:"url,omitempty"`
 }
 
 // ProjectStore persists projects. Every method is scoped to its owner:
@@ -84,6 +85,22 @@ type ProjectStore interface {
 	UpdateProject(ctx context.Context, p *Project) error
 	DeleteProject(ctx context.Context, userID, id string) error
 	CountProjects(ctx context.Context, userID string) (int, error)
+	// SetProjectStatus records the status that follows the project's latest
+	// deployment (see ProjectStatusFor).
+	SetProjectStatus(ctx context.Context, id, status string) error
+	// SetActiveDeployment points the project's subdomain at deploymentID
+	// ("" for none).
+	SetActiveDeployment(ctx context.Context, id, deploymentID string) error
+}
+
+// DeploymentRef is the summary of a deployment a project answer lists.
+type DeploymentRef struct {
+	ID        string    `json:"_id"`
+	Version   string    `json:"version"`
+	Subdomain string    `json:"subdomain"`
+	URL       string    `json:"url"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 var nonAlnum = regexp.MustCompile(`[^a-z0-9]+`)

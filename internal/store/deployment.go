@@ -1,0 +1,321 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+)
+
+var _ gantry.DeploymentStore = (*DB)(nil)
+
+// deploymentColumns lists a deployment (d) with its project (p) and user
+// (u) in the order scanDeployment reads them.
+const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
+	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
+	p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+
+const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
+
+const msgDeploymentNotFound = "Deployment not found"
+
+// CreateDeployment inserts d as pending, filling ID and timestamps. d's
+// ProjectID and UserID must name an existing project of that user.
+func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error {
+	id, err := newID()
+	if err != nil {
+		return err
+	}
+	info, meta, env, err := encodeDeployment(d)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	if d.Status == "" {
+		d.Status = gantry.DeploymentPending
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO deployments (id, project_id, user_id, version, subdomain, url, status,
+			error, build_info, metadata, environment, is_public, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, d.ProjectID, d.UserID, d.Version, d.Subdomain, d.URL, d.Status, d.Error, info, meta, env, true,
+		tx.now, tx.now); err != nil {
+		return fmt.Errorf("create deployment: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	d.ID, d.CreatedAt, d.UpdatedAt, d.IsPublic = id, tx.now, tx.now, true
+	return nil
+}
+
+func encodeDeployment(d *gantry.Deployment) (info, meta, env string, err error) {
+	if d.Environment.Variables == nil {
+		d.Environment.Variables = []gantry.EnvVar{}
+	}
+	b1, err := json.Marshal(d.BuildInfo)
+	if err != nil {
+		return "", "", "", fmt.Errorf("encode build info: %w", err)
+	}
+	b2, err := json.Marshal(d.Metadata)
+	if err != nil {
+		return "", "", "", fmt.Errorf("encode metadata: %w", err)
+	}
+	b3, err := json.Marshal(d.Environment)
+	if err != nil {
+		return "", "", "", fmt.Errorf("encode environment: %w", err)
+	}
+	return string(b1), string(b2), string(b3), nil
+}
+
+// FindDeployment returns the owner's deployment with its project and user
+// embedded, or ENOTFOUND. An empty userID finds any owner's deployment.
+func (db *DB) FindDeployment(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
+	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.id = ?`
+	args := []any{id}
+	if userID != "" {
+		q += ` AND d.user_id = ?`
+		args = append(args, userID)
+	}
+	ds, err := db.queryDeployments(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	} else if len(ds) == 0 {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+	}
+	return ds[0], nil
+}
+
+// ListDeployments returns the owner's deployments matching f, newest first.
+func (db *DB) ListDeployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error) {
+	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.user_id = ?`
+	args := []any{userID}
+	if f.ProjectID != "" {
+		q += ` AND d.project_id = ?`
+		args = append(args, f.ProjectID)
+	}
+	if f.Status != "" {
+		q += ` AND d.status = ?`
+		args = append(args, f.Status)
+	}
+	q += ` ORDER BY d.created_at DESC, d.id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return db.queryDeployments(ctx, q, args...)
+}
+
+// ListDeploymentsByStatus returns every deployment (any owner) in one of
+// statuses, oldest first.
+func (db *DB) ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*gantry.Deployment, error) {
+	if len(statuses) == 0 {
+		return []*gantry.Deployment{}, nil
+	}
+	args := make([]any, len(statuses))
+	for i, s := range statuses {
+		args[i] = s
+	}
+	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.status IN (?` +
+		strings.Repeat(", ?", len(statuses)-1) + `) ORDER BY d.created_at, d.id`
+	return db.queryDeployments(ctx, q, args...)
+}
+
+// UpdateDeployment saves d's status, error, subdomain, url, build info,
+// metadata and environment; ENOTFOUND when d no longer exists.
+func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error {
+	info, meta, env, err := encodeDeployment(d)
+	if err != nil {
+		return err
+	}
+	now := db.now()
+	if err := db.execOne(ctx, msgDeploymentNotFound, `UPDATE deployments SET status = ?, error = ?, subdomain = ?,
+			url = ?, build_info = ?, metadata = ?, environment = ?, updated_at = ? WHERE id = ?`,
+		d.Status, d.Error, d.Subdomain, d.URL, info, meta, env, now, d.ID); err != nil {
+		return err
+	}
+	d.UpdatedAt = now
+	return nil
+}
+
+// DeleteDeployment removes a deployment and its log entries; ENOTFOUND when
+// it does not exist. A project whose active deployment it was points at
+// none afterwards.
+func (db *DB) DeleteDeployment(ctx context.Context, id string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	if _, err := tx.exec(ctx, `UPDATE projects SET active_deployment_id = NULL WHERE active_deployment_id = ?`, id); err != nil {
+		return fmt.Errorf("detach deployment: %w", err)
+	}
+	res, err := tx.exec(ctx, `DELETE FROM deployments WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("delete deployment: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+	}
+	return tx.Commit()
+}
+
+// ClaimDeployment moves the oldest pending deployment to building, stamps
+// its build start, and returns it; ENOTFOUND when none is pending. On SQLite
+// the write transaction serialises claimers; on PostgreSQL the row is taken
+// with FOR UPDATE SKIP LOCKED so replicas never claim the same build.
+func (db *DB) ClaimDeployment(ctx context.Context, now time.Time) (*gantry.Deployment, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	q := `SELECT id FROM deployments WHERE status = ? ORDER BY created_at, id LIMIT 1`
+	if db.dialect == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	var id string
+	if err := tx.queryRow(ctx, q, gantry.DeploymentPending).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "No pending deployment")
+	} else if err != nil {
+		return nil, fmt.Errorf("claim deployment: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?`,
+		gantry.DeploymentBuilding, tx.now, id); err != nil {
+		return nil, fmt.Errorf("claim deployment: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return db.FindDeployment(ctx, "", id)
+}
+
+// QueuePosition returns 1 for the next pending deployment to be claimed,
+// 2 for the one after, and so on; 0 when id is not pending.
+func (db *DB) QueuePosition(ctx context.Context, id string) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(*) FROM deployments q, deployments d
+		WHERE d.id = ? AND d.status = ? AND q.status = ?
+		AND (q.created_at < d.created_at OR (q.created_at = d.created_at AND q.id <= d.id))`,
+		id, gantry.DeploymentPending, gantry.DeploymentPending).Scan(&n)
+	return n, err
+}
+
+// CountLiveProjects counts the owner's projects that have a live deployment.
+func (db *DB) CountLiveProjects(ctx context.Context, userID string) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(DISTINCT project_id) FROM deployments WHERE user_id = ? AND status = ?`,
+		userID, gantry.DeploymentLive).Scan(&n)
+	return n, err
+}
+
+// AppendLog stores e as the deployment's next entry, setting e.Seq.
+func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogEntry) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	var seq int64
+	if err := tx.queryRow(ctx, `UPDATE deployments SET log_seq = log_seq + 1 WHERE id = ? RETURNING log_seq`,
+		deploymentID).Scan(&seq); errors.Is(err, sql.ErrNoRows) {
+		return gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+	} else if err != nil {
+		return fmt.Errorf("append log: %w", err)
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = tx.now
+	}
+	e.Timestamp = e.Timestamp.UTC().Truncate(time.Millisecond)
+	if _, err := tx.exec(ctx, `INSERT INTO deployment_logs (deployment_id, seq, ts, level, type, message)
+		VALUES (?, ?, ?, ?, ?, ?)`, deploymentID, seq, e.Timestamp, e.Level, e.Type, e.Message); err != nil {
+		return fmt.Errorf("append log: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	e.Seq = seq
+	return nil
+}
+
+// Logs returns the deployment's entries with Seq > afterSeq, in order. With
+// afterSeq 0 and limit > 0 it returns the newest limit entries.
+func (db *DB) Logs(ctx context.Context, deploymentID string, afterSeq int64, limit int) ([]gantry.LogEntry, error) {
+	q := `SELECT seq, ts, level, type, message FROM deployment_logs WHERE deployment_id = ? AND seq > ?`
+	if limit > 0 && afterSeq == 0 {
+		q = `SELECT * FROM (` + q + fmt.Sprintf(` ORDER BY seq DESC LIMIT %d) newest`, limit)
+	}
+	q += ` ORDER BY seq`
+	rows, err := db.db.QueryContext(ctx, db.rebind(q), deploymentID, afterSeq)
+	if err != nil {
+		return nil, fmt.Errorf("logs: %w", err)
+	}
+	defer rows.Close()
+	out := []gantry.LogEntry{}
+	for rows.Next() {
+		var e gantry.LogEntry
+		if err := rows.Scan(&e.Seq, &e.Timestamp, &e.Level, &e.Type, &e.Message); err != nil {
+			return nil, fmt.Errorf("scan log: %w", err)
+		}
+		e.Timestamp = e.Timestamp.UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// CountLogs returns how many entries the deployment has.
+func (db *DB) CountLogs(ctx context.Context, deploymentID string) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(*) FROM deployment_logs WHERE deployment_id = ?`, deploymentID).Scan(&n)
+	return n, err
+}
+
+// ClearLogs deletes the deployment's entries; numbering continues after
+// the last one, so open streams never see a number twice.
+func (db *DB) ClearLogs(ctx context.Context, deploymentID string) error {
+	_, err := db.db.ExecContext(ctx, db.rebind(`DELETE FROM deployment_logs WHERE deployment_id = ?`), deploymentID)
+	return err
+}
+
+func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
+	rows, err := db.db.QueryContext(ctx, db.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("query deployments: %w", err)
+	}
+	defer rows.Close()
+	out := []*gantry.Deployment{}
+	for rows.Next() {
+		var d gantry.Deployment
+		var info, meta, env, cfg, repo string
+		p := &gantry.DeploymentProject{}
+		u := &gantry.DeploymentUser{}
+		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
+			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
+			&p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			return nil, fmt.Errorf("scan deployment: %w", err)
+		}
+		for _, f := range []struct {
+			src string
+			dst any
+		}{{info, &d.BuildInfo}, {meta, &d.Metadata}, {env, &d.Environment}, {cfg, &p.BuildConfig}, {repo, &p.Repository}} {
+			if err := json.Unmarshal([]byte(f.src), f.dst); err != nil {
+				return nil, fmt.Errorf("decode deployment %s: %w", d.ID, err)
+			}
+		}
+		if d.Environment.Variables == nil {
+			d.Environment.Variables = []gantry.EnvVar{}
+		}
+		p.ID, u.ID = d.ProjectID, d.UserID
+		d.Project, d.User = p, u
+		d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+		out = append(out, &d)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,309 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/gantryhq/gantry"
+)
+
+var _ gantry.ProjectStore = (*DB)(nil)
+
+// projectColumns lists the projects columns (aliased p) in the order
+// scanProject reads them, with the active deployment's url joined in.
+const projectColumns = `p.id, p.user_id, p.name, p.description, p.status, p.type, p.repository, p.branch,
+	p.build_config, COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''), COALESCE(ad.url, ''),
+	p.created_at, p.updated_at`
+
+const projectFrom = ` FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id `
+
+// CreateProject inserts p for p.UserID. It fills ID, timestamps, status
+// draft and a platform-wide unique subdomain: SubdomainBase(p.Name), else
+// "app", then with "-2", "-3", … appended while the name is taken or
+// reserved. Creating more projects than the owner's plan allows is
+// EFORBIDDEN with a message naming the plan and the limit.
+func (db *DB) CreateProject(ctx context.Context, p *gantry.Project) error {
+	for attempt := 0; ; attempt++ {
+		err := db.createProject(ctx, p)
+		if _, ok := uniqueViolation(err); ok && attempt < 5 {
+			continue // another writer took the subdomain between check and insert (PostgreSQL)
+		}
+		return err
+	}
+}
+
+func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	u, err := findUserByID(ctx, tx, p.UserID)
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM projects WHERE user_id = ?`, p.UserID).Scan(&n); err != nil {
+		return fmt.Errorf("count projects: %w", err)
+	}
+	if max := u.Subscription.MaxProjects; n >= max {
+		return gantry.Errorf(gantry.EFORBIDDEN,
+			"Your %s plan allows %d projects. Delete a project or upgrade your plan to create another.",
+			planName(u.Subscription.Plan), max)
+	}
+	sub, err := freeSubdomain(ctx, tx, p.Name)
+	if err != nil {
+		return err
+	}
+	id, err := newID()
+	if err != nil {
+		return err
+	}
+	repo, cfg, err := encodeProject(p)
+	if err != nil {
+		return err
+	}
+	if p.Status == "" {
+		p.Status = gantry.ProjectDraft
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO projects (id, user_id, name, description, status, type, repository,
+			branch, build_config, subdomain, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, p.UserID, p.Name, p.Description, p.Status, p.Type, repo, p.Branch, cfg, sub, tx.now, tx.now); err != nil {
+		return fmt.Errorf("create project: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	p.ID, p.Subdomain, p.CreatedAt, p.UpdatedAt = id, sub, tx.now, tx.now
+	p.ActiveDeployment, p.Deployments = nil, []gantry.DeploymentRef{}
+	return nil
+}
+
+// freeSubdomain returns the first of base, base-2, base-3, … that no
+// project holds and that is not reserved.
+func freeSubdomain(ctx context.Context, tx *Tx, name string) (string, error) {
+	base := gantry.SubdomainBase(name)
+	if base == "" {
+		base = "app"
+	}
+	for i := 1; i < 10000; i++ {
+		cand := base
+		if i > 1 {
+			suffix := "-" + strconv.Itoa(i)
+			if len(cand)+len(suffix) > 63 {
+				cand = cand[:63-len(suffix)]
+			}
+			cand += suffix
+		}
+		if gantry.ReservedSubdomains[cand] {
+			continue
+		}
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM projects WHERE subdomain = ?`, cand).Scan(&n); err != nil {
+			return "", fmt.Errorf("check subdomain: %w", err)
+		}
+		if n == 0 {
+			return cand, nil
+		}
+	}
+	return "", gantry.Errorf(gantry.ECONFLICT, "No free subdomain for %q: choose another project name", name)
+}
+
+// planName is the display name of a plan ("free" → "Free").
+func planName(plan string) string {
+	switch plan {
+	case gantry.PlanBasic:
+		return "Basic"
+	case gantry.PlanPro:
+		return "Pro"
+	case gantry.PlanEnterprise:
+		return "Enterprise"
+	}
+	return "Free"
+}
+
+func encodeProject(p *gantry.Project) (repo, cfg string, err error) {
+	r, err := json.Marshal(p.Repository)
+	if err != nil {
+		return "", "", fmt.Errorf("encode repository: %w", err)
+	}
+	c, err := json.Marshal(p.BuildConfig)
+	if err != nil {
+		return "", "", fmt.Errorf("encode build config: %w", err)
+	}
+	return string(r), string(c), nil
+}
+
+// FindProject returns the owner's project with its newest deployments, or
+// ENOTFOUND (also when it belongs to someone else). An empty userID finds
+// any owner's project.
+func (db *DB) FindProject(ctx context.Context, userID, id string) (*gantry.Project, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	return findProject(ctx, tx, userID, id)
+}
+
+func findProject(ctx context.Context, tx *Tx, userID, id string) (*gantry.Project, error) {
+	q := `SELECT ` + projectColumns + projectFrom + `WHERE p.id = ?`
+	args := []any{id}
+	if userID != "" {
+		q += ` AND p.user_id = ?`
+		args = append(args, userID)
+	}
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find project: %w", err)
+	}
+	ps, err := scanProjects(rows)
+	if err != nil {
+		return nil, err
+	} else if len(ps) == 0 {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	}
+	p := ps[0]
+	refs, err := tx.query(ctx, `SELECT id, version, subdomain, url, status, created_at FROM deployments
+		WHERE project_id = ? ORDER BY created_at DESC, id DESC LIMIT 20`, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("project deployments: %w", err)
+	}
+	defer refs.Close()
+	for refs.Next() {
+		var d gantry.DeploymentRef
+		if err := refs.Scan(&d.ID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.CreatedAt); err != nil {
+			return nil, fmt.Errorf("scan deployment ref: %w", err)
+		}
+		d.CreatedAt = d.CreatedAt.UTC()
+		p.Deployments = append(p.Deployments, d)
+	}
+	return p, refs.Err()
+}
+
+// ListProjects returns the owner's projects, newest first.
+func (db *DB) ListProjects(ctx context.Context, userID string) ([]*gantry.Project, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	rows, err := tx.query(ctx, `SELECT `+projectColumns+projectFrom+
+		`WHERE p.user_id = ? ORDER BY p.created_at DESC, p.id DESC`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return scanProjects(rows)
+}
+
+// UpdateProject saves p's name, description, type, repository, branch and
+// build config; ENOTFOUND unless p.UserID owns project p.ID. The subdomain
+// never changes after creation, so live links keep working after a rename.
+func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
+	repo, cfg, err := encodeProject(p)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	res, err := tx.exec(ctx, `UPDATE projects SET name = ?, description = ?, type = ?, repository = ?, branch = ?,
+		build_config = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
+		p.Name, p.Description, p.Type, repo, p.Branch, cfg, tx.now, p.ID, p.UserID)
+	if err != nil {
+		return fmt.Errorf("update project: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	}
+	p.UpdatedAt = tx.now
+	return tx.Commit()
+}
+
+// DeleteProject removes the owner's project and, by cascade, its
+// deployments and their log entries; ENOTFOUND otherwise. Stopping apps and
+// removing files is the caller's work, done before.
+func (db *DB) DeleteProject(ctx context.Context, userID, id string) error {
+	return db.execOne(ctx, "Project not found", `DELETE FROM projects WHERE id = ? AND user_id = ?`, id, userID)
+}
+
+// CountProjects counts the owner's projects.
+func (db *DB) CountProjects(ctx context.Context, userID string) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(*) FROM projects WHERE user_id = ?`, userID).Scan(&n)
+	return n, err
+}
+
+// SetProjectStatus sets a project's status; ENOTFOUND when it is missing.
+func (db *DB) SetProjectStatus(ctx context.Context, id, status string) error {
+	return db.execOne(ctx, "Project not found", `UPDATE projects SET status = ?, updated_at = ? WHERE id = ?`,
+		status, db.now(), id)
+}
+
+// SetActiveDeployment points a project at deploymentID, or at none for "".
+func (db *DB) SetActiveDeployment(ctx context.Context, id, deploymentID string) error {
+	var v any
+	if deploymentID != "" {
+		v = deploymentID
+	}
+	return db.execOne(ctx, "Project not found", `UPDATE projects SET active_deployment_id = ?, updated_at = ? WHERE id = ?`,
+		v, db.now(), id)
+}
+
+// execOne runs a statement that must touch exactly one row; notFound is
+// the ENOTFOUND message otherwise.
+func (db *DB) execOne(ctx context.Context, notFound, query string, args ...any) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	res, err := tx.exec(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", query[:min(len(query), 24)], err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return gantry.Errorf(gantry.ENOTFOUND, "%s", notFound)
+	}
+	return tx.Commit()
+}
+
+func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
+	defer rows.Close()
+	var out []*gantry.Project
+	for rows.Next() {
+		var p gantry.Project
+		var repo, cfg, activeID, activeURL string
+		if err := rows.Scan(&p.ID, &p.UserID, &p.Name, &p.Description, &p.Status, &p.Type, &repo, &p.Branch,
+			&cfg, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("scan project: %w", err)
+		}
+		if err := json.Unmarshal([]byte(repo), &p.Repository); err != nil {
+			return nil, fmt.Errorf("decode repository of project %s: %w", p.ID, err)
+		}
+		if err := json.Unmarshal([]byte(cfg), &p.BuildConfig); err != nil {
+			return nil, fmt.Errorf("decode build config of project %s: %w", p.ID, err)
+		}
+		if activeID != "" {
+			p.ActiveDeployment = &gantry.ActiveDeployment{ID: activeID, Subdomain: p.Subdomain, URL: activeURL}
+		}
+		p.Deployments = []gantry.DeploymentRef{}
+		p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+		out = append(out, &p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []*gantry.Project{}
+	}
+	return out, nil
+}
