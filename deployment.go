@@ -53,6 +53,7 @@ type BuildInfo struct {
 	InstallCommand  string     `json:"installCommand,omitempty"`
 	StartCommand    string     `json:"startCommand,omitempty"`
 	Framework       string     `json:"framework,omitempty"`
+	SPA             bool       `json:"spa,omitempty"` // the edge falls back to /index.html
 }
 
 // DeploymentMetadata records what was built and why.

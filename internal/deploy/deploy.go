@@ -1,0 +1,259 @@
+// Package deploy orchestrates deployments: the durable build queue and its
+// workers, the status machine of ARCHITECTURE.md ("Deployment lifecycle"),
+// the switch of a project's subdomain to its newest live deployment, stop,
+// restart (an instant rollback) and delete, and the log entries every step
+// writes and streams. It owns no SQL: state lives behind gantry's store
+// interfaces, builds run in internal/build, sites are served by the edge.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/events"
+)
+
+// Store is what the service needs of the database.
+type Store interface {
+	gantry.ProjectStore
+	gantry.DeploymentStore
+	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
+}
+
+// Builder builds one deployment; *build.Pipeline is the real one.
+type Builder interface {
+	Run(ctx context.Context, job build.Job, log build.Logger) (*build.Result, error)
+}
+
+// Sites is the edge's routing table, keyed by subdomain.
+type Sites interface {
+	// Serve routes sub to the published folder dir of deploymentID.
+	Serve(sub, deploymentID, dir string, spa bool)
+	// Stopped makes sub answer the "app is stopped" page.
+	Stopped(sub, deploymentID string)
+	// Remove forgets sub: it answers the "no app here" page.
+	Remove(sub string)
+}
+
+// Service runs Gantry's deployments. Set the fields, call Open to recover
+// from a restart and start the workers, and Close to stop them.
+type Service struct {
+	Store   Store
+	Builder Builder
+	Hub     *events.Hub
+	Sites   Sites
+	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
+	DataDir string
+	// LiveURL writes the public URL of a subdomain.
+	LiveURL func(sub string) string
+	// Concurrency is how many builds run at once (default 1).
+	Concurrency int
+	// BuildTimeout bounds one build (default build.DefaultTimeout).
+	BuildTimeout time.Duration
+	// Poll is how often idle workers look at the queue even when nobody
+	// woke them (default 2 s): other replicas may have queued work.
+	Poll   time.Duration
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	wake    chan struct{}
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	running map[string]*runningBuild
+	// switchMu serialises changes of which deployment a subdomain serves.
+	switchMu sync.Mutex
+}
+
+type runningBuild struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// errStopped is the cause of a build cancelled by Stop or Delete.
+var errStopped = errors.New("stopped by user")
+
+// Topic is the events topic of a deployment's log entries.
+func Topic(deploymentID string) string { return "logs:" + deploymentID }
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+// SiteDir and WorkDir are where a deployment's published files and build
+// workspace live.
+func (s *Service) SiteDir(id string) string { return filepath.Join(s.DataDir, "sites", id) }
+func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "builds", id) }
+
+// Open recovers from a crash or restart — builds that were cut off end
+// failed with a log line saying so, every live site is routed again without
+// rebuilding, stopped subdomains answer their 503 page — and starts the
+// build workers. Queued deployments then run in order.
+func (s *Service) Open(ctx context.Context) error {
+	s.wake = make(chan struct{}, 1)
+	s.running = make(map[string]*runningBuild)
+	for _, dir := range []string{filepath.Join(s.DataDir, "sites"), filepath.Join(s.DataDir, "builds")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("deploy: %w", err)
+		}
+	}
+	cut, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentBuilding, gantry.DeploymentDeploying)
+	if err != nil {
+		return fmt.Errorf("deploy: recover: %w", err)
+	}
+	for _, d := range cut {
+		s.fail(ctx, d, "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry.")
+		os.RemoveAll(s.WorkDir(d.ID))
+	}
+	stopped, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentStopped)
+	if err != nil {
+		return fmt.Errorf("deploy: restore: %w", err)
+	}
+	for _, d := range stopped {
+		if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
+			s.Sites.Stopped(d.Subdomain, d.ID)
+		}
+	}
+	live, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive)
+	if err != nil {
+		return fmt.Errorf("deploy: restore: %w", err)
+	}
+	for _, d := range live {
+		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	}
+	n := s.Concurrency
+	if n < 1 {
+		n = 1
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	for i := 0; i < n; i++ {
+		s.wg.Add(1)
+		go s.worker(wctx)
+	}
+	s.logger().Info("deployments restored", "live", len(live), "interrupted", len(cut), "workers", n)
+	return nil
+}
+
+// Close stops the workers, cancelling running builds; they are failed as
+// interrupted at the next Open.
+func (s *Service) Close() error {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Service) kick() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) worker(ctx context.Context) {
+	defer s.wg.Done()
+	poll := s.Poll
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		for ctx.Err() == nil {
+			d, err := s.Store.ClaimDeployment(ctx, s.now())
+			if gantry.ErrorCode(err) == gantry.ENOTFOUND {
+				break
+			} else if err != nil {
+				if ctx.Err() == nil {
+					s.logger().Error("claim deployment", "err", err)
+				}
+				break
+			}
+			s.build(ctx, d)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// log stores one entry of a deployment and publishes it to its stream.
+func (s *Service) log(ctx context.Context, id, level, typ, msg string) {
+	e := gantry.LogEntry{Timestamp: s.now(), Level: level, Type: typ, Message: msg}
+	if err := s.Store.AppendLog(context.WithoutCancel(ctx), id, &e); err != nil {
+		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			s.logger().Error("append log", "deployment", id, "err", err)
+		}
+		return
+	}
+	if s.Hub != nil {
+		s.Hub.Publish(Topic(id), e)
+	}
+}
+
+// fail ends d as failed with reason as its last log line, and the project
+// follows.
+func (s *Service) fail(ctx context.Context, d *gantry.Deployment, reason string) {
+	ctx = context.WithoutCancel(ctx)
+	now := s.now()
+	d.Status, d.Error = gantry.DeploymentFailed, reason
+	d.BuildInfo.EndTime = &now
+	if d.BuildInfo.StartTime != nil {
+		d.BuildInfo.Duration = now.Sub(*d.BuildInfo.StartTime).Milliseconds()
+	}
+	s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, reason)
+	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
+		s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
+	}
+	s.followProject(ctx, d.ProjectID)
+}
+
+// followProject sets a project's status from its latest deployment.
+func (s *Service) followProject(ctx context.Context, projectID string) {
+	ctx = context.WithoutCancel(ctx)
+	p, err := s.Store.FindProject(ctx, "", projectID)
+	if err != nil {
+		return
+	}
+	status := gantry.ProjectDraft
+	if len(p.Deployments) > 0 {
+		status = gantry.ProjectStatusFor(p.Deployments[0].Status)
+		// A project whose subdomain still serves a live deployment stays
+		// deployed while an older build is stopped or deleted.
+		if status == gantry.ProjectDraft && p.ActiveDeployment != nil {
+			for _, r := range p.Deployments {
+				if r.ID == p.ActiveDeployment.ID && r.Status == gantry.DeploymentLive {
+					status = gantry.ProjectDeployed
+				}
+			}
+		}
+	}
+	if status != p.Status {
+		if err := s.Store.SetProjectStatus(ctx, projectID, status); err != nil {
+			s.logger().Error("project status", "project", projectID, "err", err)
+		}
+	}
+}
