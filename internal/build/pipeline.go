@@ -1,0 +1,516 @@
+// Package build turns a repository into a published site, with no database:
+// shallow clone → commit metadata → framework detection → install → build
+// (both in the sandbox) → locate the output folder → publish it under the
+// sites folder with precompressed variants. Every step and every line of
+// output is reported to a Logger as it happens.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/sandbox"
+)
+
+// Defaults of a Job and a Pipeline.
+const (
+	DefaultTimeout     = 10 * time.Minute
+	DefaultMemory      = 1 << 30 // bytes
+	DefaultMaxLogLines = 5000
+)
+
+// Cloner makes a shallow clone of one branch of a repository into dir
+// (which does not exist yet) and returns the commit it checked out. The
+// token, when not empty, authenticates the clone and must never appear in
+// a URL, an argument list or an error.
+type Cloner interface {
+	Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error)
+}
+
+// Logger receives a build's log lines as they are produced, in order.
+// Level is gantry.LevelInfo, LevelWarning, LevelError or LevelSuccess.
+type Logger interface {
+	Log(level, message string)
+}
+
+// LoggerFunc adapts a function to a Logger.
+type LoggerFunc func(level, message string)
+
+// Log calls f(level, message).
+func (f LoggerFunc) Log(level, message string) { f(level, message) }
+
+// Job is one deployment to build.
+type Job struct {
+	DeploymentID string // names the published folder: SitesDir/DeploymentID
+	Repository   string // shown in the log, e.g. "alice/site"; default: taken from CloneURL
+	CloneURL     string
+	Branch       string
+	Token        string // optional clone credential
+
+	// Workspace is the folder the repository is cloned into and built in.
+	// Anything already there is removed first. Its parent folders must be
+	// searchable by the sandbox user. Run removes it when it returns unless
+	// KeepWorkspace is set (server apps run from their workspace).
+	Workspace     string
+	KeepWorkspace bool
+	// SitesDir holds published sites; it is created if missing.
+	SitesDir string
+
+	// Project holds the project's build settings: each non-empty field
+	// replaces what detection found.
+	Project gantry.BuildConfig
+	// Override holds the deploy call's settings (buildCommand,
+	// outputDirectory): each non-empty field replaces the project's.
+	Override gantry.BuildConfig
+	// Env holds the project's environment variables, given to install and
+	// build (NODE_ENV is withheld from the install so devDependencies are
+	// installed).
+	Env []gantry.EnvVar
+
+	// Timeout bounds clone, install and build together (default 10m).
+	Timeout time.Duration
+	// Memory is the memory limit of install and build in bytes (default 1 GiB).
+	Memory int64
+}
+
+// Result is what a successful build produced.
+type Result struct {
+	Commit    *gantry.Commit     // nil if the cloner returned none
+	Detection Detection          // what detection found
+	Config    gantry.BuildConfig // the settings used: detection, then project, then deploy call
+	SPA       bool               // serve /index.html for unknown extension-less paths
+	SiteDir   string             // the published folder; "" for a server app (Config.StartCommand set)
+	Files     int                // files published, precompressed variants not counted
+	Size      int64              // bytes published, precompressed variants not counted
+	Duration  time.Duration      // whole run
+}
+
+// Error is a build failure explained to the user. Its Message is also the
+// last line the build logged, at level error.
+type Error struct {
+	Step    string // clone, detect, install, build, output or publish
+	Message string // e.g. "npm run build exited with code 1"
+	Err     error  // the underlying error, for the platform's own log; may be nil
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Pipeline runs builds. Its zero value is not usable: Sandbox and Cloner
+// are required.
+type Pipeline struct {
+	Sandbox *sandbox.Sandbox
+	Cloner  Cloner
+	// Limits are the sandbox limits of install and build; Job.Timeout and
+	// Job.Memory replace Timeout and Memory. Zero fields take
+	// sandbox.DefaultLimits.
+	Limits sandbox.Limits
+	// MaxLogLines caps the command output lines logged per build (default
+	// 5000); the pipeline's own lines are always logged.
+	MaxLogLines int
+}
+
+// Run builds job, logging to log, and publishes the output under
+// job.SitesDir/job.DeploymentID, switched into place atomically.
+//
+// A failed build returns an *Error whose message was logged last. When ctx
+// is cancelled (the deployment was stopped, the platform is shutting down)
+// Run kills the build and returns ctx's error wrapped, without logging an
+// error line: the caller knows why it cancelled.
+func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error) {
+	start := time.Now()
+	if job.Timeout <= 0 {
+		job.Timeout = DefaultTimeout
+	}
+	if job.Memory <= 0 {
+		job.Memory = DefaultMemory
+	}
+	if job.DeploymentID == "" || job.Workspace == "" || job.SitesDir == "" {
+		return nil, errors.New("build: job needs a deployment id, a workspace and a sites folder")
+	}
+	if strings.ContainsAny(job.DeploymentID, `/\`) || job.DeploymentID == "." || job.DeploymentID == ".." {
+		return nil, fmt.Errorf("build: invalid deployment id %q", job.DeploymentID)
+	}
+	max := p.MaxLogLines
+	if max <= 0 {
+		max = DefaultMaxLogLines
+	}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max)}
+	var cancel context.CancelFunc
+	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
+	defer cancel()
+	if !job.KeepWorkspace {
+		defer os.RemoveAll(job.Workspace)
+	}
+	res, err := r.steps()
+	if err != nil {
+		var be *Error
+		if errors.As(err, &be) {
+			r.log.step(gantry.LevelError, be.Message)
+		}
+		return nil, err
+	}
+	res.Duration = time.Since(start)
+	r.log.step(gantry.LevelSuccess, fmt.Sprintf("Build completed in %s", roundDuration(res.Duration)))
+	return res, nil
+}
+
+// run is the state of one Pipeline.Run.
+type run struct {
+	p    *Pipeline
+	job  Job
+	ctx  context.Context // the caller's: cancelled means stopped
+	bctx context.Context // ctx with the build timeout
+	log  *logSink
+}
+
+func (r *run) steps() (*Result, error) {
+	job := r.job
+	res := &Result{}
+
+	// Clone.
+	if err := os.RemoveAll(job.Workspace); err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+	}
+	if err := os.MkdirAll(filepath.Dir(job.Workspace), 0o711); err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+	}
+	repo := job.Repository
+	if repo == "" {
+		repo = repoName(job.CloneURL)
+	}
+	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
+	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, job.Workspace, job.Token)
+	if err != nil {
+		if e := r.interrupted("clone"); e != nil {
+			return nil, e
+		}
+		msg := gantry.ErrorMessage(err)
+		if gantry.ErrorCode(err) == gantry.EINTERNAL {
+			msg = err.Error()
+		}
+		return nil, &Error{Step: "clone", Message: fmt.Sprintf("Could not clone %s (branch %s): %s", repo, job.Branch, msg), Err: err}
+	}
+	res.Commit = commit
+	if commit != nil {
+		r.log.step(gantry.LevelInfo, commitLine(commit))
+	}
+	if err := r.p.Sandbox.PrepareWorkspace(job.Workspace); err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder for the sandbox", Err: err}
+	}
+
+	// Detect and merge the settings.
+	det, err := Detect(job.Workspace)
+	if err != nil {
+		return nil, &Error{Step: "detect", Message: fmt.Sprintf("Could not detect the framework: %v", err), Err: err}
+	}
+	res.Detection = det
+	res.SPA = det.SPA
+	line := "Detected framework: " + FrameworkName(det.Framework)
+	if det.PackageManager != "" {
+		line += " (" + det.PackageManager + ")"
+	}
+	r.log.step(gantry.LevelInfo, line)
+	cfg := mergeConfig(det, job.Project, job.Override)
+	res.Config = cfg
+
+	// Install and build.
+	if cfg.InstallCommand != "" {
+		if err := r.install(cfg.InstallCommand); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.BuildCommand != "" {
+		r.log.step(gantry.LevelInfo, "Building: "+cfg.BuildCommand)
+		env := append(buildEnv(det.Env), userEnv(job.Env, false)...)
+		if _, err := r.sandboxed("build", cfg.BuildCommand, env); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.StartCommand != "" && cfg.OutputDirectory == "" {
+		return res, nil // a server app: the runtime starts it from the workspace
+	}
+
+	// Locate and publish the output.
+	out, err := locateOutput(job.Workspace, cfg.OutputDirectory, det.Framework)
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(mustEval(job.Workspace), out)
+	if rel != filepath.Clean(cfg.OutputDirectory) {
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Output directory: %s (found for %s)", rel, FrameworkName(det.Framework)))
+	}
+	if err := r.bctx.Err(); err != nil {
+		return nil, r.interrupted("publish")
+	}
+	pub, err := publish(out, job.SitesDir, job.DeploymentID, out == mustEval(job.Workspace), func(msg string) {
+		r.log.step(gantry.LevelWarning, msg)
+	})
+	if err != nil {
+		return nil, &Error{Step: "publish", Message: "Could not publish the build output", Err: err}
+	}
+	res.SiteDir, res.Files, res.Size = pub.dir, pub.files, pub.size
+	r.log.step(gantry.LevelInfo, fmt.Sprintf("Published %d %s (%s)", pub.files, plural(pub.files, "file", "files"), formatSize(pub.size)))
+	return res, nil
+}
+
+// install runs the install command, falling back from `npm ci` to
+// `npm install` (with a warning) when the lockfile is out of sync.
+func (r *run) install(command string) error {
+	r.log.step(gantry.LevelInfo, "Installing dependencies: "+command)
+	env := append(installEnv(), userEnv(r.job.Env, true)...)
+	outOfSync, err := r.sandboxed("install", command, env)
+	if err == nil {
+		return nil
+	}
+	rest, isCI := strings.CutPrefix(command, "npm ci")
+	if !isCI || (rest != "" && rest[0] != ' ') || !outOfSync {
+		return err
+	}
+	fallback := "npm install" + rest
+	r.log.step(gantry.LevelWarning, fmt.Sprintf("npm ci failed because package-lock.json is out of sync with package.json; falling back to %s", fallback))
+	_, err = r.sandboxed("install", fallback, env)
+	return err
+}
+
+// lockfileOutOfSync reports whether a line of npm ci's output says the
+// lockfile does not match package.json (or is missing).
+func lockfileOutOfSync(line string) bool {
+	l := strings.ToLower(line)
+	return strings.Contains(l, "can only install packages when your package.json and package-lock.json") ||
+		strings.Contains(l, "missing: ") && strings.Contains(l, "from lock file") ||
+		strings.Contains(l, "invalid: lock file") ||
+		strings.Contains(l, "can only install with an existing package-lock.json")
+}
+
+// sandboxed runs command with sh -c in the workspace and returns whether
+// its output said the npm lockfile is out of sync, and an *Error that says
+// why it failed.
+func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err error) {
+	l := r.p.Limits
+	l.Timeout = r.job.Timeout
+	l.Memory = r.job.Memory
+	_, err = r.p.Sandbox.Run(r.bctx, sandbox.Command{
+		Args:   []string{"sh", "-c", command},
+		Dir:    r.job.Workspace,
+		Env:    env,
+		Limits: l,
+		Output: func(stream sandbox.Stream, line string) {
+			if step == "install" && !outOfSync && lockfileOutOfSync(line) {
+				outOfSync = true
+			}
+			r.log.output(stream, line)
+		},
+	})
+	if err == nil {
+		return outOfSync, nil
+	}
+	if e := r.interrupted(step); e != nil {
+		return outOfSync, e
+	}
+	var (
+		me *sandbox.MemoryError
+		pe *sandbox.PidsError
+		fe *sandbox.FileSizeError
+		te *sandbox.TimeoutError
+		ee *sandbox.ExitError
+	)
+	name := shorten(command, 200)
+	switch {
+	case errors.As(err, &te):
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("Build timed out after %s", r.job.Timeout), Err: err}
+	case errors.As(err, &me):
+		return outOfSync, &Error{Step: step, Message: "Build " + me.Error(), Err: err}
+	case errors.As(err, &pe):
+		return outOfSync, &Error{Step: step, Message: "Build " + pe.Error(), Err: err}
+	case errors.As(err, &fe):
+		return outOfSync, &Error{Step: step, Message: "Build " + fe.Error(), Err: err}
+	case errors.As(err, &ee) && ee.Code == 127:
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("%s exited with code 127 (command not found)", name), Err: err}
+	case errors.As(err, &ee):
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("%s exited with code %d", name, ee.Code), Err: err}
+	}
+	what := "Build"
+	if step == "install" {
+		what = "Install"
+	}
+	return outOfSync, &Error{Step: step, Message: what + " failed: the build sandbox could not run the command", Err: err}
+}
+
+// interrupted returns the error for a step cut short by the caller's
+// cancellation (ctx's error, wrapped) or by the build timeout (an *Error),
+// or nil when neither happened.
+func (r *run) interrupted(step string) error {
+	if err := r.ctx.Err(); err != nil {
+		return fmt.Errorf("build: %s: %w", step, err)
+	}
+	if errors.Is(r.bctx.Err(), context.DeadlineExceeded) {
+		return &Error{Step: step, Message: fmt.Sprintf("Build timed out after %s", r.job.Timeout), Err: r.bctx.Err()}
+	}
+	return nil
+}
+
+// mergeConfig applies the precedence detection < project < deploy call.
+func mergeConfig(d Detection, project, call gantry.BuildConfig) gantry.BuildConfig {
+	cfg := gantry.BuildConfig{
+		InstallCommand:  d.InstallCommand,
+		BuildCommand:    d.BuildCommand,
+		OutputDirectory: d.OutputDirectory,
+		StartCommand:    d.StartCommand,
+	}
+	for _, o := range []gantry.BuildConfig{project, call} {
+		if s := strings.TrimSpace(o.InstallCommand); s != "" {
+			cfg.InstallCommand = s
+		}
+		if s := strings.TrimSpace(o.BuildCommand); s != "" {
+			cfg.BuildCommand = s
+		}
+		if s := strings.TrimSpace(o.OutputDirectory); s != "" {
+			cfg.OutputDirectory = s
+		}
+		if s := strings.TrimSpace(o.StartCommand); s != "" {
+			cfg.StartCommand = s
+		}
+	}
+	return cfg
+}
+
+// installEnv is the base environment of the install: CI mode, quiet npm,
+// and devDependencies always installed (the build needs them):
+// npm_config_include=dev overrides an omit=dev from any .npmrc. (It is
+// used rather than npm_config_production=false, which npm 11 answers with
+// a deprecation warning in every build log.)
+func installEnv() []string {
+	return []string{
+		"CI=true",
+		"npm_config_include=dev",
+		"npm_config_audit=false",
+		"npm_config_fund=false",
+		"npm_config_update_notifier=false",
+	}
+}
+
+// buildEnv is the base environment of the build: CI mode, then the
+// detector's variables (e.g. PUBLIC_URL=/), which may override it.
+func buildEnv(det map[string]string) []string {
+	env := []string{"CI=true", "npm_config_update_notifier=false"}
+	for k, v := range det {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// userEnv turns the project's variables into KEY=VALUE entries; for the
+// install NODE_ENV is left out, so that NODE_ENV=production cannot drop
+// the devDependencies the build needs.
+func userEnv(vars []gantry.EnvVar, install bool) []string {
+	env := make([]string, 0, len(vars))
+	for _, v := range vars {
+		if v.Key == "" || strings.ContainsAny(v.Key, "=\x00") {
+			continue
+		}
+		if install && v.Key == "NODE_ENV" {
+			continue
+		}
+		env = append(env, v.Key+"="+v.Value)
+	}
+	return env
+}
+
+// frameworkNames are the display names of detection's framework slugs.
+var frameworkNames = map[string]string{
+	"react": "React", "vue": "Vue", "angular": "Angular", "nextjs": "Next.js", "nuxt": "Nuxt",
+	"svelte": "Svelte", "sveltekit": "SvelteKit", "vite": "Vite", "astro": "Astro", "gatsby": "Gatsby",
+	"preact": "Preact", "solid": "Solid", "static": "Static HTML", "vanilla": "Vanilla JavaScript",
+	"html": "HTML", "nodejs": "Node.js", "express": "Express", "python": "Python", "flask": "Flask",
+	"django": "Django", "docusaurus": "Docusaurus", "hugo": "Hugo", "jekyll": "Jekyll", "eleventy": "Eleventy",
+}
+
+// FrameworkName returns the display name of a framework slug ("react" →
+// "React"), or the slug itself with a capital for unknown ones.
+func FrameworkName(slug string) string {
+	if n, ok := frameworkNames[slug]; ok {
+		return n
+	}
+	if slug == "" {
+		return "unknown"
+	}
+	return strings.ToUpper(slug[:1]) + slug[1:]
+}
+
+// repoName makes "owner/name" out of a clone URL, never keeping
+// credentials.
+func repoName(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path == "" {
+		return "the repository"
+	}
+	return strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git")
+}
+
+// commitLine describes the checked-out commit.
+func commitLine(c *gantry.Commit) string {
+	sha := c.SHA
+	if len(sha) > 7 {
+		sha = sha[:7]
+	}
+	msg, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+	line := "Commit " + sha
+	if msg != "" {
+		line += ": " + shorten(msg, 120)
+	}
+	if c.Author != "" {
+		line += " (" + c.Author + ")"
+	}
+	return line
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// formatSize writes bytes in the units the UI uses (KB = 1000 bytes).
+func formatSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// mustEval resolves symlinks in path, or returns it cleaned.
+func mustEval(path string) string {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	return p
+}

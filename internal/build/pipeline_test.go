@@ -1,0 +1,559 @@
+package build_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/google/go-cmp/cmp"
+)
+
+// gitCloner clones with the git binary the way the platform's githost
+// does: shallow, one branch, no tags.
+type gitCloner struct{}
+
+func (gitCloner) Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error) {
+	out, err := exec.CommandContext(ctx, "git", "clone", "-q", "--depth=1", "--single-branch",
+		"--branch", branch, "--no-tags", "--", url, dir).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("git clone: %v: %s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, "git", "-C", dir, "log", "-1", "--format=%H%x00%an%x00%aI%x00%B").Output()
+	if err != nil {
+		return nil, err
+	}
+	f := strings.SplitN(string(out), "\x00", 4)
+	date, _ := time.Parse(time.RFC3339, f[2])
+	return &gantry.Commit{SHA: f[0], Author: f[1], Date: date, Message: strings.TrimSpace(f[3])}, nil
+}
+
+// logLine is one line a build logged.
+type logLine struct{ Level, Message string }
+
+type logs struct {
+	mu    sync.Mutex
+	lines []logLine
+}
+
+func (l *logs) Log(level, message string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, logLine{level, message})
+}
+
+func (l *logs) all() []logLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]logLine(nil), l.lines...)
+}
+
+func (l *logs) last() logLine {
+	all := l.all()
+	if len(all) == 0 {
+		return logLine{}
+	}
+	return all[len(all)-1]
+}
+
+func (l *logs) has(level, message string) bool {
+	for _, x := range l.all() {
+		if x.Level == level && x.Message == message {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *logs) hasPrefix(level, prefix string) bool {
+	for _, x := range l.all() {
+		if x.Level == level && strings.HasPrefix(x.Message, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *logs) String() string {
+	var b strings.Builder
+	for _, x := range l.all() {
+		fmt.Fprintf(&b, "%-7s %s\n", x.Level, x.Message)
+	}
+	return b.String()
+}
+
+// env is a test's platform: a git server, a data folder laid out as the
+// platform does (0711), and a pipeline with the real sandbox.
+type env struct {
+	git   *gittest.Server
+	data  string
+	sites string
+	p     *build.Pipeline
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("builds run in the sandbox, which needs root")
+	}
+	sb := sandbox.New(sandbox.Config{})
+	if err := sb.Available(); err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	data := t.TempDir()
+	for _, d := range []string{filepath.Dir(data), data} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &env{
+		git:   gittest.NewServer(t),
+		data:  data,
+		sites: filepath.Join(data, "sites"),
+		p:     &build.Pipeline{Sandbox: sb, Cloner: gitCloner{}},
+	}
+}
+
+// job returns a job for repository files, committed as "first" on main.
+func (e *env) job(t *testing.T, id string, files map[string]string) build.Job {
+	t.Helper()
+	url := e.git.Repo(t, "alice/"+id, "main", "first", files)
+	return build.Job{
+		DeploymentID: id,
+		CloneURL:     url,
+		Branch:       "main",
+		Workspace:    filepath.Join(e.data, "builds", id),
+		SitesDir:     e.sites,
+		Timeout:      2 * time.Minute,
+	}
+}
+
+func (e *env) run(t *testing.T, job build.Job) (*build.Result, *logs, error) {
+	t.Helper()
+	l := &logs{}
+	res, err := e.p.Run(context.Background(), job, l)
+	return res, l, err
+}
+
+// tree lists the files under dir, relative, sorted.
+func tree(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	return files
+}
+
+// assertFailed checks the build failed with msg as its error and last log
+// line, published nothing and removed its workspace.
+func assertFailed(t *testing.T, e *env, job build.Job, l *logs, err error, msg string) {
+	t.Helper()
+	var be *build.Error
+	if !errors.As(err, &be) {
+		t.Fatalf("got error %v, want a *build.Error %q\nlog:\n%s", err, msg, l)
+	}
+	if err.Error() != msg {
+		t.Errorf("got error %q, want %q\nlog:\n%s", err.Error(), msg, l)
+	}
+	if got := l.last(); got != (logLine{gantry.LevelError, msg}) {
+		t.Errorf("got last log line %v, want {error %q}", got, msg)
+	}
+	if _, err := os.Stat(filepath.Join(e.sites, job.DeploymentID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed build published a site (%v)", err)
+	}
+	if entries, _ := os.ReadDir(e.sites); len(entries) > 0 {
+		t.Errorf("the sites folder holds %v after a failed build", entries)
+	}
+	if _, err := os.Stat(job.Workspace); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the workspace was not removed (%v)", err)
+	}
+}
+
+var bigHTML = "<!doctype html><title>Site</title>" + strings.Repeat("<p>Hello from a static site.</p>\n", 100)
+
+func TestStaticSiteWithoutBuild(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "site", map[string]string{
+		"index.html":          bigHTML,
+		"style.css":           "body{color:red}",
+		"about/index.html":    "<h1>About</h1>",
+		"latest.html@symlink": "index.html",
+		"passwd.txt@symlink":  "/etc/passwd",
+		"up.txt@symlink":      "../../../../../../etc/hostname",
+		"docs@symlink":        "about",
+	})
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	if res.Detection.Framework != "static" {
+		t.Errorf("got framework %q, want static", res.Detection.Framework)
+	}
+	for _, want := range []logLine{
+		{gantry.LevelInfo, "Cloning alice/site (branch main)…"},
+		{gantry.LevelInfo, "Detected framework: Static HTML"},
+		{gantry.LevelWarning, "Skipped symlink 'passwd.txt': it points outside the output directory"},
+		{gantry.LevelWarning, "Skipped symlink 'up.txt': it points outside the output directory"},
+		{gantry.LevelWarning, "Skipped symlink 'docs': only links to files are published"},
+	} {
+		if !l.has(want.Level, want.Message) {
+			t.Errorf("missing log line %v\nlog:\n%s", want, l)
+		}
+	}
+	if !l.hasPrefix(gantry.LevelInfo, "Commit "+res.Commit.SHA[:7]+": first (Test Author)") {
+		t.Errorf("missing the commit line\nlog:\n%s", l)
+	}
+	if last := l.last(); last.Level != gantry.LevelSuccess || !strings.HasPrefix(last.Message, "Build completed in ") {
+		t.Errorf("got last line %v, want the success line", last)
+	}
+	site := filepath.Join(e.sites, "site")
+	if res.SiteDir != site {
+		t.Errorf("got site dir %q, want %q", res.SiteDir, site)
+	}
+	want := []string{"about/index.html", "index.html", "index.html.br", "index.html.gz", "latest.html", "latest.html.br", "latest.html.gz", "style.css"}
+	if diff := cmp.Diff(want, tree(t, site)); diff != "" {
+		t.Errorf("published files (-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(site, "latest.html")); string(b) != bigHTML {
+		t.Error("latest.html is not a copy of index.html")
+	}
+	if fi, _ := os.Lstat(filepath.Join(site, "latest.html")); fi == nil || !fi.Mode().IsRegular() {
+		t.Error("latest.html is not a regular file")
+	}
+	wantSize := int64(2*len(bigHTML) + len("body{color:red}") + len("<h1>About</h1>"))
+	if res.Size != wantSize || res.Files != 4 {
+		t.Errorf("got %d files, %d bytes, want 4 files, %d bytes", res.Files, res.Size, wantSize)
+	}
+	if _, err := os.Stat(job.Workspace); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the workspace was not removed (%v)", err)
+	}
+	if res.Commit == nil || res.Commit.Message != "first" || res.Commit.Author != "Test Author" {
+		t.Errorf("got commit %+v", res.Commit)
+	}
+}
+
+// nodeRepo is a package with a build script and no dependencies, so npm
+// needs no registry.
+func nodeRepo(buildJS string) map[string]string {
+	return map[string]string{
+		"package.json": `{"name":"t","version":"1.0.0","private":true,
+  "scripts":{"build":"node build.js","postinstall":"node -e \"console.log('install NODE_ENV=' + (process.env.NODE_ENV || 'unset'))\""}}`,
+		"build.js": buildJS,
+	}
+}
+
+const writeDist = `const fs = require('fs');
+fs.mkdirSync('dist/assets', {recursive: true});
+fs.writeFileSync('dist/index.html', '<h1>' + process.env.GREETING + ' CI=' + process.env.CI + ' NODE_ENV=' + process.env.NODE_ENV + '</h1>');
+fs.writeFileSync('dist/assets/app.3f9a2c1d.js', 'console.log(1);'.repeat(200));
+console.log('\x1b[32mbuilt!\x1b[0m');
+console.error('warning: something is deprecated');
+`
+
+func TestNodeBuild(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "node", nodeRepo(writeDist))
+	job.Project = gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
+	job.Env = []gantry.EnvVar{{Key: "GREETING", Value: "hello"}, {Key: "NODE_ENV", Value: "production"}}
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	for _, want := range []logLine{
+		{gantry.LevelInfo, "Installing dependencies: npm install"},
+		{gantry.LevelInfo, "install NODE_ENV=unset"},
+		{gantry.LevelInfo, "Building: npm run build"},
+		{gantry.LevelInfo, "built!"},
+		{gantry.LevelWarning, "warning: something is deprecated"},
+		{gantry.LevelInfo, "Published 2 files (3.0 KB)"},
+	} {
+		if !l.has(want.Level, want.Message) {
+			t.Errorf("missing log line %v\nlog:\n%s", want, l)
+		}
+	}
+	want := gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
+	if diff := cmp.Diff(want, res.Config); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	index, err := os.ReadFile(filepath.Join(res.SiteDir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(index), "<h1>hello CI=true NODE_ENV=production</h1>"; got != want {
+		t.Errorf("got index.html %q, want %q", got, want)
+	}
+	wantFiles := []string{"assets/app.3f9a2c1d.js", "assets/app.3f9a2c1d.js.br", "assets/app.3f9a2c1d.js.gz", "index.html"}
+	if diff := cmp.Diff(wantFiles, tree(t, res.SiteDir)); diff != "" {
+		t.Errorf("published files (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeployCallOverridesProject(t *testing.T) {
+	e := newEnv(t)
+	files := nodeRepo(`require('fs').mkdirSync('out'); require('fs').writeFileSync('out/index.html', 'from out');`)
+	job := e.job(t, "override", files)
+	job.Project = gantry.BuildConfig{BuildCommand: "exit 9", OutputDirectory: "dist"}
+	job.Override = gantry.BuildConfig{BuildCommand: "node build.js", OutputDirectory: "out"}
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	if res.Config.BuildCommand != "node build.js" || res.Config.OutputDirectory != "out" {
+		t.Errorf("got config %+v, want the deploy call's build command and output", res.Config)
+	}
+	if b, _ := os.ReadFile(filepath.Join(res.SiteDir, "index.html")); string(b) != "from out" {
+		t.Errorf("got %q", b)
+	}
+}
+
+func TestNpmCiFallsBackToInstall(t *testing.T) {
+	e := newEnv(t)
+	files := nodeRepo(writeDist)
+	files["package.json"] = `{"name":"t","version":"1.0.0","private":true,"scripts":{"build":"node build.js"},
+  "dependencies":{"local-lib":"file:./local-lib"}}`
+	files["local-lib/package.json"] = `{"name":"local-lib","version":"1.0.0"}`
+	files["package-lock.json"] = `{"name":"t","version":"1.0.0","lockfileVersion":3,"requires":true,
+  "packages":{"":{"name":"t","version":"1.0.0"}}}`
+	job := e.job(t, "fallback", files)
+	job.Project = gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run build", OutputDirectory: "dist"}
+	_, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	if !l.has(gantry.LevelWarning, "npm ci failed because package-lock.json is out of sync with package.json; falling back to npm install") {
+		t.Errorf("missing the fallback warning\nlog:\n%s", l)
+	}
+}
+
+func TestInstallFails(t *testing.T) {
+	e := newEnv(t)
+	files := nodeRepo(writeDist)
+	files["package.json"] = `{"name":"t","version":"1.0.0","scripts":{"postinstall":"echo 'npm error something broke' >&2; exit 1"}}`
+	files["package-lock.json"] = `{"name":"t","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"t","version":"1.0.0"}}}`
+	job := e.job(t, "installfail", files)
+	job.Project = gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run build", OutputDirectory: "dist"}
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "npm ci exited with code 1")
+	if l.hasPrefix(gantry.LevelWarning, "npm ci failed because") {
+		t.Errorf("fell back to npm install for a failure unrelated to the lockfile\nlog:\n%s", l)
+	}
+}
+
+func TestBuildFails(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "fails", nodeRepo(`console.error("Error: cannot find module './App'"); process.exit(1);`))
+	job.Project = gantry.BuildConfig{BuildCommand: "npm run build", OutputDirectory: "dist"}
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "npm run build exited with code 1")
+	if !l.has(gantry.LevelError, "Error: cannot find module './App'") {
+		t.Errorf("missing the build's own error line\nlog:\n%s", l)
+	}
+}
+
+func TestBuildTimesOut(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "slow", nodeRepo(``))
+	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 1000 & sleep 1000", OutputDirectory: "dist"}
+	job.Timeout = 3 * time.Second
+	start := time.Now()
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "Build timed out after 3s")
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestBuildRunsOutOfMemory(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "hog", nodeRepo(`const a = []; for (let i = 0; i < 64; i++) a.push(Buffer.alloc(16 << 20, 1)); console.log('survived');`))
+	job.Project = gantry.BuildConfig{BuildCommand: "node build.js", OutputDirectory: "dist"}
+	job.Memory = 128 << 20
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "Build ran out of memory (limit 128 MiB)")
+}
+
+func TestCancelStopsBuild(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "stopped", nodeRepo(``))
+	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 1000", OutputDirectory: "dist"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := &logs{}
+	var at time.Time
+	start := time.Now()
+	_, err := e.p.Run(ctx, job, build.LoggerFunc(func(level, msg string) {
+		l.Log(level, msg)
+		if msg == "started" {
+			at = time.Now()
+			cancel()
+		}
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled\nlog:\n%s", err, l)
+	}
+	if at.IsZero() || time.Since(at) > 5*time.Second || time.Since(start) > 60*time.Second {
+		t.Errorf("stop took too long")
+	}
+	if l.last().Level == gantry.LevelError {
+		t.Errorf("a stopped build logged an error line: %v", l.last())
+	}
+}
+
+func TestOutputDirectoryEscapes(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, output, build string
+		files               map[string]string
+		msg                 string
+	}{
+		{name: "parent", output: "../x", msg: "Output directory '../x' must be inside the repository"},
+		{name: "parent-clean", output: "dist/../../x", msg: "Output directory 'dist/../../x' must be inside the repository"},
+		{name: "absolute", output: "/etc", msg: "Output directory '/etc' must be a relative path inside the repository"},
+		{name: "symlink-etc", output: "dist", files: map[string]string{"dist@symlink": "/etc"}, msg: "Output directory 'dist' resolves outside the repository"},
+		{name: "symlink-up", output: "dist", files: map[string]string{"dist@symlink": "../.."}, msg: "Output directory 'dist' resolves outside the repository"},
+		{name: "built-symlink", output: "dist", build: "ln -s /etc dist", msg: "Output directory 'dist' resolves outside the repository"},
+		{name: "missing", output: "build", msg: "Output directory 'build' was not found after the build"},
+		{name: "file", output: "index.html", msg: "Output directory 'index.html' is not a folder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"index.html": "<h1>hi</h1>"}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			job := e.job(t, "escape-"+tc.name, files)
+			job.Project = gantry.BuildConfig{BuildCommand: tc.build, OutputDirectory: tc.output}
+			_, l, err := e.run(t, job)
+			assertFailed(t, e, job, l, err, tc.msg)
+		})
+	}
+}
+
+func TestSymlinksInsideOutputAreConfined(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "links", map[string]string{"README.md": "x"})
+	job.Project = gantry.BuildConfig{
+		BuildCommand: `mkdir -p dist/sub && echo ok > dist/index.html && echo secret > notpublic.txt &&
+ln -s ../notpublic.txt dist/leak.txt && ln -s /etc/passwd dist/passwd && ln -s ../../../../../../../etc/hostname dist/sub/host &&
+ln -s ../index.html dist/sub/copy.html && ln -s nowhere dist/dangling && mkfifo dist/fifo`,
+		OutputDirectory: "dist",
+	}
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	if diff := cmp.Diff([]string{"index.html", "sub/copy.html"}, tree(t, res.SiteDir)); diff != "" {
+		t.Errorf("published files (-want +got):\n%s\nlog:\n%s", diff, l)
+	}
+	for _, want := range []string{
+		"Skipped symlink 'leak.txt': it points outside the output directory",
+		"Skipped symlink 'passwd': it points outside the output directory",
+		"Skipped symlink 'sub/host': it points outside the output directory",
+		"Skipped symlink 'dangling': its target does not exist",
+		"Skipped 'fifo': not a regular file",
+	} {
+		if !l.has(gantry.LevelWarning, want) {
+			t.Errorf("missing warning %q\nlog:\n%s", want, l)
+		}
+	}
+}
+
+func TestLogCap(t *testing.T) {
+	e := newEnv(t)
+	e.p.MaxLogLines = 10
+	job := e.job(t, "chatty", map[string]string{"index.html": "hi"})
+	job.Project = gantry.BuildConfig{BuildCommand: "for i in $(seq 50); do echo line $i; done", OutputDirectory: "."}
+	_, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	var lines, truncated int
+	for _, x := range l.all() {
+		if strings.HasPrefix(x.Message, "line ") {
+			lines++
+		}
+		if x == (logLine{gantry.LevelWarning, build.TruncatedMessage}) {
+			truncated++
+		}
+	}
+	if lines != 10 || truncated != 1 {
+		t.Errorf("got %d output lines and %d truncation lines, want 10 and 1\nlog:\n%s", lines, truncated, l)
+	}
+	if l.last().Level != gantry.LevelSuccess {
+		t.Errorf("got last line %v, want the success line after truncation", l.last())
+	}
+}
+
+// TestViteBuild installs Vite from the npm registry and builds a tiny app.
+func TestViteBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs vite from the npm registry")
+	}
+	e := newEnv(t)
+	job := e.job(t, "vite", map[string]string{
+		"package.json": `{"name":"vite-app","private":true,"version":"0.0.0","type":"module",
+  "scripts":{"dev":"vite","build":"vite build"},"devDependencies":{"vite":"8.3.8"}}`,
+		"index.html":    `<!doctype html><html><head><title>Vite</title></head><body><div id="app"></div><script type="module" src="/src/main.js"></script></body></html>`,
+		"src/main.js":   `import './style.css'; import {items} from './items.js'; document.querySelector('#app').innerHTML = items.join('<br>');`,
+		"src/items.js":  "export const items = [" + items(300) + "];",
+		"src/style.css": `body { font-family: system-ui; }` + strings.Repeat("\n.x{color:red}", 100),
+	})
+	job.Timeout = 5 * time.Minute
+	job.Project = gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
+	job.Env = []gantry.EnvVar{{Key: "NODE_ENV", Value: "production"}} // must not drop vite (a devDependency)
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	files := tree(t, res.SiteDir)
+	var js, brJS bool
+	for _, f := range files {
+		js = js || strings.HasPrefix(f, "assets/index-") && strings.HasSuffix(f, ".js")
+		brJS = brJS || strings.HasPrefix(f, "assets/index-") && strings.HasSuffix(f, ".js.br")
+	}
+	if !js || !brJS || !contains(files, "index.html") {
+		t.Errorf("got files %v, want index.html and a fingerprinted JS bundle with a .br variant\nlog:\n%s", files, l)
+	}
+	t.Logf("vite build took %v", res.Duration)
+}
+
+// items returns n distinct quoted strings, so that a bundle cannot
+// shrink them away.
+func items(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%q,", fmt.Sprintf("item number %d of the list", i*7919%10007))
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,263 @@
+package build
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+)
+
+// MinCompressSize is the smallest file given precompressed variants.
+const MinCompressSize = 1024
+
+// compressible lists the extensions that get .gz and .br variants.
+var compressible = map[string]bool{
+	".html": true, ".htm": true, ".css": true, ".js": true, ".mjs": true, ".cjs": true,
+	".json": true, ".svg": true, ".txt": true, ".xml": true, ".map": true, ".wasm": true,
+	".webmanifest": true, ".ico": true, ".ttf": true, ".otf": true,
+}
+
+// published describes a publish.
+type published struct {
+	dir   string
+	files int
+	size  int64
+}
+
+// publish copies the output folder src into a fresh folder inside
+// sitesDir, adds precompressed variants, and renames it into place as
+// sitesDir/id, replacing any earlier publish of id. Nothing is visible at
+// sitesDir/id until everything is written.
+//
+// What is copied: folders and regular files, read through an os.Root so no
+// path can leave src. A symlink is copied as the file it points to when
+// that file is inside src; symlinks leaving src, symlinks to folders and
+// special files are skipped with a warning. Folders named .git are never
+// published, nor node_modules at the top when src is the repository root.
+// Files get mode 0644, folders 0755. Text assets (compressible extensions)
+// of MinCompressSize bytes or more get .gz and .br siblings when those are
+// smaller, unless the output already has a file of that name.
+func publish(src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
+	if err := os.MkdirAll(sitesDir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(sitesDir, ".publish-"+id+"-")
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+
+	pub := &published{}
+	names := make(map[string]bool) // every published path, to avoid clobbering with variants
+	var toCompress []string
+	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || isRepoRoot && rel == "node_modules") {
+			return fs.SkipDir
+		}
+		dst := filepath.Join(tmp, filepath.FromSlash(rel))
+		switch t := d.Type(); {
+		case t.IsDir():
+			return os.Mkdir(dst, 0o755)
+		case t.IsRegular():
+		case t&fs.ModeSymlink != 0:
+			fi, err := root.Stat(rel) // follows the link, only inside src
+			if errors.Is(err, fs.ErrNotExist) {
+				warn(fmt.Sprintf("Skipped symlink '%s': its target does not exist", rel))
+				return nil
+			}
+			if err != nil {
+				warn(fmt.Sprintf("Skipped symlink '%s': it points outside the output directory", rel))
+				return nil
+			}
+			if !fi.Mode().IsRegular() {
+				warn(fmt.Sprintf("Skipped symlink '%s': only links to files are published", rel))
+				return nil
+			}
+		default:
+			warn(fmt.Sprintf("Skipped '%s': not a regular file", rel))
+			return nil
+		}
+		n, err := copyFile(root, rel, dst)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			warn(fmt.Sprintf("Skipped '%s': not a regular file", rel))
+			return nil
+		}
+		pub.files++
+		pub.size += n
+		names[rel] = true
+		if n >= MinCompressSize && compressible[strings.ToLower(path.Ext(rel))] {
+			toCompress = append(toCompress, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := compressAll(tmp, toCompress, names); err != nil {
+		return nil, err
+	}
+
+	final := filepath.Join(sitesDir, id)
+	if _, err := os.Lstat(final); err == nil {
+		old, err := os.MkdirTemp(sitesDir, ".old-"+id+"-")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Rename(final, filepath.Join(old, "site")); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, err
+	}
+	ok = true
+	pub.dir = final
+	return pub, nil
+}
+
+// copyFile copies root's rel to dst and returns its size, or -1 when rel
+// turned out not to be a regular file once opened.
+func copyFile(root *os.Root, rel, dst string) (int64, error) {
+	in, err := root.Open(rel)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return -1, nil
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// compressAll writes .gz and .br variants of the files rels (relative to
+// dir, slash-separated), on every CPU.
+func compressAll(dir string, rels []string, names map[string]bool) error {
+	work := make(chan string)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(rels), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rel := range work {
+				if err := compressFile(filepath.Join(dir, filepath.FromSlash(rel)), !names[rel+".gz"], !names[rel+".br"]); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for _, rel := range rels {
+		work <- rel
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// compressFile writes p.gz (gzip level 9) and p.br (brotli quality 11, 9
+// above 1 MiB to bound publish time), each kept only when smaller than p.
+func compressFile(p string, gz, br bool) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if gz {
+		if err := writeCompressed(p+".gz", len(data), func(w io.Writer) (io.WriteCloser, error) {
+			return gzip.NewWriterLevel(w, gzip.BestCompression)
+		}, data); err != nil {
+			return err
+		}
+	}
+	if br {
+		q := brotli.BestCompression
+		if len(data) > 1<<20 {
+			q = 9
+		}
+		if err := writeCompressed(p+".br", len(data), func(w io.Writer) (io.WriteCloser, error) {
+			return brotli.NewWriterLevel(w, q), nil
+		}, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeCompressed(dst string, size int, newWriter func(io.Writer) (io.WriteCloser, error), data []byte) error {
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	zw, err := newWriter(f)
+	if err == nil {
+		_, err = zw.Write(data)
+		if cerr := zw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	var n int64
+	if err == nil {
+		n, err = f.Seek(0, io.SeekCurrent)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.Join(err, os.Remove(dst))
+	}
+	if n >= int64(size) {
+		return os.Remove(dst)
+	}
+	return nil
+}
