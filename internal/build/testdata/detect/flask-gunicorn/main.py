@@ -1,0 +1,2 @@
+from flask import Flask
+server = Flask(__name__)

@@ -1,0 +1,4 @@
+module.exports = {
+  output: 'export',
+  images: { unoptimized: true },
+}

@@ -1,0 +1,1 @@
+require('http').createServer((q, s) => s.end('hi')).listen(process.env.PORT)
