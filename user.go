@@ -263,11 +263,20 @@ type UserStore interface {
 	// CreateUser inserts u, filling ID and timestamps. A taken username or
 	// email (case-insensitive) is ECONFLICT.
 	CreateUser(ctx context.Context, u *User) error
+	// FindUserByID returns the user with id; ENOTFOUND when absent.
 	FindUserByID(ctx context.Context, id string) (*User, error)
 	// FindUserByEmail matches case-insensitively; ENOTFOUND when absent.
 	FindUserByEmail(ctx context.Context, email string) (*User, error)
+	// UpdateUser normalizes and validates upd (EINVALID with the first
+	// failing rule's message), applies the fields that are set and returns
+	// the updated user. ENOTFOUND for a missing user; ECONFLICT when the
+	// username or email belongs to another account.
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
+	// SetPasswordHash replaces the password hash; ENOTFOUND when absent.
 	SetPasswordHash(ctx context.Context, id, hash string) error
+	// TouchLastLogin sets lastLogin; ENOTFOUND when absent.
 	TouchLastLogin(ctx context.Context, id string, at time.Time) error
+	// UserStats counts the user's projects, deployments and live
+	// deployments, and the whole days from createdAt to now.
 	UserStats(ctx context.Context, id string, now time.Time) (*UserStats, error)
 }

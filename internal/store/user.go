@@ -270,3 +270,16 @@ func scanUser(row *sql.Row) (*gantry.User, error) {
 
 // nullInt64 stores 0 as NULL, for optional ids.
 func nullInt64(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: v != 0} }
+
+// SetUserActive activates or deactivates an account; a deactivated account
+// cannot sign in. ENOTFOUND when the user does not exist.
+func (db *DB) SetUserActive(ctx context.Context, id string, active bool) error {
+	return db.updateOne(ctx, `UPDATE users SET is_active = ?, updated_at = ? WHERE id = ?`, active, db.now(), id)
+}
+
+// CountUsers returns the number of accounts.
+func (db *DB) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
+	return n, err
+}

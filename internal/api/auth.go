@@ -1,0 +1,87 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gantryhq/gantry"
+)
+
+func (s *Server) authRoutes() {
+	s.mux.HandleFunc("POST /api/auth/register", s.handleRegister)
+	s.mux.HandleFunc("POST /api/auth/login", s.handleLogin)
+	s.mux.HandleFunc("GET /api/auth/me", s.requireUser(s.handleMe))
+	s.mux.HandleFunc("PUT /api/auth/profile", s.requireUser(s.handleUpdateProfile))
+	s.mux.HandleFunc("PUT /api/auth/change-password", s.requireUser(s.handleChangePassword))
+}
+
+// session is the answer of register and login.
+type session struct {
+	User  *gantry.User `json:"user"`
+	Token string       `json:"token"`
+}
+
+// userAnswer is the answer of the calls that return the account.
+type userAnswer struct {
+	User *gantry.User `json:"user"`
+}
+
+// handleRegister creates an account: 201 {user, token}.
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	var req gantry.Registration
+	if err := decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, token, err := s.Accounts.Register(r.Context(), rateKey(s.clientIP(r)), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, session{User: u, Token: token})
+}
+
+// loginRequest is the body of POST /api/auth/login.
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// handleLogin signs a user in: {user, token}.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if err := decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u, token, err := s.Accounts.Login(r.Context(), rateKey(s.clientIP(r)), req.Email, req.Password)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, session{User: u, Token: token})
+}
+
+// handleMe answers the signed-in account: {user}.
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	writeJSON(w, http.StatusOK, userAnswer{User: u})
+}
+
+// changePasswordRequest is the body of PUT /api/auth/change-password.
+type changePasswordRequest struct {
+	CurrentPassword string `json:"currentPassword"`
+	NewPassword     string `json:"newPassword"`
+}
+
+// handleChangePassword replaces the signed-in user's password: {}.
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	var req changePasswordRequest
+	if err := decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.Accounts.ChangePassword(r.Context(), u, req.CurrentPassword, req.NewPassword); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}

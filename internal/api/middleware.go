@@ -1,0 +1,119 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
+)
+
+// userHandlerFunc is a handler for signed-in users: requireUser passes it
+// the account the bearer token belongs to.
+type userHandlerFunc func(w http.ResponseWriter, r *http.Request, u *gantry.User)
+
+// requireUser wraps h so that it runs only with a valid bearer token of an
+// existing, active account. Otherwise it answers 401 (no, bad or expired
+// token, or a deleted account) or 403 (a deactivated account).
+func (s *Server) requireUser(h userHandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.currentUser(r)
+		if err == nil && u == nil {
+			err = gantry.Errorf(gantry.EUNAUTHORIZED, auth.MsgSignIn)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h(w, r, u)
+	}
+}
+
+// currentUser returns the account of the request's bearer token, nil and
+// no error when the request carries no Authorization header (for public
+// endpoints that answer differently to signed-in users), or the reason a
+// token was refused.
+func (s *Server) currentUser(r *http.Request) (*gantry.User, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, nil
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, gantry.Errorf(gantry.EUNAUTHORIZED, auth.MsgSignIn)
+	}
+	return s.Accounts.Authenticate(r.Context(), strings.TrimSpace(token))
+}
+
+// responseWriter records the status and size of an answer for the request
+// log. It keeps http.Flusher and, through Unwrap, http.ResponseController
+// working for streaming handlers.
+type responseWriter struct {
+	http.ResponseWriter
+	status      int
+	bytes       int64
+	wroteHeader bool
+}
+
+func (w *responseWriter) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush sends buffered data to the client.
+func (w *responseWriter) Flush() {
+	w.wroteHeader = true
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequest writes the one log line of a request.
+func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time) {
+	level := slog.LevelInfo
+	if w.status >= 500 {
+		level = slog.LevelError
+	}
+	s.Logger.LogAttrs(r.Context(), level, "request",
+		slog.String("method", r.Method),
+		slog.String("host", r.Host),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", w.status),
+		slog.Duration("duration", time.Since(start)),
+		slog.Int64("bytes", w.bytes),
+		slog.String("ip", s.clientIP(r)),
+	)
+}
+
+// recoverPanic turns a handler's panic into a logged 500 answer. The
+// http.ErrAbortHandler sentinel is passed on.
+func (s *Server) recoverPanic(w *responseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+		panic(v)
+	}
+	s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path,
+		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	if !w.wroteHeader {
+		writeEnvelope(w, http.StatusInternalServerError, envelope{Message: "Internal error."})
+	}
+	w.status = http.StatusInternalServerError
+}

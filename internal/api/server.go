@@ -1,0 +1,205 @@
+// Package api is Gantry's HTTP front: the JSON API under /api, the
+// embedded React app on every other path of the public host, and the
+// hand-off of live-site hosts (<sub>.<live-domain>) to the edge.
+//
+// Adding a resource: write <resource>.go with a method
+//
+//	func (s *Server) <resource>Routes() {
+//		s.mux.HandleFunc("GET /api/things/{id}", s.requireUser(s.handleThing))
+//	}
+//
+// call it from Server.routes, and write handlers that decode (decode), call
+// one service method, and answer (writeJSON) or fail (s.writeError). Put
+// the new dependency on Server as an interface or pointer field, set in
+// cmd/gantry.
+package api
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/web"
+)
+
+// Database is what the health check needs of the store.
+type Database interface {
+	Ping(ctx context.Context) error
+	Dialect() string // "sqlite" or "postgres"
+}
+
+// Server routes every request Gantry receives. Create it with NewServer,
+// set the fields, and use it as the http.Server's Handler. Fields are read
+// at request time and must not change once serving has begun.
+type Server struct {
+	// Accounts signs users up and in and checks bearer tokens.
+	Accounts *auth.Service
+	// Users reads and updates accounts for the profile and stats calls.
+	Users gantry.UserStore
+	// Database is pinged by GET /api/health and named in its answer.
+	Database Database
+	// Version is reported by GET /api/health.
+	Version string
+
+	// PublicHost is the host name (lowercase, no port) of the UI and API.
+	// Requests for it, and for any host not under LiveDomain, are public.
+	PublicHost string
+	// LiveDomain is the domain whose subdomains are deployments (lowercase,
+	// e.g. "localhost" for <sub>.localhost).
+	LiveDomain string
+	// LiveHandler serves requests for <sub>.<LiveDomain>. NewServer sets a
+	// handler that answers a 404 page; cmd/gantry replaces it with the edge.
+	LiveHandler http.Handler
+	// Web is the built React app (index.html and assets/), served on every
+	// path of the public host outside /api. NewServer sets web.Dist().
+	Web fs.FS
+
+	// TrustProxy takes the client IP from the last X-Forwarded-For entry
+	// rather than the connection, for rate limits and logs. Only enable it
+	// behind a reverse proxy that sets that header.
+	TrustProxy bool
+	// Logger receives one line per request and every internal error.
+	Logger *slog.Logger
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+
+	mux       *http.ServeMux
+	spa       *spaHandler
+	spaOnce   sync.Once
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// NewServer returns a Server with its API routes registered, the
+// placeholder live handler, the embedded web app, slog.Default() as logger
+// and time.Now as clock.
+func NewServer() *Server {
+	s := &Server{
+		LiveHandler: http.HandlerFunc(noDeployment),
+		Web:         web.Dist(),
+		Logger:      slog.Default(),
+		Now:         time.Now,
+		mux:         http.NewServeMux(),
+		closing:     make(chan struct{}),
+	}
+	s.routes()
+	return s
+}
+
+// routes registers every API route: one line per resource file.
+func (s *Server) routes() {
+	s.healthRoutes()
+	s.authRoutes()
+	s.userRoutes()
+
+	// Anything else under /api is a JSON 404 (or 405 for a known path).
+	s.mux.HandleFunc("/api/", s.handleAPINotFound)
+	s.mux.HandleFunc("/api", s.handleAPINotFound)
+}
+
+// Shutdown tells long-lived handlers (event streams) to finish: call it
+// when the http.Server starts shutting down (http.Server.RegisterOnShutdown).
+// It is safe to call more than once.
+func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+// Closing returns a channel closed by Shutdown. Streaming handlers select
+// on it next to r.Context().Done() and return when it closes.
+func (s *Server) Closing() <-chan struct{} { return s.closing }
+
+// ServeHTTP logs the request and recovers from panics, then hands live-site
+// hosts to LiveHandler and everything else to the public host: /api to the
+// API, other paths to the web app, with the security headers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := &responseWriter{ResponseWriter: w, status: http.StatusOK}
+	defer func() { s.logRequest(r, rw, start) }()
+	defer s.recoverPanic(rw, r)
+
+	if s.isLiveHost(r.Host) {
+		s.LiveHandler.ServeHTTP(rw, r)
+		return
+	}
+	setSecurityHeaders(rw.Header())
+	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+		rw.Header().Set("Cache-Control", "no-store")
+		s.mux.ServeHTTP(rw, r)
+		return
+	}
+	s.spaOnce.Do(func() { s.spa = newSPAHandler(s.Web) })
+	s.spa.ServeHTTP(rw, r)
+}
+
+// hostName returns the host of a Host header, lowercased, without port and
+// trailing dot.
+func hostName(hostport string) string {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.ToLower(host), ".")
+}
+
+// isLiveHost reports whether a Host header names <sub>.<LiveDomain> (and
+// not the public host itself).
+func (s *Server) isLiveHost(hostport string) bool {
+	host := hostName(hostport)
+	if s.LiveDomain == "" || host == s.PublicHost {
+		return false
+	}
+	sub, ok := strings.CutSuffix(host, "."+s.LiveDomain)
+	return ok && sub != ""
+}
+
+// setSecurityHeaders sets the headers every public-host answer carries: a
+// Content-Security-Policy that allows only the app's own scripts, styles
+// (inline styles too) and API, images from itself, data: and https:, and
+// no framing; no MIME sniffing; and a referrer cut to the origin across
+// sites.
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; "+
+		"connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+// clientIP returns the address a request came from: the connection's peer,
+// or with TrustProxy the last X-Forwarded-For entry when it is an IP.
+func (s *Server) clientIP(r *http.Request) string {
+	if s.TrustProxy {
+		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+			last := xff[len(xff)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// rateKey returns the key rate limits count a client under: its IPv4
+// address, or the /64 network of its IPv6 address (one host usually holds a
+// whole /64).
+func rateKey(ip string) string {
+	parsed := net.ParseIP(ip)
+	if parsed == nil || parsed.To4() != nil {
+		return ip
+	}
+	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}

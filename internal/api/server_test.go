@@ -1,0 +1,208 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/gantryhq/gantry/internal/api"
+)
+
+var securityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'self'; img-src 'self' data: https:; style-src 'self' 'unsafe-inline'; " +
+		"connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
+	"X-Content-Type-Options": "nosniff",
+	"Referrer-Policy":        "strict-origin-when-cross-origin",
+	"X-Frame-Options":        "DENY",
+}
+
+func withHeaders(extra map[string]string) map[string]string { return merge(securityHeaders, extra) }
+
+func TestSPA(t *testing.T) {
+	t.Parallel()
+	get := func(url string) request { return request{method: "GET", url: url} }
+	index := "<div id=root></div>"
+	indexHeaders := withHeaders(map[string]string{"Cache-Control": "no-cache", "Content-Type": "text/html; charset=utf-8"})
+	immutable := "public, max-age=31536000, immutable"
+	runScenarios(t, []scenario{
+		{name: "root", request: get("/"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
+		{name: "index.html", request: get("/index.html"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
+		{name: "client route", request: get("/dashboard"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
+		{name: "nested client route", request: get("/projects/0190/edit?x=1"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
+		{name: "github callback with token", request: get("/github-callback?token=abc"), wantStatus: 200, wantContains: []string{index}},
+		{name: "unknown file", request: get("/robots.txt"), wantStatus: 200, wantContains: []string{index}},
+		{name: "path that looks like api", request: get("/apis"), wantStatus: 200, wantContains: []string{index}},
+		{name: "traversal", request: get("/../../etc/passwd"), wantStatus: 200, wantContains: []string{index}},
+		{name: "hidden file", request: get("/.gitkeep"), wantStatus: 200, wantContains: []string{index}},
+		{name: "hashed script", request: get("/assets/index-AbC123.js"), wantStatus: 200, wantContains: []string{"console.log('app')"},
+			wantHeaders: withHeaders(map[string]string{"Cache-Control": immutable, "Content-Type": "text/javascript; charset=utf-8"})},
+		{name: "hashed style", request: get("/assets/index-AbC123.css"), wantStatus: 200,
+			wantHeaders: withHeaders(map[string]string{"Cache-Control": immutable, "Content-Type": "text/css; charset=utf-8"})},
+		{name: "missing asset is a 404, not the app", request: get("/assets/index-Old999.js"), wantStatus: 404, wantAbsent: []string{index}},
+		{name: "favicon", request: get("/favicon.svg"), wantStatus: 200,
+			wantHeaders: withHeaders(map[string]string{"Cache-Control": "no-cache", "Content-Type": "image/svg+xml"})},
+		{name: "HEAD", request: request{method: "HEAD", url: "/dashboard"}, wantStatus: 200, wantHeaders: indexHeaders},
+		{name: "POST", request: request{method: "POST", url: "/dashboard", body: "{}"}, wantStatus: 405,
+			wantHeaders: withHeaders(map[string]string{"Allow": "GET, HEAD"})},
+	})
+}
+
+func TestSPAConditionalGet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := e.do(request{method: "GET", url: "/"})
+	etag := rec.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag on index.html")
+	}
+	rec = e.do(request{method: "GET", url: "/settings", headers: map[string]string{"If-None-Match": etag}})
+	if rec.Code != http.StatusNotModified {
+		t.Errorf("revalidation: got %d, want 304", rec.Code)
+	}
+}
+
+func TestSPANotBuilt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.Web = fstest.MapFS{".gitkeep": {}}
+	rec := e.do(request{method: "GET", url: "/dashboard"})
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "make build") {
+		t.Errorf("got %d %s", rec.Code, rec.Body.String())
+	}
+	// The API still works.
+	if rec := e.do(request{method: "GET", url: "/api/health"}); rec.Code != 200 {
+		t.Errorf("health: got %d", rec.Code)
+	}
+}
+
+func TestAPINotFound(t *testing.T) {
+	t.Parallel()
+	runScenarios(t, []scenario{
+		{name: "unknown path", request: request{method: "GET", url: "/api/nope"}, wantStatus: 404,
+			wantMessage: "Not found: no API endpoint at /api/nope", wantHeaders: securityHeaders},
+		{name: "bare /api", request: request{method: "GET", url: "/api"}, wantStatus: 404, wantMessage: "Not found: no API endpoint at /api"},
+		{name: "trailing slash", request: request{method: "GET", url: "/api/auth/me/"}, wantStatus: 404, wantContains: []string{`"success":false`}},
+		{name: "wrong method", request: request{method: "DELETE", url: "/api/auth/me"}, wantStatus: 405,
+			wantMessage: "Method DELETE is not allowed here", wantHeaders: map[string]string{"Allow": "GET"}},
+		{name: "profile with POST", request: request{method: "POST", url: "/api/users/profile"}, wantStatus: 405,
+			wantHeaders: map[string]string{"Allow": "PUT"}},
+	})
+}
+
+func TestLiveHostRouting(t *testing.T) {
+	t.Parallel()
+	live := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Live", "yes")
+		w.Write([]byte("live site for " + r.Host + r.URL.Path))
+	})
+	for _, tc := range []struct {
+		host, path string
+		wantLive   bool
+	}{
+		{"blog.localhost:8080", "/", true},
+		{"blog.localhost", "/api/health", true}, // a site's own /api is the site's
+		{"BLOG.LocalHost.:8080", "/x", true},
+		{"a.b.localhost:8080", "/", true},
+		{"localhost:8080", "/", false},
+		{"localhost", "/api/health", false},
+		{"127.0.0.1:8080", "/", false},
+		{"[::1]:8080", "/", false},
+		{"evil-localhost:8080", "/", false},
+		{".localhost", "/", false},
+	} {
+		t.Run(tc.host+tc.path, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.srv.LiveHandler = live
+			rec := e.do(request{method: "GET", url: tc.path, host: tc.host})
+			if got := rec.Header().Get("X-Live") == "yes"; got != tc.wantLive {
+				t.Errorf("host %q: served by live handler = %v, want %v (%d %s)", tc.host, got, tc.wantLive, rec.Code, rec.Body.String())
+			}
+			if tc.wantLive && rec.Header().Get("Content-Security-Policy") != "" {
+				t.Error("the platform's CSP was set on a live site")
+			}
+		})
+	}
+
+	t.Run("public host under the live domain", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.srv.LiveHandler = live
+		e.srv.PublicHost, e.srv.LiveDomain = "gantry.example.com", "example.com"
+		if rec := e.do(request{method: "GET", url: "/api/health", host: "gantry.example.com"}); rec.Code != 200 || rec.Header().Get("X-Live") != "" {
+			t.Errorf("public host: got %d %s", rec.Code, rec.Body.String())
+		}
+		if rec := e.do(request{method: "GET", url: "/", host: "blog.example.com"}); rec.Header().Get("X-Live") != "yes" {
+			t.Errorf("a site: got %d %s", rec.Code, rec.Body.String())
+		}
+	})
+}
+
+func TestDefaultLiveHandler(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := e.do(request{method: "GET", url: "/", host: "nothing-here.localhost:8080"})
+	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "No deployment lives at this address") ||
+		!strings.Contains(rec.Body.String(), "nothing-here.localhost") || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Errorf("got %d %q %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
+	rec = e.do(request{method: "GET", url: "/", host: "<script>.localhost"})
+	if strings.Contains(rec.Body.String(), "<script>") {
+		t.Error("the host name is not escaped")
+	}
+}
+
+func TestRequestLogAndPanic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.LiveHandler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	e.do(request{method: "GET", url: "/api/health?x=1"})
+	rec := e.do(request{method: "GET", url: "/", host: "crash.localhost"})
+	if rec.Code != 500 || decodeAnswer(t, rec).Message != "Internal error." {
+		t.Errorf("panic: got %d %s", rec.Code, rec.Body.String())
+	}
+
+	var lines []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(e.logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m["msg"] == "request" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 {
+		t.Fatalf("got %d request lines, want 2:\n%s", len(lines), e.logs.String())
+	}
+	l := lines[0]
+	if l["method"] != "GET" || l["path"] != "/api/health" || l["status"] != float64(200) || l["ip"] != "192.0.2.10" ||
+		l["bytes"].(float64) < 10 || l["duration"] == nil || l["level"] != "INFO" {
+		t.Errorf("request line: %v", l)
+	}
+	if l := lines[1]; l["status"] != float64(500) || l["level"] != "ERROR" {
+		t.Errorf("panic line: %v", l)
+	}
+	if !strings.Contains(e.logs.String(), `"panic":"boom"`) {
+		t.Errorf("the panic was not logged:\n%s", e.logs.String())
+	}
+}
+
+func TestEmbeddedWebApp(t *testing.T) {
+	t.Parallel()
+	s := api.NewServer()
+	if _, err := fs.Stat(s.Web, "index.html"); err != nil {
+		t.Skip("web/dist has not been built")
+	}
+	s.PublicHost, s.LiveDomain = "localhost", "localhost"
+	s.Logger = slog.New(slog.DiscardHandler)
+	e := &testEnv{srv: s}
+	rec := e.do(request{method: "GET", url: "/dashboard"})
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "<div id=\"root\">") {
+		t.Errorf("got %d %.200s", rec.Code, rec.Body.String())
+	}
+}

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gantryhq/gantry"
+)
+
+func (s *Server) userRoutes() {
+	s.mux.HandleFunc("PUT /api/users/profile", s.requireUser(s.handleUpdateProfile))
+	s.mux.HandleFunc("GET /api/users/stats", s.requireUser(s.handleUserStats))
+}
+
+// handleUpdateProfile changes the signed-in user's full name, username,
+// email or avatar (fields left out are unchanged): {user}. It serves both
+// PUT /api/auth/profile and PUT /api/users/profile.
+func (s *Server) handleUpdateProfile(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	var upd gantry.UserUpdate
+	if err := decode(w, r, &upd); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	updated, err := s.Users.UpdateUser(r.Context(), u.ID, upd)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, userAnswer{User: updated})
+}
+
+// statsAnswer is the answer of GET /api/users/stats.
+type statsAnswer struct {
+	Stats *gantry.UserStats `json:"stats"`
+}
+
+// handleUserStats answers the signed-in user's statistics: {stats}.
+func (s *Server) handleUserStats(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	stats, err := s.Users.UserStats(r.Context(), u.ID, s.Now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, statsAnswer{Stats: stats})
+}
