@@ -1,19 +1,237 @@
 // Command gantry is the whole platform in one binary.
+//
+//	gantry serve [flags]    serve the UI, the API and the live sites
+//	gantry migrate [flags]  apply database migrations and exit
+//	gantry version          print the version
+//
+// Every flag has an environment variable: --data-dir is GANTRY_DATA_DIR.
+// `gantry serve -h` lists them; docs/operations.md explains them.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gantryhq/gantry/internal/api"
+	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/config"
+	"github.com/gantryhq/gantry/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// shutdownTimeout is how long serve waits for requests in flight after
+// SIGINT or SIGTERM before closing their connections.
+const shutdownTimeout = 15 * time.Second
+
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "version" {
-		fmt.Println("gantry", version)
-		return
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	m := &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	os.Exit(m.Run(ctx, os.Args[1:]))
+}
+
+// Main runs one gantry command. Tests create it with their own outputs and
+// environment.
+type Main struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+
+	// Ready, when set, is called with the listening address once serve
+	// accepts connections.
+	Ready func(addr net.Addr)
+}
+
+// Run runs the command in args and returns the exit status: 0 on success,
+// 1 on a failure at run time, 2 on a usage or configuration error. serve
+// runs until ctx is cancelled, then shuts down gracefully.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		m.usage()
+		return 2
 	}
-	fmt.Fprintln(os.Stderr, "usage: gantry serve | version")
-	os.Exit(2)
+	switch args[0] {
+	case "version", "--version", "-version":
+		fmt.Fprintln(m.Stdout, "gantry", version)
+		return 0
+	case "serve", "migrate":
+	case "help", "-h", "--help":
+		m.usage()
+		return 0
+	default:
+		fmt.Fprintf(m.Stderr, "gantry: unknown command %q\n", args[0])
+		m.usage()
+		return 2
+	}
+
+	cfg, err := config.Load(args[1:], m.Getenv, m.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
+		fmt.Fprintln(m.Stderr, "gantry:", err)
+		return 2
+	}
+	logger := newLogger(m.Stderr, cfg)
+	if err := cfg.Prepare(); err != nil {
+		logger.Error("cannot prepare the data folder", "err", err)
+		return 1
+	}
+	if args[0] == "migrate" {
+		err = m.migrate(ctx, cfg, logger)
+	} else {
+		err = m.serve(ctx, cfg, logger)
+	}
+	if err != nil {
+		logger.Error("gantry "+args[0]+" failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func (m *Main) usage() {
+	fmt.Fprint(m.Stderr, `usage:
+  gantry serve [flags]    serve the UI, the API and the live sites
+  gantry migrate [flags]  apply database migrations and exit
+  gantry version          print the version
+
+flags (each also read from the environment variable in brackets):
+`)
+	config.Usage(m.Stderr)
+}
+
+// newLogger returns the structured logger the configuration asks for.
+func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openStore opens the database and applies pending migrations.
+func openStore(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*store.DB, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read schema version: %w", err)
+	}
+	logger.Info("database ready", "database", db.Dialect(), "location", redact(cfg.DatabaseURL), "schema_version", v)
+	return db, nil
+}
+
+// migrate applies pending migrations and exits.
+func (m *Main) migrate(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	db, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// serve wires the store, the accounts service and the HTTP server, serves
+// until ctx is done, then stops accepting connections and waits up to
+// shutdownTimeout for requests in flight.
+func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
+	logger.Info("gantry starting", "version", version, "public_url", cfg.PublicURL.String(),
+		"live_domain", cfg.LiveDomain, "live_url_example", cfg.LiveURL("example"), "data_dir", cfg.DataDir)
+	if cfg.Sandbox == config.SandboxNone {
+		logger.Warn("SANDBOX DISABLED (--sandbox=none): user code runs unconfined with this process's rights. " +
+			"Use this only for development on a machine you do not mind losing.")
+	}
+	if cfg.GitHubClientID == "" {
+		logger.Info("GitHub connect is not configured (set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET)")
+	}
+
+	db, err := openStore(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	passwords, err := auth.NewPasswords(cfg.PasswordCost)
+	if err != nil {
+		return err
+	}
+	tokens, err := auth.NewTokens(cfg.SecretKey, cfg.TokenTTL)
+	if err != nil {
+		return err
+	}
+	accounts := auth.NewService(db, passwords, tokens)
+
+	srv := api.NewServer()
+	srv.Accounts = accounts
+	srv.Users = db
+	srv.Database = db
+	srv.Version = version
+	srv.PublicHost = cfg.PublicHost()
+	srv.LiveDomain = cfg.LiveDomain
+	srv.TrustProxy = cfg.TrustProxy
+	srv.Logger = logger
+
+	httpServer := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	httpServer.RegisterOnShutdown(srv.Shutdown)
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "url", cfg.PublicURL.String())
+	served := make(chan error, 1)
+	go func() { served <- httpServer.Serve(ln) }()
+	if m.Ready != nil {
+		m.Ready(ln.Addr())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+		httpServer.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// redact hides the password of a database URL for logs.
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// lockedBuffer collects the program's output from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func testEnv(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// TestServe runs the real `gantry serve` on a free port with a temporary
+// data folder, signs up and in over HTTP, and shuts it down.
+func TestServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	var logs lockedBuffer
+	ready := make(chan net.Addr, 1)
+	m := &Main{
+		Stdout: io.Discard, Stderr: &logs,
+		Getenv: testEnv(map[string]string{"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1"}),
+		Ready:  func(a net.Addr) { ready <- a },
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}
+	if pg := storetest.PostgresURL(); pg != "" {
+		t.Log("serving from the SQLite file; the PostgreSQL store is covered by the store tests")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- m.Run(ctx, args) }()
+
+	var base string
+	select {
+	case a := <-ready:
+		base = "http://" + a.String()
+	case code := <-exit:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", logs.String())
+	}
+
+	res, err := http.Get(base + "/api/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Success bool
+		Data    struct{ Status, Version, Database string }
+	}
+	json.NewDecoder(res.Body).Decode(&health)
+	res.Body.Close()
+	if res.StatusCode != 200 || !health.Success || health.Data.Status != "ok" || health.Data.Database != "sqlite" || health.Data.Version != version {
+		t.Errorf("health: %d %+v", res.StatusCode, health)
+	}
+
+	res, err = http.Post(base+"/api/auth/register", "application/json",
+		strings.NewReader(`{"username":"ada","email":"ada@example.com","password":"secret1","fullName":"Ada"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 201 {
+		t.Errorf("register: got %d", res.StatusCode)
+	}
+
+	// A live-site host reaches the live handler, here the placeholder.
+	req, _ := http.NewRequest("GET", base+"/", nil)
+	req.Host = "blog.localhost:8080"
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 404 || !strings.Contains(string(body), "No deployment lives at this address") {
+		t.Errorf("live host: %d %s", res.StatusCode, body)
+	}
+
+	cancel()
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Errorf("serve exited with %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+
+	out := logs.String()
+	for _, want := range []string{`"msg":"listening"`, `"msg":"request"`, `"path":"/api/health"`, `"msg":"stopped"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs lack %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "secret1") {
+		t.Error("a password reached the logs")
+	}
+	key, err := os.Stat(filepath.Join(dataDir, "secret.key"))
+	if err != nil || key.Mode().Perm() != 0o600 {
+		t.Errorf("secret key file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "gantry.db")); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	run := func(env map[string]string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		m := &Main{Stdout: &stdout, Stderr: &stderr, Getenv: testEnv(env)}
+		return m.Run(context.Background(), args), stdout.String(), stderr.String()
+	}
+	if code, out, _ := run(nil, "version"); code != 0 || out != "gantry "+version+"\n" {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if code, _, errOut := run(nil); code != 2 || !strings.Contains(errOut, "usage:") {
+		t.Errorf("no command: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(nil, "launch"); code != 2 || !strings.Contains(errOut, `unknown command "launch"`) {
+		t.Errorf("unknown command: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(nil, "serve", "--build-concurrency", "0", "--sandbox", "docker"); code != 2 ||
+		!strings.Contains(errOut, "--build-concurrency (GANTRY_BUILD_CONCURRENCY): must be at least 1") ||
+		!strings.Contains(errOut, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`) {
+		t.Errorf("bad configuration: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(nil, "serve", "-h"); code != 0 || !strings.Contains(errOut, "GANTRY_DATA_DIR") {
+		t.Errorf("serve -h: %d %q", code, errOut)
+	}
+
+	dir := t.TempDir()
+	if code, _, errOut := run(map[string]string{"GANTRY_DATA_DIR": dir}, "migrate"); code != 0 || !strings.Contains(errOut, "schema_version=") {
+		t.Errorf("migrate: %d %q", code, errOut)
+	}
+	// A port already taken is a clear failure, not a hang.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, _, errOut := run(map[string]string{"GANTRY_DATA_DIR": dir, "GANTRY_PASSWORD_COST": "1"}, "serve", "--addr", ln.Addr().String())
+	if code != 1 || !strings.Contains(errOut, "address already in use") {
+		t.Errorf("taken port: %d %q", code, errOut)
+	}
+}
