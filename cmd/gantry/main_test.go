@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
 // lockedBuffer collects the program's output from several goroutines.
@@ -54,9 +52,6 @@ func TestServe(t *testing.T) {
 		Ready:  func(a net.Addr) { ready <- a },
 	}
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}
-	if pg := storetest.PostgresURL(); pg != "" {
-		t.Log("serving from the SQLite file; the PostgreSQL store is covered by the store tests")
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	exit := make(chan int, 1)

@@ -120,8 +120,12 @@ func EnvName(flagName string) string {
 // environment read with getenv, and validates the result. Errors name the
 // flag and variable at fault. Load touches no files: call Prepare next.
 func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, error) {
-	fs := flag.NewFlagSet("gantry serve", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gantry", flag.ContinueOnError)
 	fs.SetOutput(usage)
+	fs.Usage = func() {
+		fmt.Fprintln(usage, "usage: gantry serve|migrate [flags]")
+		Usage(usage)
+	}
 	values := make(map[string]*string, len(settings))
 	for _, s := range settings {
 		def := s.def
@@ -173,7 +177,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		c.DatabaseURL = filepath.Join(c.DataDir, "gantry.db")
 	} else if strings.Contains(c.DatabaseURL, "://") {
 		if u, err := url.Parse(c.DatabaseURL); err != nil {
-			bad("database-url", "not a URL: %v", err)
+			bad("database-url", "is not a valid URL") // the error would echo the password
 		} else if u.Scheme != "postgres" && u.Scheme != "postgresql" && u.Scheme != "sqlite" {
 			bad("database-url", "scheme %q is not supported: use postgres:// or a SQLite file path", u.Scheme)
 		}
@@ -402,15 +406,16 @@ func (c *Config) LiveURL(subdomain string) string {
 	return scheme + "://" + host
 }
 
-// Usage writes the list of flags and their variables to w.
+// Usage writes the list of flags, their variables and their built-in
+// defaults to w. It never prints configured values, which may be secret.
 func Usage(w io.Writer) {
-	fs := flag.NewFlagSet("gantry serve", flag.ContinueOnError)
-	fs.SetOutput(w)
 	for _, s := range settings {
-		def := s.def
-		fs.Var(&stringFlag{p: &def, isBool: s.def == "false"}, s.name, s.help+" ["+EnvName(s.name)+"]")
+		line := fmt.Sprintf("  --%-21s %s [%s]", s.name, s.help, EnvName(s.name))
+		if s.def != "" {
+			line += fmt.Sprintf(" (default %q)", s.def)
+		}
+		fmt.Fprintln(w, line)
 	}
-	fs.PrintDefaults()
 }
 
 // stringFlag is a flag kept as text until validation; boolean settings

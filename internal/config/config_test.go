@@ -133,6 +133,7 @@ func TestValidation(t *testing.T) {
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
 		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},
 		{"database scheme", []string{"--database-url", "mysql://x"}, nil, `scheme "mysql" is not supported`},
+		{"database url", nil, map[string]string{"GANTRY_DATABASE_URL": "postgres://u:hunter2@%zz/db"}, "--database-url (GANTRY_DATABASE_URL): is not a valid URL"},
 		{"log format", []string{"--log-format", "xml"}, nil, "must be text or json"},
 		{"extra argument", []string{"now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined: -nope"},
@@ -209,5 +210,23 @@ func TestSecretKeyGeneratedOnce(t *testing.T) {
 	c, _ = config.Load([]string{"--data-dir", dir3}, env(nil), io.Discard)
 	if err := c.Prepare(); err == nil || !strings.Contains(err.Error(), "shorter than 32 bytes") {
 		t.Errorf("got %v, want a short-key error", err)
+	}
+}
+
+func TestHelpHidesConfiguredValues(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	_, err := config.Load([]string{"-h"}, env(map[string]string{
+		"GANTRY_SECRET_KEY":           "configured-secret-configured-secret",
+		"GANTRY_GITHUB_CLIENT_SECRET": "gh-client-secret",
+	}), &out)
+	if err == nil {
+		t.Fatal("-h did not stop")
+	}
+	if !strings.Contains(out.String(), "--secret-key") || !strings.Contains(out.String(), "[GANTRY_BUILD_TIMEOUT] (default \"10m0s\")") {
+		t.Errorf("usage: %s", out.String())
+	}
+	if strings.Contains(out.String(), "configured-secret") || strings.Contains(out.String(), "gh-client-secret") {
+		t.Errorf("usage shows a configured secret: %s", out.String())
 	}
 }
