@@ -1,0 +1,90 @@
+package edge
+
+import (
+	"html"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The edge's own pages.
+const (
+	pageNoApp       = iota // 404: no site at this subdomain
+	pageStopped            // 503: the site is stopped
+	pageNotFound           // 404: nothing at this path of a live site without a 404.html
+	pageUnavailable        // 502: the site has nothing to serve
+)
+
+// pageText holds each page's title, heading, sentence and link label;
+// "{host}" is replaced by the (escaped) host name.
+var pageText = [...]struct{ title, heading, body, link string }{
+	pageNoApp: {
+		"No app here yet", "No app lives at {host} yet",
+		"Nothing has been deployed to this address. Deploy a project and it could be yours.",
+		"Deploy on Gantry",
+	},
+	pageStopped: {
+		"This app is stopped", "This app is stopped",
+		"{host} is not running right now. Its owner can restart it from their Gantry dashboard.",
+		"Go to Gantry",
+	},
+	pageNotFound: {
+		"Page not found", "Page not found",
+		"There is nothing at this address on {host}.",
+		"Go to the home page",
+	},
+	pageUnavailable: {
+		"App unavailable", "This app is not reachable",
+		"{host} has nothing to serve right now. Try again in a moment.",
+		"Go to Gantry",
+	},
+}
+
+// pageHTML is the layout of every edge page: self-contained (no external
+// requests), calm, readable in light and dark themes.
+const pageHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>{title} · Gantry</title>
+<style>
+:root{color-scheme:light dark;--bg:#fafafa;--fg:#18181b;--muted:#52525b;--card:#fff;--border:#e4e4e7;--accent:#4f46e5}
+@media (prefers-color-scheme:dark){:root{--bg:#09090b;--fg:#fafafa;--muted:#a1a1aa;--card:#18181b;--border:#27272a;--accent:#818cf8}}
+*{box-sizing:border-box}body{margin:0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);
+font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;padding:24px}
+main{max-width:480px;width:100%;background:var(--card);border:1px solid var(--border);border-radius:16px;padding:32px}
+.brand{font-weight:600;color:var(--muted);font-size:14px;letter-spacing:.02em}.code{font:600 13px ui-monospace,monospace;color:var(--muted)}
+h1{font-size:22px;margin:12px 0 8px;overflow-wrap:anywhere}p{color:var(--muted);margin:0 0 24px}
+a{display:inline-block;background:var(--accent);color:#fff;text-decoration:none;padding:8px 16px;border-radius:8px;font-weight:500}
+a:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+</style></head>
+<body><main><div class="brand">▲ Gantry <span class="code">{status}</span></div><h1>{heading}</h1><p>{body}</p><a href="{href}">{link}</a></main></body></html>
+`
+
+// page writes one of the edge's own pages with status. host is escaped;
+// the pages are never cached.
+func (e *Edge) page(w http.ResponseWriter, r *http.Request, status, kind int, host string) {
+	t := pageText[kind]
+	href := e.platformURL
+	if kind == pageNotFound {
+		href = "/"
+	}
+	if href == "" {
+		href = "/"
+	}
+	host = html.EscapeString(host)
+	body := strings.NewReplacer(
+		"{title}", t.title,
+		"{heading}", strings.ReplaceAll(t.heading, "{host}", host),
+		"{body}", strings.ReplaceAll(t.body, "{host}", host),
+		"{href}", html.EscapeString(href),
+		"{link}", t.link,
+		"{status}", strconv.Itoa(status),
+	).Replace(pageHTML)
+	h := w.Header()
+	h["Content-Type"] = htmlType
+	h["Cache-Control"] = noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte(body))
+	}
+}
