@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -392,5 +393,19 @@ func TestClassify(t *testing.T) {
 	}
 	if err := classify(ref, "x", "fatal: something new", errors.New("exit status 128")); gantry.ErrorCode(err) != gantry.EINTERNAL {
 		t.Errorf("unknown failure: got code %q, want internal", gantry.ErrorCode(err))
+	}
+}
+
+func TestPinArgs(t *testing.T) {
+	t.Parallel()
+	ref, _ := ParseRepoURL("https://git.example.org/alice/site")
+	got := pinArgs(ref, []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("2606:2800:220:1::248")})
+	want := []string{"-c", "http.curloptResolve=git.example.org:443:93.184.216.34,[2606:2800:220:1::248]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pinArgs = %q, want %q", got, want)
+	}
+	ip, _ := ParseRepoURL("http://93.184.216.34:8080/alice/site")
+	if got := pinArgs(ip, []netip.Addr{netip.MustParseAddr("93.184.216.34")}); got != nil {
+		t.Errorf("pinArgs(IP literal) = %q, want nil", got)
 	}
 }

@@ -23,6 +23,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// Both clone for the build pipeline.
+var (
+	_ build.Cloner = (*githost.Service)(nil)
+	_ build.Cloner = (*githost.Git)(nil)
+)
+
 var reactApp = map[string]string{
 	"package.json":      `{"name":"site","scripts":{"dev":"vite","build":"vite build"},"dependencies":{"react":"^18.2.0"},"devDependencies":{"vite":"^5.2.0"}}`,
 	"package-lock.json": "{}",
@@ -97,6 +103,17 @@ func TestLookupGitHub(t *testing.T) {
 		}
 		if got.Framework != "static" || got.BuildConfig.OutputDirectory != "." {
 			t.Errorf("got %q %+v; want static site detected on the docs branch", got.Framework, got.BuildConfig)
+		}
+	})
+
+	t.Run("branch with a slash", func(t *testing.T) {
+		gh.Push(t, "alice/site", "feature/login#2", "Login form", map[string]string{"login.html": "form"})
+		got, err := s.Lookup(ctx, gh.URL+"/alice/site/tree/feature/login%232")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Branch != "feature/login#2" || got.Repository.LastCommit.Message != "Login form" {
+			t.Errorf("got branch %q commit %q", got.Branch, got.Repository.LastCommit.Message)
 		}
 	})
 

@@ -123,7 +123,11 @@ func (g *GitHub) Commit(ctx context.Context, token, owner, name, ref string) (*g
 	if err != nil {
 		return nil, err
 	}
-	rc, _, err := c.Repositories.GetCommit(ctx, owner, name, ref, nil)
+	segs := strings.Split(ref, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	rc, _, err := c.Repositories.GetCommit(ctx, owner, name, strings.Join(segs, "/"), nil)
 	if err != nil {
 		return nil, g.apiError(ctx, err, g.webURL+"/"+owner+"/"+name, ref)
 	}

@@ -74,7 +74,11 @@ var (
 //	Gitea's …/src/branch/<branch>
 //	a port after the host
 //
-// Queries and fragments are dropped. Everything else is refused with an
+// Queries and fragments are dropped. CloneURL ends in ".git" when the
+// URL did or the host is a known forge (github.com, gitlab.com,
+// codeberg.org, gitea.com, bitbucket.org), which serve every repository
+// there; on other hosts (cgit, a campus server) the path is kept as given.
+// Everything else is refused with an
 // EINVALID *gantry.Error before any network access: schemes other than http
 // and https (file:, ssh:, git:, ext::), scp-style "git@host:path", local
 // paths, user names or passwords in the URL, "." and ".." segments, and
