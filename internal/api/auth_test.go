@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,6 +230,32 @@ func TestLoginRateLimitPerAccount(t *testing.T) {
 	e.now = e.now.Add(auth.LimitWindow)
 	if rec := login(e, "203.0.113.99:1", "alice@example.com", alicePass); rec.Code != 200 {
 		t.Errorf("after the window: got %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestLoginConcurrentGuesses checks that a burst of simultaneous guesses
+// gets no more tries than the limit.
+func TestLoginConcurrentGuesses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = 30
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- login(e, fmt.Sprintf("203.0.113.%d:1", i), "alice@example.com", fmt.Sprintf("guess-%d", i)).Code
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[401] != 10 || count[429] != n-10 {
+		t.Errorf("got statuses %v, want 10×401 and %d×429", count, n-10)
 	}
 }
 

@@ -178,6 +178,23 @@ func TestLimiter(t *testing.T) {
 		t.Error("blocked after Reset")
 	}
 
+	// Take counts and checks at once; Return undoes it.
+	l.Reset("t")
+	for i := range 3 {
+		if !l.Take("t") {
+			t.Fatalf("Take %d refused, want 3 taken", i)
+		}
+	}
+	if l.Take("t") {
+		t.Error("a 4th Take succeeded")
+	}
+	l.Return("t")
+	if !l.Take("t") {
+		t.Error("Take refused after Return")
+	}
+	l.Reset("t")
+	l.Return("t") // nothing to return: no panic
+
 	// Keys whose events are all old are evicted.
 	for i := range 50 {
 		l.Hit(fmt.Sprintf("k%d", i))

@@ -52,6 +52,41 @@ func (l *Limiter) Hit(key string) {
 	}
 }
 
+// Take records one event for key and reports true when key had fewer than
+// max events in the window; otherwise it records nothing and reports false.
+// Checking and counting at once keeps concurrent attempts from slipping
+// past the limit together: count an attempt before its outcome is known,
+// and Return it if it turns out not to count.
+func (l *Limiter) Take(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.Now()
+	ev := l.recent(key, now)
+	if len(ev) >= l.max {
+		return false
+	}
+	l.events[key] = append(ev, now)
+	if now.Sub(l.lastSweep) > l.window || len(l.events) > maxLimiterKeys {
+		l.sweep(now)
+	}
+	return true
+}
+
+// Return removes the newest event of key, undoing a Take whose attempt
+// turned out not to count.
+func (l *Limiter) Return(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := l.events[key]
+	switch len(ev) {
+	case 0:
+	case 1:
+		delete(l.events, key)
+	default:
+		l.events[key] = ev[:len(ev)-1]
+	}
+}
+
 // Reset forgets key's events.
 func (l *Limiter) Reset(key string) {
 	l.mu.Lock()

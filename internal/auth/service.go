@@ -65,15 +65,20 @@ func NewService(users gantry.UserStore, passwords *Passwords, tokens *Tokens) *S
 // student, free plan with 3 projects and 5 deployments, active, not
 // verified, no avatar, signed in now) and returns it with a token. A taken
 // username or email is ECONFLICT; more than RegisterLimit registrations
-// from clientIP in the window are ETOOMANY.
-func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Registration) (*gantry.User, string, error) {
+// (created or refused as taken) from clientIP in the window are ETOOMANY.
+func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Registration) (_ *gantry.User, _ string, err error) {
 	r.Normalize()
 	if err := r.Validate(); err != nil {
 		return nil, "", err
 	}
-	if !s.RegisterByIP.Allow(clientIP) {
+	if !s.RegisterByIP.Take(clientIP) {
 		return nil, "", gantry.Errorf(gantry.ETOOMANY, MsgTooManyRegisters)
 	}
+	defer func() {
+		if err != nil && gantry.ErrorCode(err) != gantry.ECONFLICT {
+			s.RegisterByIP.Return(clientIP) // only created and taken count
+		}
+	}()
 	hash, err := s.Passwords.Hash(ctx, r.Password)
 	if err != nil {
 		return nil, "", err
@@ -90,11 +95,7 @@ func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Regist
 		GitHub:       gantry.GitHubLink{Repos: []gantry.GitHubRepo{}},
 		PasswordHash: hash,
 	}
-	err = s.Users.CreateUser(ctx, u)
-	if err == nil || gantry.ErrorCode(err) == gantry.ECONFLICT {
-		s.RegisterByIP.Hit(clientIP)
-	}
-	if err != nil {
+	if err := s.Users.CreateUser(ctx, u); err != nil {
 		return nil, "", err
 	}
 	token, _, err := s.Tokens.Issue(u.ID)
@@ -109,8 +110,10 @@ func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Regist
 // same EUNAUTHORIZED MsgInvalidLogin, after the same work. After
 // LoginFailures failures in the window from clientIP or for the email,
 // every attempt is ETOOMANY until the window has passed; a success resets
-// the account's count. A deactivated account is EFORBIDDEN.
-func (s *Service) Login(ctx context.Context, clientIP, email, password string) (*gantry.User, string, error) {
+// the account's count. Attempts are counted before the password is checked,
+// so concurrent guesses cannot exceed the limit. A deactivated account is
+// EFORBIDDEN.
+func (s *Service) Login(ctx context.Context, clientIP, email, password string) (_ *gantry.User, _ string, err error) {
 	email = gantry.NormalizeEmail(email)
 	if email == "" {
 		return nil, "", gantry.Errorf(gantry.EINVALID, "Email is required")
@@ -118,18 +121,29 @@ func (s *Service) Login(ctx context.Context, clientIP, email, password string) (
 	if password == "" {
 		return nil, "", gantry.Errorf(gantry.EINVALID, "Password is required")
 	}
-	if !s.LoginByIP.Allow(clientIP) || !s.LoginByAccount.Allow(email) {
+	if !s.LoginByIP.Take(clientIP) {
 		return nil, "", gantry.Errorf(gantry.ETOOMANY, MsgTooManyLogins)
 	}
-	fail := func() (*gantry.User, string, error) {
-		s.LoginByIP.Hit(clientIP)
-		s.LoginByAccount.Hit(email)
-		return nil, "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgInvalidLogin)
+	if !s.LoginByAccount.Take(email) {
+		s.LoginByIP.Return(clientIP)
+		return nil, "", gantry.Errorf(gantry.ETOOMANY, MsgTooManyLogins)
 	}
+	failed := false // a wrong email or password: the attempt keeps counting
+	defer func() {
+		if !failed {
+			s.LoginByIP.Return(clientIP)
+			s.LoginByAccount.Return(email)
+		}
+		if err == nil {
+			s.LoginByAccount.Reset(email)
+		}
+	}()
+	invalid := gantry.Errorf(gantry.EUNAUTHORIZED, MsgInvalidLogin)
 	u, err := s.Users.FindUserByEmail(ctx, email)
 	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
 		s.Passwords.VerifyDummy(ctx, password)
-		return fail()
+		failed = true
+		return nil, "", invalid
 	} else if err != nil {
 		return nil, "", err
 	}
@@ -137,12 +151,12 @@ func (s *Service) Login(ctx context.Context, clientIP, email, password string) (
 	if err != nil {
 		return nil, "", err
 	} else if !ok {
-		return fail()
+		failed = true
+		return nil, "", invalid
 	}
 	if !u.IsActive {
 		return nil, "", gantry.Errorf(gantry.EFORBIDDEN, MsgInactive)
 	}
-	s.LoginByAccount.Reset(email)
 	now := s.Now().UTC().Truncate(time.Millisecond)
 	if err := s.Users.TouchLastLogin(ctx, u.ID, now); err != nil {
 		return nil, "", err
@@ -193,16 +207,17 @@ func (s *Service) ChangePassword(ctx context.Context, u *gantry.User, current, n
 	if err := gantry.ValidatePassword(next); err != nil {
 		return err
 	}
-	if !s.LoginByAccount.Allow(u.Email) {
+	if !s.LoginByAccount.Take(u.Email) {
 		return gantry.Errorf(gantry.ETOOMANY, MsgTooManyAttempts)
 	}
 	ok, err := s.Passwords.Verify(ctx, u.PasswordHash, current)
 	if err != nil {
+		s.LoginByAccount.Return(u.Email)
 		return err
 	} else if !ok {
-		s.LoginByAccount.Hit(u.Email)
-		return gantry.Errorf(gantry.EINVALID, MsgWrongPassword)
+		return gantry.Errorf(gantry.EINVALID, MsgWrongPassword) // the attempt keeps counting
 	}
+	s.LoginByAccount.Return(u.Email)
 	hash, err := s.Passwords.Hash(ctx, next)
 	if err != nil {
 		return err
