@@ -67,7 +67,8 @@ type Config struct {
 	Detect Detector
 }
 
-// Service looks repositories up on any git host and on GitHub.
+// Service looks repositories up on any git host and on GitHub. It holds no
+// per-request state and is safe for concurrent use.
 type Service struct {
 	Checker *Checker
 	Git     *Git
