@@ -27,12 +27,8 @@ export function DashboardRoute() {
       >
         <h2 className="text-xl font-semibold text-zinc-900 dark:text-zinc-50">Welcome back, {firstName}!</h2>
         <p className="mt-1 max-w-xl text-sm text-zinc-600 dark:text-zinc-400">
-          Pick up where you left off, or start something new.
+          Pick up where you left off, or import a repository and have it live in minutes.
         </p>
-        <Link to={paths.newProject.getHref()} className={buttonClasses({ className: 'mt-5' })}>
-          <Plus className="size-4" aria-hidden="true" />
-          New Project
-        </Link>
       </section>
 
       <h2 className="sr-only">Quick actions</h2>

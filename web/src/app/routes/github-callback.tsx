@@ -87,6 +87,7 @@ export function GitHubCallbackRoute() {
             <XCircle className="mx-auto size-10 text-red-500" aria-hidden="true" />
             <h1 className="mt-4 text-lg font-semibold text-zinc-900 dark:text-zinc-50">Something went wrong</h1>
             <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">{state.message}</p>
+            <p className="mt-4 text-xs text-zinc-500 dark:text-zinc-400">Taking you back to GitHub Integration…</p>
           </>
         )}
       </Card>

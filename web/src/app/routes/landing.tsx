@@ -99,7 +99,7 @@ export function LandingRoute() {
               <span className="size-2.5 rounded-full bg-zinc-700" />
               <span className="ml-3 font-mono text-xs text-zinc-500">build log</span>
             </div>
-            <pre className="overflow-x-auto p-5 font-mono text-[13px] leading-6">
+            <pre className="overflow-x-auto p-5 font-mono text-xs leading-6 whitespace-pre-wrap break-words sm:text-[13px]">
               {logLines.map((l) => (
                 <div key={l.text} className={l.tone}>
                   {l.text}
@@ -185,16 +185,20 @@ export function LandingRoute() {
           <div className="relative mt-8 flex flex-col justify-center gap-3 sm:flex-row">
             <Link
               to={paths.register.getHref()}
-              className={buttonClasses({ size: 'lg', className: 'bg-white text-zinc-900 hover:bg-zinc-100 dark:bg-white dark:hover:bg-zinc-200' })}
+              className={buttonClasses({
+                variant: 'none',
+                size: 'lg',
+                className: 'bg-white text-zinc-900 shadow-sm hover:bg-zinc-100',
+              })}
             >
               Create free account
             </Link>
             <Link
               to={paths.login.getHref()}
               className={buttonClasses({
-                variant: 'ghost',
+                variant: 'none',
                 size: 'lg',
-                className: 'text-zinc-200 hover:bg-white/10 hover:text-white dark:hover:bg-white/10',
+                className: 'text-zinc-100 ring-1 ring-inset ring-white/20 hover:bg-white/10 hover:text-white',
               })}
             >
               Sign In

@@ -26,8 +26,8 @@ export function ProfileRoute() {
           </p>
         </div>
       </div>
-      <div className="grid gap-6 lg:grid-cols-3">
-        <div className="space-y-6 lg:col-span-2">
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+        <div className="min-w-0 space-y-6">
           {/* Remount the form when the saved user changes, so it shows the saved values. */}
           <ProfileForm key={`${user.fullName}|${user.username}|${user.email}`} user={user} />
           <StatsCard />

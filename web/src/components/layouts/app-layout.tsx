@@ -41,7 +41,7 @@ export function AppLayout({ children, notifications }: AppLayoutProps) {
   if (!user) return null
 
   return (
-    <div className="min-h-dvh lg:pl-64">
+    <div className="flex min-h-dvh">
       <a
         href="#main"
         className="sr-only z-50 rounded-md bg-white px-3 py-2 text-sm font-medium focus:not-sr-only focus:fixed focus:left-4 focus:top-4 dark:bg-zinc-900"
@@ -49,9 +49,11 @@ export function AppLayout({ children, notifications }: AppLayoutProps) {
         Skip to content
       </a>
 
-      {/* Desktop sidebar */}
-      <aside className="fixed inset-y-0 left-0 z-30 hidden w-64 border-r border-zinc-200 bg-white lg:block dark:border-zinc-800 dark:bg-zinc-950">
-        <SidebarContent user={user} />
+      {/* Desktop sidebar: a full-height column whose content stays in view. */}
+      <aside className="hidden w-64 shrink-0 border-r border-zinc-200 bg-white lg:block dark:border-zinc-800 dark:bg-zinc-950">
+        <div className="sticky top-0 h-dvh">
+          <SidebarContent user={user} />
+        </div>
       </aside>
 
       {/* Phone and tablet sidebar */}
@@ -82,7 +84,7 @@ export function AppLayout({ children, notifications }: AppLayoutProps) {
         </div>
       ) : null}
 
-      <div className="flex min-h-dvh flex-col">
+      <div className="flex min-h-dvh min-w-0 flex-1 flex-col">
         <header className="sticky top-0 z-20 border-b border-zinc-200/80 bg-white/80 backdrop-blur-md dark:border-zinc-800/80 dark:bg-zinc-950/80">
           <div className="flex h-16 items-center gap-2 px-4 sm:px-6 lg:px-8">
             <button

@@ -37,9 +37,11 @@ export function PublicLayout({ children }: { children: ReactNode }) {
               to={paths.discover.getHref()}
               className={({ isActive }) =>
                 buttonClasses({
-                  variant: 'ghost',
+                  variant: 'none',
                   size: 'sm',
-                  className: isActive ? 'text-zinc-900 dark:text-zinc-50' : undefined,
+                  className: isActive
+                    ? 'bg-zinc-100 text-zinc-900 dark:bg-zinc-800 dark:text-zinc-50'
+                    : 'text-zinc-700 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-300 dark:hover:bg-zinc-800 dark:hover:text-zinc-50',
                 })
               }
             >

@@ -28,13 +28,16 @@ const sizes: Record<ButtonSize, string> = {
   icon: 'size-9',
 }
 
-/** The classes of a button, for links that look like one. */
+/**
+ * The classes of a button, for links that look like one. Variant 'none'
+ * keeps the shape and leaves the colours to `className`.
+ */
 export function buttonClasses({
   variant = 'primary',
   size = 'md',
   className,
-}: { variant?: ButtonVariant; size?: ButtonSize; className?: string } = {}): string {
-  return cn(base, variants[variant], sizes[size], className)
+}: { variant?: ButtonVariant | 'none'; size?: ButtonSize; className?: string } = {}): string {
+  return cn(base, variant === 'none' ? undefined : variants[variant], sizes[size], className)
 }
 
 type ButtonProps = ButtonHTMLAttributes<HTMLButtonElement> & {

@@ -8,7 +8,7 @@ import { planLabel, planLimitsLabel, roleOf } from '@/utils/user'
 function Row({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div className="flex items-center justify-between gap-4 py-2.5">
-      <dt className="text-sm text-zinc-600 dark:text-zinc-400">{label}</dt>
+      <dt className="shrink-0 text-sm text-zinc-600 dark:text-zinc-400">{label}</dt>
       <dd className="text-right text-sm font-medium text-zinc-900 dark:text-zinc-100">{children}</dd>
     </div>
   )
@@ -26,9 +26,9 @@ export function AccountStatusCard({ user }: { user: User }) {
           <Row label="Role">
             <Badge tone="accent">{capitalize(roleOf(user))}</Badge>
           </Row>
-          <Row label="Subscription">
-            <span className="block">{planLabel(user)}</span>
-            <span className="block text-xs font-normal text-zinc-500 dark:text-zinc-400">{planLimitsLabel(user)}</span>
+          <Row label="Subscription">{planLabel(user)}</Row>
+          <Row label="Plan limits">
+            <span className="font-normal text-zinc-700 dark:text-zinc-300">{planLimitsLabel(user)}</span>
           </Row>
           <Row label="Verified">
             {user.isVerified ? (

@@ -13,17 +13,19 @@ export function GitHubStatusCard({ user }: { user: User }) {
   const connected = Boolean(github?.connected)
   return (
     <Card>
-      <CardHeader className="flex-row items-center justify-between">
+      <CardHeader>
         <CardTitle>GitHub integration</CardTitle>
-        {connected ? (
-          <Badge tone="success" dot>
-            Connected
-          </Badge>
-        ) : (
-          <Badge tone="neutral" dot>
-            Not connected
-          </Badge>
-        )}
+        <div>
+          {connected ? (
+            <Badge tone="success" dot>
+              Connected
+            </Badge>
+          ) : (
+            <Badge tone="neutral" dot>
+              Not connected
+            </Badge>
+          )}
+        </div>
       </CardHeader>
       <CardContent>
         {connected ? (

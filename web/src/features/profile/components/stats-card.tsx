@@ -5,16 +5,17 @@ import { Skeleton } from '@/components/ui/skeleton'
 import type { UserStats } from '@/types/api'
 import { useUserStats } from '../api/get-user-stats'
 
-type Stat = { label: string; icon: LucideIcon; value: (s: UserStats) => string }
+type Stat = { label: string; icon: LucideIcon; value: (s: UserStats) => number; unit?: (n: number) => string }
 
 const stats: Stat[] = [
-  { label: 'Total Projects', icon: FolderGit2, value: (s) => String(s.totalProjects) },
-  { label: 'Total Deployments', icon: Rocket, value: (s) => String(s.totalDeployments) },
-  { label: 'Active Deployments', icon: Zap, value: (s) => String(s.activeDeployments) },
+  { label: 'Total Projects', icon: FolderGit2, value: (s) => s.totalProjects },
+  { label: 'Total Deployments', icon: Rocket, value: (s) => s.totalDeployments },
+  { label: 'Active Deployments', icon: Zap, value: (s) => s.activeDeployments },
   {
     label: 'Account Age',
     icon: CalendarDays,
-    value: (s) => `${s.accountAge} ${s.accountAge === 1 ? 'day' : 'days'}`,
+    value: (s) => s.accountAge,
+    unit: (n) => (n === 1 ? 'day' : 'days'),
   },
 ]
 
@@ -35,7 +36,7 @@ export function StatsCard() {
         {query.isError ? (
           <p className="mb-4 text-sm text-zinc-600 dark:text-zinc-400">Statistics could not be loaded.</p>
         ) : null}
-        <dl className="grid grid-cols-2 gap-3 lg:grid-cols-4">
+        <dl className="grid grid-cols-2 gap-3">
           {stats.map((stat) => {
             const Icon = stat.icon
             return (
@@ -48,7 +49,20 @@ export function StatsCard() {
                   {stat.label}
                 </dt>
                 <dd className="mt-2 text-2xl font-semibold tabular-nums text-zinc-900 dark:text-zinc-50">
-                  {query.data ? stat.value(query.data) : query.isPending ? <Skeleton className="h-8 w-12" /> : '—'}
+                  {query.data ? (
+                    <>
+                      {stat.value(query.data)}
+                      {stat.unit ? (
+                        <span className="ml-1.5 text-sm font-medium text-zinc-500 dark:text-zinc-400">
+                          {stat.unit(stat.value(query.data))}
+                        </span>
+                      ) : null}
+                    </>
+                  ) : query.isPending ? (
+                    <Skeleton className="h-8 w-12" />
+                  ) : (
+                    '—'
+                  )}
                 </dd>
               </div>
             )

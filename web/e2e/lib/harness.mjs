@@ -1,0 +1,152 @@
+// Shared plumbing of the browser tests: start the real gantry binary on a
+// free port with a fresh data folder, wait for it, and launch Debian's
+// Chromium through playwright-core.
+import { spawn } from 'node:child_process'
+import { createWriteStream } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+
+export const E2E_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+export const OUT_DIR = path.join(E2E_DIR, '.out')
+export const SCREENSHOT_DIR = path.join(E2E_DIR, 'screenshots')
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
+
+/** A TCP port nothing listens on right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * startServer runs `$bin serve` on 127.0.0.1:<free port> with a fresh data
+ * folder. Its output goes to e2e/.out/server.log. stop() kills it and removes
+ * the folder; it is safe to call more than once.
+ */
+export async function startServer(bin, { timeoutMs = 30_000 } = {}) {
+  if (!bin) throw new Error('GANTRY_BIN is not set: point it at the gantry binary (make build makes bin/gantry)')
+  const port = await freePort()
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-'))
+  await mkdir(OUT_DIR, { recursive: true })
+  const logPath = path.join(OUT_DIR, 'server.log')
+  const log = createWriteStream(logPath)
+  const env = {
+    ...process.env,
+    GANTRY_ADDR: `127.0.0.1:${port}`,
+    GANTRY_DATA_DIR: dataDir,
+    GANTRY_PUBLIC_URL: `http://localhost:${port}`,
+  }
+  const child = spawn(bin, ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout.pipe(log)
+  child.stderr.pipe(log)
+  let exited = null
+  const exitedPromise = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      exited = { code, signal }
+      resolve(exited)
+    })
+    child.on('error', (err) => {
+      exited = { code: null, signal: null, error: err }
+      resolve(exited)
+    })
+  })
+
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    if (!exited) {
+      child.kill('SIGTERM')
+      const done = await Promise.race([exitedPromise, sleep(5000).then(() => null)])
+      if (!done) {
+        child.kill('SIGKILL')
+        await exitedPromise
+      }
+    }
+    log.end()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+
+  const apiURL = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (exited) {
+      await stop()
+      throw new Error(`gantry serve exited early (${JSON.stringify(exited)}); see ${logPath}`)
+    }
+    try {
+      const res = await fetch(`${apiURL}/api/health`)
+      if (res.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop()
+      throw new Error(`gantry serve did not answer /api/health within ${timeoutMs} ms; see ${logPath}`)
+    }
+    await sleep(100)
+  }
+
+  return { baseURL: `http://localhost:${port}`, apiURL, port, dataDir, logPath, stop }
+}
+
+export function launchBrowser() {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
+}
+
+/** Calls the API directly from Node, for setting up a journey. */
+export async function apiCall(apiURL, method, pathname, body, token) {
+  const headers = { Accept: 'application/json' }
+  if (body !== undefined) headers['Content-Type'] = 'application/json'
+  if (token) headers.Authorization = `Bearer ${token}`
+  const res = await fetch(`${apiURL}${pathname}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const json = await res.json().catch(() => null)
+  return { status: res.status, json }
+}
+
+let counter = 0
+/** Credentials nobody has used on this server yet. */
+export function uniqueUser(prefix = 'e2e') {
+  counter += 1
+  const id = `${prefix}${Date.now().toString(36)}${counter}`
+  return {
+    fullName: 'Ada Lovelace',
+    username: id,
+    email: `${id}@example.com`,
+    password: 'correct-horse-42',
+  }
+}
+
+/** Registers a user through the API and returns its token. */
+export async function registerViaAPI(apiURL, user) {
+  const { status, json } = await apiCall(apiURL, 'POST', '/api/auth/register', user)
+  if (status < 200 || status >= 300 || !json?.data?.token) {
+    throw new Error(`register via API: status ${status}: ${JSON.stringify(json)}`)
+  }
+  return json.data.token
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+// Screenshots of every screen, light and dark, desktop (1280×800) and phone
+// (375×812), into e2e/screenshots/<screen>-<theme>-<device>.png.
+//
+// run.mjs calls takeScreenshots at the end. On its own:
+//   GANTRY_BIN=/abs/bin/gantry node e2e/screens.mjs     (starts the binary)
+//   E2E_BASE_URL=http://localhost:5173 node e2e/screens.mjs   (a running app)
+import { mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  SCREENSHOT_DIR,
+  launchBrowser,
+  registerViaAPI,
+  startServer,
+  uniqueUser,
+} from './lib/harness.mjs'
+
+const DEVICES = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 375, height: 812 },
+}
+const THEMES = ['light', 'dark']
+
+const h1 = (name) => (page) => page.getByRole('heading', { level: 1, name }).first().waitFor()
+
+/**
+ * The screens. `auth` screens are taken signed in. `ready` waits for the
+ * content; `act` puts the screen in the state to show; `only` limits it to
+ * one device; `full` (default true) captures the whole page.
+ */
+export const SCREENS = [
+  { name: 'landing', path: '/', ready: h1(/ship your projects/i) },
+  {
+    name: 'landing-menu',
+    path: '/',
+    only: 'phone',
+    full: false,
+    ready: h1(/ship your projects/i),
+    act: (page) => page.getByRole('button', { name: 'Open menu' }).click(),
+  },
+  { name: 'login', path: '/login', ready: h1('Welcome back') },
+  { name: 'register', path: '/register', ready: h1('Create your account') },
+  {
+    name: 'register-errors',
+    path: '/register',
+    ready: h1('Create your account'),
+    act: async (page) => {
+      await page.getByLabel('Username').fill('ab')
+      await page.getByLabel('Email address').fill('not-an-email')
+      await page.getByRole('button', { name: 'Create account' }).click()
+      await page.getByText('Full name is required').waitFor()
+    },
+  },
+  { name: 'dashboard-visitor', path: '/dashboard', ready: h1('Sign in to see your dashboard') },
+  { name: 'discover-visitor', path: '/discover', ready: h1('Discover') },
+  {
+    name: 'github-callback-error',
+    path: '/github-callback?error=access_denied',
+    full: false,
+    ready: (page) => page.getByText('GitHub authentication failed. Please try again.').waitFor(),
+  },
+
+  { name: 'dashboard', path: '/dashboard', auth: true, ready: h1('Dashboard') },
+  {
+    name: 'user-menu',
+    path: '/dashboard',
+    auth: true,
+    full: false,
+    ready: h1('Dashboard'),
+    act: (page) => page.getByRole('button', { name: 'Account menu' }).click(),
+  },
+  {
+    name: 'sidebar-drawer',
+    path: '/projects/demo-project',
+    auth: true,
+    only: 'phone',
+    full: false,
+    ready: h1('Project Details'),
+    act: (page) => page.getByRole('button', { name: 'Open navigation' }).click(),
+  },
+  { name: 'discover', path: '/discover', auth: true, ready: h1('Discover') },
+  { name: 'projects', path: '/projects', auth: true, ready: h1('My Projects') },
+  { name: 'project-new', path: '/projects/new', auth: true, ready: h1('New Project') },
+  { name: 'project-detail', path: '/projects/demo-project', auth: true, ready: h1('Project Details') },
+  { name: 'project-edit', path: '/projects/demo-project/edit', auth: true, ready: h1('Edit Project') },
+  { name: 'deployments', path: '/deployments', auth: true, ready: h1('Deployments') },
+  { name: 'deployment-detail', path: '/deployments/demo-deployment', auth: true, ready: h1('Deployment') },
+  {
+    name: 'profile',
+    path: '/profile',
+    auth: true,
+    ready: async (page) => {
+      await h1('Profile')(page)
+      await page.getByText('Account Age').waitFor()
+    },
+  },
+  { name: 'settings', path: '/settings', auth: true, ready: h1('Settings') },
+  { name: 'github-integration', path: '/github-integration', auth: true, ready: h1('GitHub Integration') },
+  { name: 'notifications', path: '/notifications', auth: true, ready: h1('Notifications') },
+]
+
+/**
+ * takeScreenshots writes every screen × theme × device and returns how many
+ * files it wrote. `apiURL` is where to register the signed-in user.
+ */
+export async function takeScreenshots({ browser, baseURL, apiURL, filter = '' }) {
+  await rm(SCREENSHOT_DIR, { recursive: true, force: true })
+  await mkdir(SCREENSHOT_DIR, { recursive: true })
+  const token = await registerViaAPI(apiURL, {
+    ...uniqueUser('maya'),
+    fullName: 'Maya Chen',
+  })
+
+  let count = 0
+  for (const [device, viewport] of Object.entries(DEVICES)) {
+    for (const theme of THEMES) {
+      for (const screen of SCREENS) {
+        if (screen.only && screen.only !== device) continue
+        if (filter && !screen.name.includes(filter)) continue
+        const context = await browser.newContext({
+          viewport,
+          baseURL,
+          reducedMotion: 'reduce',
+          colorScheme: theme,
+        })
+        try {
+          await context.addInitScript(
+            ([t, tok]) => {
+              localStorage.setItem('theme', t)
+              if (tok) localStorage.setItem('token', tok)
+              else localStorage.removeItem('token')
+            },
+            [theme, screen.auth ? token : null],
+          )
+          const page = await context.newPage()
+          page.setDefaultTimeout(10_000)
+          await page.goto(screen.path)
+          await screen.ready(page)
+          await page.waitForLoadState('networkidle', { timeout: 3000 }).catch(() => {})
+          if (screen.act) await screen.act(page)
+          await page.waitForTimeout(150)
+          const file = path.join(SCREENSHOT_DIR, `${screen.name}-${theme}-${device}.png`)
+          await page.screenshot({ path: file, fullPage: screen.full !== false })
+          count += 1
+        } catch (err) {
+          throw new Error(`screen ${screen.name} (${theme}, ${device}): ${err.message}`, { cause: err })
+        } finally {
+          await context.close()
+        }
+      }
+    }
+  }
+  return count
+}
+
+async function standalone() {
+  const filter = process.argv[2] ?? ''
+  let server
+  let baseURL = process.env.E2E_BASE_URL
+  let apiURL = baseURL
+  if (!baseURL) {
+    server = await startServer(process.env.GANTRY_BIN)
+    baseURL = server.baseURL
+    apiURL = server.apiURL
+  }
+  const browser = await launchBrowser()
+  try {
+    const count = await takeScreenshots({ browser, baseURL, apiURL, filter })
+    console.log(`${count} screenshots in ${path.relative(process.cwd(), SCREENSHOT_DIR)}`)
+  } finally {
+    await browser.close()
+    await server?.stop()
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  standalone().catch((err) => {
+    console.error(err)
+    process.exit(1)
+  })
+}
