@@ -48,6 +48,7 @@ type Sites interface {
 type Service struct {
 	Store   Store
 	Builder Builder
+	Repos   Repos
 	Hub     *events.Hub
 	Sites   Sites
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
@@ -254,6 +255,26 @@ func (s *Service) followProject(ctx context.Context, projectID string) {
 	if status != p.Status {
 		if err := s.Store.SetProjectStatus(ctx, projectID, status); err != nil {
 			s.logger().Error("project status", "project", projectID, "err", err)
+		}
+	}
+}
+
+// CheckReachable reports whether every folder above and including dir is
+// searchable by other users, as the sandbox user must reach the build
+// workspaces under it. The error says what to change.
+func CheckReachable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil && fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("the sandbox user cannot reach %s because %s is not searchable by other users: "+
+				"run `chmod o+x %s` or choose a GANTRY_DATA_DIR outside it", abs, p, p)
+		}
+		if p == filepath.Dir(p) {
+			return nil
 		}
 	}
 }

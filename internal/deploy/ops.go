@@ -75,8 +75,9 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
 	s.followProject(ctx, p.ID)
-	s.kick()
-	return s.Store.FindDeployment(ctx, userID, d.ID)
+	created, err := s.Store.FindDeployment(ctx, userID, d.ID)
+	s.kick() // after reading it back, so the answer says pending
+	return created, err
 }
 
 // checkLiveLimit refuses a deployment that would make more of the user's
@@ -353,8 +354,22 @@ func (s *Service) cancelBuild(id string) {
 
 // Restart brings a stopped deployment back live on its subdomain from its
 // published files, without rebuilding: for an older deployment this is a
-// rollback, and the one it replaces is stopped.
+// rollback, and the one it replaces is stopped. Without deploymentID it is
+// the deployment the subdomain last served.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
+	if deploymentID == "" {
+		// The deployment the subdomain points at (the one that was stopped)
+		// comes back, rather than the newest stopped one.
+		ps, err := s.Store.ListProjects(ctx, userID)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if p.Subdomain == sub && p.ActiveDeployment != nil {
+				deploymentID = p.ActiveDeployment.ID
+			}
+		}
+	}
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentStopped)
 	if err != nil {
 		return nil, err

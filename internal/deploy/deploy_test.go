@@ -1,0 +1,301 @@
+package deploy_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/store"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// env is a whole deployment stack: database, git host, sandboxed builder,
+// edge.
+type env struct {
+	t     *testing.T
+	db    *store.DB
+	git   *gittest.Server
+	svc   *deploy.Service
+	table *edge.Table
+	edge  *edge.Edge
+	user  *gantry.User
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	sb := sandbox.New(sandbox.Config{})
+	if err := sb.Available(); err != nil {
+		t.Skipf("sandbox unavailable: %v", err)
+	}
+	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t), table: edge.NewTable()}
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.user = &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true}
+	if err := e.db.CreateUser(context.Background(), e.user); err != nil {
+		t.Fatal(err)
+	}
+	// The sandbox user must be able to reach the build folders: t.TempDir's
+	// parents are private, so the data folder is made beside them.
+	data, err := os.MkdirTemp("", "gantry-deploy-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(data, 0o755)
+	t.Cleanup(func() { os.RemoveAll(data) })
+	e.svc = &deploy.Service{
+		Store:   e.db,
+		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
+		Repos:   hosts,
+		Hub:     events.NewHub(),
+		Sites:   deploy.EdgeSites{Table: e.table},
+		DataDir: data,
+		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
+		Poll:    50 * time.Millisecond,
+	}
+	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
+	if err := e.svc.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.svc.Close() })
+	return e
+}
+
+func (e *env) project(name string, files map[string]string) *gantry.Project {
+	e.t.Helper()
+	url := e.git.Repo(e.t, "ada/"+gantry.SubdomainBase(name), "main", "initial commit", files)
+	in := deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name}
+	p, err := e.svc.CreatePublic(context.Background(), e.user.ID, in)
+	if err != nil {
+		e.t.Fatalf("create project: %v", err)
+	}
+	return p
+}
+
+// deploy queues a deployment and waits until it is no longer in progress.
+func (e *env) deploy(p *gantry.Project) *gantry.Deployment {
+	e.t.Helper()
+	d, err := e.svc.Create(context.Background(), e.user.ID, deploy.CreateRequest{ProjectID: p.ID, Version: "1.0.0"})
+	if err != nil {
+		e.t.Fatalf("create deployment: %v", err)
+	}
+	if d.Status != gantry.DeploymentPending {
+		e.t.Fatalf("got status %q at creation, want pending", d.Status)
+	}
+	return e.wait(d.ID)
+}
+
+func (e *env) wait(id string) *gantry.Deployment {
+	e.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		d, err := e.db.FindDeployment(context.Background(), "", id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !d.InProgress() {
+			return d
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("deployment %s still in progress after 2 minutes", id)
+	return nil
+}
+
+func (e *env) logs(id string) []string {
+	logs, err := e.db.Logs(context.Background(), id, 0, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range logs {
+		out = append(out, l.Level+": "+l.Message)
+	}
+	return out
+}
+
+// get fetches path from the edge for sub.
+func (e *env) get(sub, path string) (int, string) {
+	req := httptest.NewRequest("GET", "http://"+sub+".localhost:8080"+path, nil)
+	rec := httptest.NewRecorder()
+	e.edge.ServeHTTP(rec, req)
+	b, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(b)
+}
+
+func TestStaticDeployLifecycle(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("My Site", map[string]string{"index.html": "<h1>version one</h1>"})
+	if p.Subdomain != "my-site" {
+		t.Fatalf("got subdomain %q, want my-site", p.Subdomain)
+	}
+	d1 := e.deploy(p)
+	if d1.Status != gantry.DeploymentLive {
+		t.Fatalf("got status %q, want live; logs:\n%s", d1.Status, strings.Join(e.logs(d1.ID), "\n"))
+	}
+	logs := e.logs(d1.ID)
+	if last := logs[len(logs)-1]; last != "success: Deployment is live at http://my-site.localhost:8080" {
+		t.Fatalf("got last log line %q", last)
+	}
+	if d1.Metadata.CommitMessage != "initial commit" || len(d1.Metadata.CommitHash) != 40 || d1.Metadata.Author != "Test Author" {
+		t.Fatalf("got metadata %+v", d1.Metadata)
+	}
+	if d1.BuildInfo.StartTime == nil || d1.BuildInfo.EndTime == nil || d1.BuildInfo.BuildSize != int64(len("<h1>version one</h1>")) {
+		t.Fatalf("got build info %+v", d1.BuildInfo)
+	}
+	if code, body := e.get("my-site", "/"); code != 200 || body != "<h1>version one</h1>" {
+		t.Fatalf("edge: got %d %q", code, body)
+	}
+	if got, _ := e.db.FindProject(ctx, e.user.ID, p.ID); got.Status != gantry.ProjectDeployed {
+		t.Fatalf("got project status %q, want deployed", got.Status)
+	}
+
+	// A new commit and a redeploy: the new one takes the subdomain, the old one stops.
+	e.git.Repo(t, "ada/my-site", "main", "second", map[string]string{"index.html": "<h1>version two</h1>"})
+	d2 := e.deploy(p)
+	if d2.Status != gantry.DeploymentLive {
+		t.Fatalf("redeploy: got %q; logs:\n%s", d2.Status, strings.Join(e.logs(d2.ID), "\n"))
+	}
+	if _, body := e.get("my-site", "/"); body != "<h1>version two</h1>" {
+		t.Fatalf("after redeploy edge serves %q", body)
+	}
+	if old, _ := e.db.FindDeployment(ctx, "", d1.ID); old.Status != gantry.DeploymentStopped {
+		t.Fatalf("replaced deployment is %q, want stopped", old.Status)
+	}
+
+	// Restart of the old one is a rollback.
+	if _, err := e.svc.Restart(ctx, e.user.ID, "my-site", d1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := e.get("my-site", "/"); body != "<h1>version one</h1>" {
+		t.Fatalf("after rollback edge serves %q", body)
+	}
+	if cur, _ := e.db.FindDeployment(ctx, "", d2.ID); cur.Status != gantry.DeploymentStopped {
+		t.Fatalf("rolled-back-from deployment is %q, want stopped", cur.Status)
+	}
+
+	// Stop: 503. Restart: 200 again. Delete: 404 and files gone.
+	if _, err := e.svc.Stop(ctx, e.user.ID, "my-site", ""); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := e.get("my-site", "/"); code != http.StatusServiceUnavailable {
+		t.Fatalf("stopped site answers %d, want 503", code)
+	}
+	if _, err := e.svc.Restart(ctx, e.user.ID, "my-site", ""); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := e.get("my-site", "/"); code != 200 {
+		t.Fatalf("restarted site answers %d, want 200", code)
+	}
+	if err := e.svc.Delete(ctx, e.user.ID, d1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := e.get("my-site", "/"); code != http.StatusNotFound {
+		t.Fatalf("deleted site answers %d, want 404", code)
+	}
+	if _, err := os.Stat(e.svc.SiteDir(d1.ID)); !os.IsNotExist(err) {
+		t.Fatalf("site files of a deleted deployment remain: %v", err)
+	}
+}
+
+func TestFailedBuild(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("broken", map[string]string{
+		"package.json": `{"name":"broken","version":"1.0.0","scripts":{"build":"node -e \"console.error('boom'); process.exit(3)\""}}`,
+	})
+	d := e.deploy(p)
+	if d.Status != gantry.DeploymentFailed {
+		t.Fatalf("got %q, want failed", d.Status)
+	}
+	logs := e.logs(d.ID)
+	if last := logs[len(logs)-1]; !strings.HasPrefix(last, "error: ") || !strings.Contains(last, "exited with code 3") {
+		t.Fatalf("got last line %q, want an error saying the build exited with code 3", last)
+	}
+	if got, _ := e.db.FindProject(context.Background(), e.user.ID, p.ID); got.Status != gantry.ProjectFailed {
+		t.Fatalf("got project status %q, want failed", got.Status)
+	}
+	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, d.ID); err == nil {
+		t.Fatal("restart of a failed deployment succeeded")
+	}
+}
+
+func TestStopDuringBuild(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("slow", map[string]string{
+		"package.json": `{"name":"slow","version":"1.0.0","scripts":{"build":"node -e \"setTimeout(()=>{}, 600000)\""}}`,
+	})
+	d, err := e.svc.Create(context.Background(), e.user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		logs := strings.Join(e.logs(d.ID), "\n")
+		if strings.Contains(logs, "npm run build") || strings.Contains(logs, "Building") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("build never started:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := e.svc.Stop(context.Background(), e.user.ID, "slow", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("stop took %v", took)
+	}
+	got := e.wait(d.ID)
+	if got.Status != gantry.DeploymentStopped {
+		t.Fatalf("got %q, want stopped", got.Status)
+	}
+	if _, err := os.Stat(filepath.Join(e.svc.DataDir, "builds", d.ID)); !os.IsNotExist(err) {
+		t.Fatalf("workspace of a stopped build remains: %v", err)
+	}
+}
+
+func TestRecoveryAfterRestart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("site", map[string]string{"index.html": "ok"})
+	live := e.deploy(p)
+	e.svc.Close()
+
+	// A build that was cut off by a crash.
+	cut := &gantry.Deployment{ProjectID: p.ID, UserID: e.user.ID, Version: "1.0.0", Subdomain: p.Subdomain, Status: gantry.DeploymentBuilding}
+	if err := e.db.CreateDeployment(ctx, cut); err != nil {
+		t.Fatal(err)
+	}
+	table := edge.NewTable()
+	old := e.svc
+	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub,
+		Sites: deploy.EdgeSites{Table: table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll}
+	if err := fresh.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	got, _ := e.db.FindDeployment(ctx, "", cut.ID)
+	if got.Status != gantry.DeploymentFailed || !strings.Contains(got.Error, "restarted") {
+		t.Fatalf("cut-off build: got %q %q, want failed with a reason", got.Status, got.Error)
+	}
+	if site, ok := table.Lookup(p.Subdomain); !ok || site.DeploymentID != live.ID {
+		t.Fatalf("live site not restored: %+v %v", site, ok)
+	}
+}
