@@ -210,17 +210,26 @@ func (r *run) steps() (*Result, error) {
 
 	// Detect and merge the settings.
 	det, err := Detect(job.Workspace)
-	if err != nil {
-		return nil, &Error{Step: "detect", Message: fmt.Sprintf("Could not detect the framework: %v", err), Err: err}
+	cfg := mergeConfig(det, job.Project, job.Override)
+	switch {
+	case err == nil:
+		line := "Detected framework: " + FrameworkName(det.Framework)
+		if det.PackageManager != "" {
+			line += " (" + det.PackageManager + ")"
+		}
+		r.log.step(gantry.LevelInfo, line)
+	case errors.Is(err, ErrNoFramework) && (cfg.InstallCommand != "" || cfg.BuildCommand != "" || cfg.OutputDirectory != ""):
+		// The project says how to build it: no need to recognise it.
+		r.log.step(gantry.LevelInfo, "No framework detected: using the project's build settings")
+	default:
+		msg := gantry.ErrorMessage(err)
+		if gantry.ErrorCode(err) == gantry.EINTERNAL {
+			msg = err.Error()
+		}
+		return nil, &Error{Step: "detect", Message: msg, Err: err}
 	}
 	res.Detection = det
 	res.SPA = det.SPA
-	line := "Detected framework: " + FrameworkName(det.Framework)
-	if det.PackageManager != "" {
-		line += " (" + det.PackageManager + ")"
-	}
-	r.log.step(gantry.LevelInfo, line)
-	cfg := mergeConfig(det, job.Project, job.Override)
 	res.Config = cfg
 
 	// Install and build.

@@ -480,6 +480,13 @@ ln -s ../index.html dist/sub/copy.html && ln -s nowhere dist/dangling && mkfifo 
 	}
 }
 
+func TestNothingToBuild(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "empty", map[string]string{"README.md": "# notes"})
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "No supported framework detected: add an index.html or a package.json")
+}
+
 func TestLogCap(t *testing.T) {
 	e := newEnv(t)
 	e.p.MaxLogLines = 10
@@ -521,7 +528,6 @@ func TestViteBuild(t *testing.T) {
 		"src/style.css": `body { font-family: system-ui; }` + strings.Repeat("\n.x{color:red}", 100),
 	})
 	job.Timeout = 5 * time.Minute
-	job.Project = gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
 	job.Env = []gantry.EnvVar{{Key: "NODE_ENV", Value: "production"}} // must not drop vite (a devDependency)
 	res, l, err := e.run(t, job)
 	if err != nil {
@@ -536,7 +542,10 @@ func TestViteBuild(t *testing.T) {
 	if !js || !brJS || !contains(files, "index.html") {
 		t.Errorf("got files %v, want index.html and a fingerprinted JS bundle with a .br variant\nlog:\n%s", files, l)
 	}
-	t.Logf("vite build took %v", res.Duration)
+	t.Logf("vite build took %v (detected %s, %+v)", res.Duration, res.Detection.Framework, res.Config)
+	if res.Config.BuildCommand == "" || res.Config.OutputDirectory != "dist" {
+		t.Errorf("got config %+v from detection, want a build into dist", res.Config)
+	}
 }
 
 // items returns n distinct quoted strings, so that a bundle cannot

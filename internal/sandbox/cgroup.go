@@ -70,6 +70,44 @@ func ownCgroups(data string) map[string]string {
 	return m
 }
 
+// cgroupParents returns the folders under which runs' cgroups are created:
+// one per hierarchy (memory and pids on v1, the unified one on v2).
+func cgroupParents(root string) ([]string, error) {
+	v2, base, err := cgroupLayout(root)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, fmt.Errorf("cgroups: %w", err)
+	}
+	own := ownCgroups(string(self))
+	if v2 {
+		return []string{filepath.Join(base, own[""])}, nil
+	}
+	return []string{filepath.Join(base, "memory", own["memory"]), filepath.Join(base, "pids", own["pids"])}, nil
+}
+
+// sweepCgroups removes empty run cgroups ("gantry-*") under the parents.
+func sweepCgroups(root string) error {
+	parents, err := cgroupParents(root)
+	if err != nil {
+		return err
+	}
+	for _, p := range parents {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return fmt.Errorf("cgroups: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "gantry-") {
+				_ = syscall.Rmdir(filepath.Join(p, e.Name())) // fails while processes remain
+			}
+		}
+	}
+	return nil
+}
+
 // newCgroup creates the cgroup name for one run with l's memory and pids
 // limits (negative: unlimited).
 func newCgroup(root, name string, l Limits) (*cgroup, error) {

@@ -308,6 +308,17 @@ func (s *Sandbox) canSearch(fi os.FileInfo) bool {
 	return m&0o001 != 0
 }
 
+// Sweep removes the cgroups that runs of an earlier platform process left
+// behind when it died mid-build (its sandboxed processes die with it, their
+// empty cgroups stay). Only empty "gantry-*" cgroups next to the ones Run
+// creates are removed. In mode none it does nothing. Call it at start-up.
+func (s *Sandbox) Sweep() error {
+	if s.mode == ModeNone {
+		return nil
+	}
+	return sweepCgroups(s.cgroupRoot)
+}
+
 // TimeoutError is returned by Run when the run reached Limits.Timeout.
 type TimeoutError struct {
 	After time.Duration

@@ -448,3 +448,29 @@ func processesMatching(tb testing.TB, s string) []string {
 	}
 	return found
 }
+
+func TestConcurrentRuns(t *testing.T) {
+	s := mustSandbox(t)
+	data := platformDir(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		ws := workspace(t, s, data, fmt.Sprint("w", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Run(context.Background(), sandbox.Command{
+				Args: []string{"sh", "-c", "echo hi > out; sleep 0.5; cat out"}, Dir: ws,
+				Limits: sandbox.Limits{Memory: 64 << 20, Pids: 16},
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOwnCgroups(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       map[string]string
+	}{
+		{"hybrid", "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/ee75\n2:cpu,cpuacct:/x\n0::/\n",
+			map[string]string{"name=systemd": "/", "pids": "/", "memory": "/process_api/ee75", "cpu": "/x", "cpuacct": "/x", "": "/"}},
+		{"unified", "0::/system.slice/gantry.service\n", map[string]string{"": "/system.slice/gantry.service"}},
+		{"path with colon", "4:memory:/a:b\n", map[string]string{"memory": "/a:b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ownCgroups(tc.data)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCounter(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "memory.events")
+	if err := os.WriteFile(p, []byte("low 0\nhigh 0\nmax 12\noom 1\noom_kill 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter(p, "oom_kill"); got != 2 {
+		t.Errorf("got oom_kill %d, want 2", got)
+	}
+	if got := counter(p, "oom_group_kill"); got != -1 {
+		t.Errorf("got %d for a missing key, want -1", got)
+	}
+	if got := counter(filepath.Join(dir, "nope"), "max"); got != -1 {
+		t.Errorf("got %d for a missing file, want -1", got)
+	}
+}
+
+func TestCgroupLayoutHere(t *testing.T) {
+	v2, base, err := cgroupLayout("/sys/fs/cgroup")
+	if err != nil {
+		t.Skipf("no usable cgroups here: %v", err)
+	}
+	t.Logf("cgroup v2: %v, base %s", v2, base)
+}
+
+func TestGateScript(t *testing.T) {
+	got := gateScript(Limits{FileSize: 1 << 20, OpenFiles: 100})
+	want := `read -r g <&3 && [ "$g" = go ] || exit 125; exec 3<&-; ulimit -f 2048 2>/dev/null; ulimit -n 100 2>/dev/null; ulimit -c 0; exec "$@"`
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestDedupEnv(t *testing.T) {
+	got := dedupEnv([]string{"HOME=/workspace", "PATH=/bin", "BAD", "=x", "HOME=/other", "NUL=a\x00b", "A=1=2"})
+	want := []string{"HOME=/other", "PATH=/bin", "A=1=2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	parents, err := cgroupParents("/sys/fs/cgroup")
+	if err != nil {
+		t.Skipf("no usable cgroups here: %v", err)
+	}
+	stale := filepath.Join(parents[0], "gantry-stale-test")
+	other := filepath.Join(parents[0], "not-ours-test")
+	for _, d := range []string{stale, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(other)
+	if err := New(Config{}).Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale cgroup %s was not removed", stale)
+		os.Remove(stale)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("Sweep removed a cgroup that is not Gantry's")
+	}
+}
