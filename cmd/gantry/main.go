@@ -25,7 +25,13 @@ import (
 
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/config"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -179,7 +185,15 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	}
 	accounts := auth.NewService(db, passwords, tokens)
 
+	deploys, sites, err := m.openDeploys(ctx, cfg, db, logger)
+	if err != nil {
+		return err
+	}
+	defer deploys.Close()
+
 	srv := api.NewServer()
+	srv.Deploys = deploys
+	srv.LiveHandler = edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Database = db
@@ -226,6 +240,51 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// openDeploys wires the build pipeline (git host, sandbox), the edge's site
+// table and the deployment service, recovers from the last run and starts
+// the build workers. Without a usable sandbox it refuses to start.
+func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger) (*deploy.Service, *edge.Table, error) {
+	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox})
+	if err := sb.Available(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Sandbox == config.SandboxBwrap {
+		if err := deploy.PrepareDataDir(cfg.DataDir); err != nil {
+			return nil, nil, err
+		}
+	}
+	hosts, err := githost.New(githost.Config{
+		AllowHosts:   cfg.GitAllowHosts,
+		GitHubAPIURL: cfg.GitHubAPIURL.String(),
+		GitHubWebURL: cfg.GitHubWebURL.String(),
+		ClientID:     cfg.GitHubClientID,
+		ClientSecret: cfg.GitHubSecret,
+		RedirectURL:  cfg.PublicURL.JoinPath("/api/auth/github/callback").String(),
+		CloneTimeout: cfg.BuildTimeout,
+		Detect:       build.Suggest,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	table := edge.NewTable()
+	svc := &deploy.Service{
+		Store:        db,
+		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
+		Repos:        hosts,
+		Hub:          events.NewHub(),
+		Sites:        deploy.EdgeSites{Table: table},
+		DataDir:      cfg.DataDir,
+		LiveURL:      cfg.LiveURL,
+		Concurrency:  cfg.BuildConcurrency,
+		BuildTimeout: cfg.BuildTimeout,
+		Logger:       logger,
+	}
+	if err := svc.Open(ctx); err != nil {
+		return nil, nil, err
+	}
+	return svc, table, nil
 }
 
 // redact hides the password of a database URL for logs.

@@ -43,7 +43,7 @@ func TestServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(reachableDir(t), "data")
 	var logs lockedBuffer
 	ready := make(chan net.Addr, 1)
 	m := &Main{
@@ -100,7 +100,7 @@ func TestServe(t *testing.T) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 404 || !strings.Contains(string(body), "No deployment lives at this address") {
+	if res.StatusCode != 404 || !strings.Contains(string(body), "No app lives at blog.localhost yet") {
 		t.Errorf("live host: %d %s", res.StatusCode, body)
 	}
 
@@ -157,7 +157,7 @@ func TestCommands(t *testing.T) {
 		t.Errorf("serve -h: %d %q", code, errOut)
 	}
 
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	if code, _, errOut := run(map[string]string{"GANTRY_DATA_DIR": dir}, "migrate"); code != 0 || !strings.Contains(errOut, "schema_version=") {
 		t.Errorf("migrate: %d %q", code, errOut)
 	}
@@ -171,4 +171,19 @@ func TestCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "address already in use") {
 		t.Errorf("taken port: %d %q", code, errOut)
 	}
+}
+
+// reachableDir returns a temporary folder whose parents the sandbox user can
+// search (t.TempDir's are private), removed when t ends.
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gantry-cmd-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

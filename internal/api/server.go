@@ -26,6 +26,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/web"
 )
 
@@ -43,6 +44,8 @@ type Server struct {
 	Accounts *auth.Service
 	// Users reads and updates accounts for the profile and stats calls.
 	Users gantry.UserStore
+	// Deploys runs projects and deployments (and owns their store).
+	Deploys *deploy.Service
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
 	// Version is reported by GET /api/health.
@@ -100,6 +103,8 @@ func (s *Server) routes() {
 	s.healthRoutes()
 	s.authRoutes()
 	s.userRoutes()
+	s.projectRoutes()
+	s.deploymentRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).
 	s.mux.HandleFunc("/api/", s.handleAPINotFound)

@@ -259,13 +259,25 @@ func (s *Service) followProject(ctx context.Context, projectID string) {
 	}
 }
 
-// CheckReachable reports whether every folder above and including dir is
-// searchable by other users, as the sandbox user must reach the build
-// workspaces under it. The error says what to change.
-func CheckReachable(dir string) error {
+// PrepareDataDir creates dir when missing and makes it searchable (not
+// listable) by other users, then checks that every folder above it is
+// searchable too: the sandbox user must reach the build workspaces under
+// it. The database and secret key inside stay private (mode 0600). The
+// error says what to change.
+func PrepareDataDir(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(abs, 0o711); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return err
+	} else if fi.Mode().Perm()&0o001 == 0 {
+		if err := os.Chmod(abs, fi.Mode().Perm()|0o011); err != nil {
+			return err
+		}
 	}
 	for p := abs; ; p = filepath.Dir(p) {
 		fi, err := os.Stat(p)

@@ -1,0 +1,299 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
+)
+
+// Heartbeat is how often an idle log stream sends an SSE comment so that
+// proxies and browsers keep it open.
+var Heartbeat = 15 * time.Second
+
+func (s *Server) deploymentRoutes() {
+	s.mux.HandleFunc("POST /api/deployments", s.requireUser(s.handleCreateDeployment))
+	s.mux.HandleFunc("GET /api/deployments", s.requireUser(s.handleListDeployments))
+	s.mux.HandleFunc("GET /api/deployments/{id}", s.requireUser(s.handleGetDeployment))
+	s.mux.HandleFunc("DELETE /api/deployments/{id}", s.requireUser(s.handleDeleteDeployment))
+	s.mux.HandleFunc("POST /api/deployments/hosting/stop/{subdomain}", s.requireUser(s.handleStopDeployment))
+	s.mux.HandleFunc("POST /api/deployments/hosting/restart/{subdomain}", s.requireUser(s.handleRestartDeployment))
+	s.mux.HandleFunc("GET /api/deployments/{id}/logs", s.requireUser(s.handleDeploymentLogs))
+	s.mux.HandleFunc("DELETE /api/deployments/{id}/logs", s.requireUser(s.handleClearDeploymentLogs))
+	s.mux.HandleFunc("GET /api/deployments/{id}/logs/stream", s.requireUser(s.handleDeploymentLogStream))
+}
+
+type deploymentAnswer struct {
+	Deployment *gantry.Deployment `json:"deployment"`
+}
+
+// handleCreateDeployment queues a build: {projectId, version,
+// buildCommand?, outputDirectory?} → 201 {deployment} (status pending).
+func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	var req deploy.CreateRequest
+	if err := decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, err := s.Deploys.Create(r.Context(), u.ID, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, deploymentAnswer{Deployment: d})
+}
+
+// handleListDeployments answers the user's deployments, newest first:
+// {deployments}. Optional query: status, projectId, limit.
+func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	q := r.URL.Query()
+	f := gantry.DeploymentFilter{ProjectID: q.Get("projectId"), Status: q.Get("status")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "limit must be a whole number from 1 to 1000"))
+			return
+		}
+		f.Limit = n
+	}
+	ds, err := s.Deploys.Store.ListDeployments(r.Context(), u.ID, f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, d := range ds {
+		maskSecrets(d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deployments": ds})
+}
+
+// handleGetDeployment answers one deployment with its project, user, build
+// info, metadata, newest 200 build log entries and environment (secrets
+// masked): {deployment}.
+func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	d, err := s.Deploys.Store.FindDeployment(r.Context(), u.ID, r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	logs, _, err := s.Deploys.Logs(r.Context(), u.ID, d.ID, 200)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d.BuildLogs = logs
+	maskSecrets(d)
+	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
+}
+
+// maskSecrets replaces the value of every secret variable of d.
+func maskSecrets(d *gantry.Deployment) {
+	for i, v := range d.Environment.Variables {
+		if v.IsSecret {
+			d.Environment.Variables[i].Value = "••••••••"
+		}
+	}
+}
+
+// handleDeleteDeployment stops the deployment if it runs, then removes its
+// record, files and logs: {}.
+func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	if err := s.Deploys.Delete(r.Context(), u.ID, r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deleted": true})
+}
+
+// hostingRequest is the optional body of stop and restart: several
+// deployments of a project share its subdomain, and deploymentId says which
+// one is meant. Without it, stop takes the live (or newest running) one and
+// restart the newest stopped one.
+type hostingRequest struct {
+	DeploymentID string `json:"deploymentId"`
+}
+
+func (s *Server) decodeHosting(w http.ResponseWriter, r *http.Request) (hostingRequest, error) {
+	var req hostingRequest
+	if r.ContentLength == 0 && r.Header.Get("Transfer-Encoding") == "" {
+		return req, nil
+	}
+	err := decode(w, r, &req)
+	return req, err
+}
+
+func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	req, err := s.decodeHosting(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, err := s.Deploys.Stop(r.Context(), u.ID, strings.ToLower(r.PathValue("subdomain")), req.DeploymentID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	maskSecrets(d)
+	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
+}
+
+func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	req, err := s.decodeHosting(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d, err := s.Deploys.Restart(r.Context(), u.ID, strings.ToLower(r.PathValue("subdomain")), req.DeploymentID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	maskSecrets(d)
+	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
+}
+
+// handleDeploymentLogs answers the newest ?limit= entries (default 200, at
+// most 5000) in order, and how many there are: {logs, total}.
+func (s *Server) handleDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	limit := 200
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 5000 {
+			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "limit must be a whole number from 1 to 5000"))
+			return
+		}
+		limit = n
+	}
+	logs, total, err := s.Deploys.Logs(r.Context(), u.ID, r.PathValue("id"), limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"logs": logs, "total": total})
+}
+
+func (s *Server) handleClearDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	if err := s.Deploys.ClearLogs(r.Context(), u.ID, r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"cleared": true})
+}
+
+// streamMessage is one SSE message of a log stream.
+type streamMessage struct {
+	Type string           `json:"type"` // "connected" or "log"
+	Data *gantry.LogEntry `json:"data,omitempty"`
+}
+
+// handleDeploymentLogStream streams the deployment's log entries as
+// Server-Sent Events: first {"type":"connected"}, then one
+// {"type":"log","data":entry} per entry with the entry's number as the
+// event id, and a comment line every Heartbeat. A client that sends
+// Last-Event-ID receives every stored entry after it first; without it the
+// stream starts with the next new entry. It ends when the client leaves or
+// the server shuts down.
+func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	var last int64
+	resume := false
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "Last-Event-ID must be a log entry number"))
+			return
+		}
+		last, resume = n, true
+	}
+	sub, err := s.Deploys.Follow(ctx, u.ID, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer func() { sub.Close() }()
+	if !resume {
+		if last, err = s.Deploys.LastSeq(ctx, id); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	send := func(m streamMessage, eventID int64) bool {
+		b, _ := json.Marshal(m)
+		if eventID > 0 {
+			fmt.Fprintf(w, "id: %d\n", eventID)
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !send(streamMessage{Type: "connected"}, 0) {
+		return
+	}
+	// catchUp sends the stored entries after last, in order.
+	catchUp := func() bool {
+		backlog, err := s.Deploys.LogsAfter(ctx, id, last)
+		if err != nil {
+			return false
+		}
+		for i := range backlog {
+			if !send(streamMessage{Type: "log", Data: &backlog[i]}, backlog[i].Seq) {
+				return false
+			}
+			last = backlog[i].Seq
+		}
+		return true
+	}
+	if !catchUp() {
+		return
+	}
+	tick := time.NewTicker(Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.Closing():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case v, ok := <-sub.C:
+			if !ok {
+				// Fell behind: read the rest from the store and follow again.
+				sub, err = s.Deploys.Follow(ctx, u.ID, id)
+				if err != nil || !catchUp() {
+					return
+				}
+				continue
+			}
+			e, isLog := v.(gantry.LogEntry)
+			if !isLog || e.Seq <= last {
+				continue
+			}
+			if e.Seq > last+1 && !catchUp() { // a gap: fill it from the store
+				return
+			}
+			if e.Seq <= last {
+				continue
+			}
+			if !send(streamMessage{Type: "log", Data: &e}, e.Seq) {
+				return
+			}
+			last = e.Seq
+		}
+	}
+}
