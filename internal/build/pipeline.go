@@ -134,6 +134,9 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if job.Memory <= 0 {
 		job.Memory = DefaultMemory
 	}
+	if p.Sandbox == nil || p.Cloner == nil {
+		return nil, errors.New("build: the pipeline needs a sandbox and a cloner")
+	}
 	if job.DeploymentID == "" || job.Workspace == "" || job.SitesDir == "" {
 		return nil, errors.New("build: job needs a deployment id, a workspace and a sites folder")
 	}

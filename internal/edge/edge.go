@@ -6,8 +6,10 @@
 //   - the file at the request path; a folder serves its index.html (a path
 //     to a folder without the trailing slash is redirected to it, 301);
 //     an extension-less path that is not found tries path + ".html";
-//   - for single-page apps (Site.SPA), /index.html for any other
-//     extension-less path that is not found (status 200);
+//   - for single-page apps (Site.SPA), /index.html (status 200) for any
+//     other path that is not found and has no extension or is a browser
+//     navigation (Accept: text/html, e.g. /users/jane.doe); a missing
+//     /app.js stays a 404;
 //   - otherwise the site's own /404.html with status 404, or a plain
 //     Gantry 404 page.
 //
