@@ -3,7 +3,7 @@
 // Chromium through playwright-core.
 import { spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -48,6 +48,8 @@ export async function startServer(bin, { timeoutMs = 30_000 } = {}) {
   if (!bin) throw new Error('GANTRY_BIN is not set: point it at the gantry binary (make build makes bin/gantry)')
   const port = await freePort()
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gantry-e2e-'))
+  // The sandboxed build user must be able to pass through the data folder.
+  await chmod(dataDir, 0o711)
   await mkdir(OUT_DIR, { recursive: true })
   const logPath = path.join(OUT_DIR, 'server.log')
   const log = createWriteStream(logPath)

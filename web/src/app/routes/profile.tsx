@@ -26,7 +26,7 @@ export function ProfileRoute() {
           </p>
         </div>
       </div>
-      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+      <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_21rem]">
         <div className="min-w-0 space-y-6">
           {/* Remount the form when the saved user changes, so it shows the saved values. */}
           <ProfileForm key={`${user.fullName}|${user.username}|${user.email}`} user={user} />

@@ -28,7 +28,7 @@ export function AccountStatusCard({ user }: { user: User }) {
           </Row>
           <Row label="Subscription">{planLabel(user)}</Row>
           <Row label="Plan limits">
-            <span className="font-normal text-zinc-700 dark:text-zinc-300">{planLimitsLabel(user)}</span>
+            <span className="font-normal whitespace-nowrap text-zinc-700 dark:text-zinc-300">{planLimitsLabel(user)}</span>
           </Row>
           <Row label="Verified">
             {user.isVerified ? (
