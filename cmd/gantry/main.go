@@ -250,6 +250,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	if err := sb.Available(); err != nil {
 		return nil, nil, err
 	}
+	if err := sb.Sweep(); err != nil {
+		logger.Warn("could not remove cgroups left by an earlier run", "err", err)
+	}
 	if cfg.Sandbox == config.SandboxBwrap {
 		if err := deploy.PrepareDataDir(cfg.DataDir); err != nil {
 			return nil, nil, err
