@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -71,6 +72,22 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	w.wroteHeader = true
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
+	return n, err
+}
+
+// ReadFrom lets io.Copy hand files to the connection's ReadFrom, which
+// uses sendfile(2): without it every file the edge serves would be copied
+// through user space.
+func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.wroteHeader = true
+	var n int64
+	var err error
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(w.ResponseWriter, r)
+	}
+	w.bytes += n
 	return n, err
 }
 
