@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react'
+import { render, screen, waitFor } from '@testing-library/react'
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { MemoryRouter } from 'react-router'
 import { describe, expect, it, vi } from 'vitest'
@@ -47,7 +47,7 @@ describe('notification bell', () => {
   it('shows no badge when everything is read', async () => {
     const { calls } = mockApi({ 'GET /api/notifications': ok({ notifications: notifications(0) }) })
     renderBell()
-    await vi.waitFor(() => expect(calls).toHaveLength(1))
+    await waitFor(() => expect(calls).toHaveLength(1))
     expect(screen.queryByTestId('notification-badge')).not.toBeInTheDocument()
     expect(screen.getByRole('link', { name: 'Notifications' })).toBeInTheDocument()
   })
@@ -56,7 +56,7 @@ describe('notification bell', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
     mockApi({ 'GET /api/notifications': fail(404, 'Not found') })
     renderBell()
-    await vi.waitFor(() => expect(warn).toHaveBeenCalled())
+    await waitFor(() => expect(warn).toHaveBeenCalled())
     expect(screen.queryByTestId('notification-badge')).not.toBeInTheDocument()
     expect(screen.getByRole('link', { name: 'Notifications' })).toBeInTheDocument()
   })

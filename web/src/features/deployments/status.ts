@@ -1,0 +1,45 @@
+// What the UI allows per deployment status (SPEC §4 Deployment status).
+import type { Deployment } from './types'
+
+export const DEPLOYMENT_STATUSES = ['pending', 'building', 'deploying', 'live', 'failed', 'stopped'] as const
+
+/** Stop is offered while live, building or deploying. */
+export function canStop(status: string): boolean {
+  return status === 'live' || status === 'building' || status === 'deploying'
+}
+
+/** Restart is offered when stopped. */
+export function canRestart(status: string): boolean {
+  return status === 'stopped'
+}
+
+/** Visit Site is offered for a live deployment with a URL. */
+export function canVisit(d: Pick<Deployment, 'status' | 'url'>): boolean {
+  return d.status === 'live' && Boolean(d.url)
+}
+
+/** Still on its way: the screens refresh while this holds. */
+export function inProgress(status: string): boolean {
+  return status === 'pending' || status === 'building' || status === 'deploying'
+}
+
+/** The filter tabs of the Deployments list, in order. */
+export const DEPLOYMENT_FILTERS = [
+  { value: 'all', label: 'All' },
+  { value: 'live', label: 'Live' },
+  { value: 'building', label: 'Building' },
+  { value: 'deploying', label: 'Deploying' },
+  { value: 'failed', label: 'Failed' },
+  { value: 'pending', label: 'Pending' },
+] as const
+
+export type DeploymentFilter = (typeof DEPLOYMENT_FILTERS)[number]['value']
+
+export function filterDeployments<T extends { status: string }>(list: T[], filter: DeploymentFilter): T[] {
+  return filter === 'all' ? list : list.filter((d) => d.status === filter)
+}
+
+/** The first 7 characters of a commit hash. */
+export function shortHash(hash: string | undefined | null): string {
+  return (hash ?? '').slice(0, 7)
+}

@@ -1,0 +1,64 @@
+// Shapes of the deployments API (SPEC §3 Deployment, internal/api/deployments.go).
+
+export type DeploymentStatus = 'pending' | 'building' | 'deploying' | 'live' | 'failed' | 'stopped'
+
+export type BuildInfo = {
+  startTime?: string | null
+  endTime?: string | null
+  /** Milliseconds. */
+  duration?: number
+  /** Bytes. */
+  buildSize?: number
+  buildCommand?: string
+  outputDirectory?: string
+  installCommand?: string
+  startCommand?: string
+  framework?: string
+}
+
+export type DeploymentMetadata = {
+  commitHash?: string
+  commitMessage?: string
+  branch?: string
+  author?: string
+  trigger?: string
+  repository?: { fullName?: string }
+}
+
+export type BuildLog = { seq?: number; level: string; type?: string; timestamp: string; message: string }
+
+export type EnvVariable = { key: string; value: string; isSecret: boolean }
+
+export type DeploymentProject = {
+  _id?: string
+  name: string
+  description?: string
+  type?: string
+  buildConfig?: {
+    installCommand?: string
+    buildCommand?: string
+    outputDirectory?: string
+    startCommand?: string
+  }
+  repository?: { fullName?: string; url?: string; name?: string }
+}
+
+export type Deployment = {
+  _id: string
+  version?: string
+  subdomain: string
+  url?: string
+  status: DeploymentStatus | (string & {})
+  /** Why a failed deployment failed. */
+  error?: string
+  createdAt: string
+  updatedAt?: string
+  views?: number
+  likeCount?: number
+  project?: DeploymentProject | null
+  user?: { _id: string; fullName: string; username: string }
+  buildInfo?: BuildInfo
+  metadata?: DeploymentMetadata
+  buildLogs?: BuildLog[]
+  environment?: { variables?: EnvVariable[] }
+}

@@ -1,0 +1,4 @@
+export const logKeys = {
+  all: ['logs'] as const,
+  list: (deploymentId: string) => [...logKeys.all, deploymentId] as const,
+}

@@ -1,0 +1,73 @@
+// Shapes of the projects API (SPEC §3 Project, docs: internal/api/projects.go).
+
+/** deployed, building, failed or draft; anything else is shown raw. */
+export type ProjectStatus = 'deployed' | 'building' | 'failed' | 'draft' | (string & {})
+
+export type Commit = {
+  message: string
+  author: string
+  date: string
+  sha: string
+}
+
+export type Repository = {
+  id: string
+  name: string
+  fullName: string
+  description?: string
+  defaultBranch: string
+  private: boolean
+  url: string
+  cloneUrl?: string
+  lastCommit?: Commit | null
+}
+
+export type BuildConfig = {
+  installCommand: string
+  buildCommand: string
+  outputDirectory: string
+  /** Only for server apps. */
+  startCommand?: string
+}
+
+export type ActiveDeployment = { _id?: string; subdomain: string; url?: string }
+
+/** One of a project's deployments, newest first. */
+export type ProjectDeployment = {
+  _id: string
+  version: string
+  subdomain: string
+  url: string
+  status: string
+  createdAt: string
+}
+
+export type Project = {
+  _id: string
+  name: string
+  description: string
+  status: ProjectStatus
+  /** The SPEC §3 type: react, vue, static… */
+  type: string
+  repository: Repository
+  branch: string
+  subdomain?: string
+  buildConfig: BuildConfig
+  activeDeployment: ActiveDeployment | null
+  deployments?: ProjectDeployment[]
+  createdAt?: string
+  updatedAt?: string
+}
+
+/** The answer of POST /api/projects/public-repo. */
+export type RepoLookup = {
+  repository: Repository
+  /** The branch to deploy: the URL's /tree/<branch>, else the default branch. */
+  branch?: string
+  suggestedName: string
+  suggestedDescription: string
+  buildConfig: BuildConfig
+  /** The detected SPEC §3 type; empty when detection failed. */
+  framework?: string
+  detectError?: string
+}
