@@ -1,33 +1,188 @@
-import { Link, useParams } from 'react-router'
-import { ArrowLeft, FolderGit2 } from 'lucide-react'
-import { buttonClasses } from '@/components/ui/button'
-import { ComingNext } from '@/components/ui/coming-next'
-import { PageHeader } from '@/components/ui/page-header'
+import { useEffect, useState } from 'react'
+import { Link, useNavigate, useParams } from 'react-router'
+import { ArrowLeft, CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
+import toast from 'react-hot-toast'
+import { Button, buttonClasses } from '@/components/ui/button'
+import { StatTile } from '@/components/ui/detail-list'
+import { ConfirmDialog } from '@/components/ui/dialog'
+import { EmptyState } from '@/components/ui/empty-state'
+import { Skeleton } from '@/components/ui/skeleton'
+import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
+import { useDeployProject } from '@/features/deployments/api/create-deployment'
+import { DeploymentStatusBadge } from '@/features/deployments/components/deployment-status'
+import { useDeleteProject } from '@/features/projects/api/delete-project'
+import { useProject } from '@/features/projects/api/get-project'
+import { useSyncProject } from '@/features/projects/api/sync-project'
+import {
+  BuildConfigCard,
+  LatestCommitCard,
+  RecentDeploymentsCard,
+  RepositoryInfoCard,
+} from '@/features/projects/components/project-sections'
+import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
+import { formatDate } from '@/utils/format'
+
+export const DELETE_PROJECT_CONFIRMATION =
+  'Are you sure you want to delete this project? This action cannot be undone.'
 
 /** /projects/:id: one project (SPEC §2 Project detail). */
 export function ProjectDetailRoute() {
   const { id = '' } = useParams()
+  const navigate = useNavigate()
+  const query = useProject(id)
+  const sync = useSyncProject()
+  const { deploy, isPending: deploying } = useDeployProject()
+  const [confirmDelete, setConfirmDelete] = useState(false)
+  const [leaving, setLeaving] = useState(false)
+  const remove = useDeleteProject({
+    onSuccess: () => {
+      setConfirmDelete(false)
+      setLeaving(true)
+      setTimeout(() => navigate(paths.projects.getHref()), REDIRECT_AFTER_ACTION_MS)
+    },
+  })
+
+  useEffect(() => {
+    if (query.isError) toast.error('Failed to fetch project details')
+  }, [query.isError, query.errorUpdatedAt])
+
+  if (query.isPending) {
+    return (
+      <div aria-busy="true" aria-label="Loading project">
+        <title>Project · Gantry</title>
+        <Skeleton className="h-8 w-64" />
+        <Skeleton className="mt-3 h-4 w-96 max-w-full" />
+        <div className="mt-8 grid gap-4 sm:grid-cols-3">
+          {[0, 1, 2].map((i) => (
+            <Skeleton key={i} className="h-20" />
+          ))}
+        </div>
+        <div className="mt-6 grid gap-6 lg:grid-cols-2">
+          {[0, 1].map((i) => (
+            <Skeleton key={i} className="h-56" />
+          ))}
+        </div>
+      </div>
+    )
+  }
+
+  if (query.isError || !query.data) {
+    return (
+      <>
+        <title>Project not found · Gantry</title>
+        <EmptyState
+          icon={SearchX}
+          title="Project not found"
+          description="It may have been deleted, or it belongs to another account."
+          action={
+            <Link to={paths.projects.getHref()} className={buttonClasses({ variant: 'secondary' })}>
+              <ArrowLeft className="size-4" aria-hidden="true" />
+              Back to Projects
+            </Link>
+          }
+          className="mt-8"
+        />
+      </>
+    )
+  }
+
+  const project = query.data
+  const lastUpdated = formatDate(project.repository?.lastCommit?.date)
   return (
     <>
-      <PageHeader
-        title="Project Details"
-        description={<span className="font-mono text-xs">{id}</span>}
-        actions={
-          <Link to={paths.editProject.getHref(id)} className={buttonClasses({ variant: 'secondary' })}>
+      <title>{`${project.name} · Gantry`}</title>
+      <Link
+        to={paths.projects.getHref()}
+        className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+      >
+        <ArrowLeft className="size-4" aria-hidden="true" />
+        Back to Projects
+      </Link>
+      <div className="mb-8 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
+        <div className="flex min-w-0 items-start gap-4">
+          <ProjectTypeIcon type={project.type} className="size-12" />
+          <div className="min-w-0">
+            <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+              <h1 className="truncate text-2xl font-semibold tracking-tight text-zinc-900 dark:text-zinc-50">
+                {project.name}
+              </h1>
+              <ProjectStatusBadge status={project.status} />
+            </div>
+            <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
+              {project.description || 'No description'}
+            </p>
+          </div>
+        </div>
+        <div className="flex shrink-0 flex-wrap items-center gap-2">
+          <Button
+            variant="secondary"
+            loading={sync.isPending}
+            onClick={() => sync.mutate(project._id)}
+            icon={<RefreshCw className="size-4" aria-hidden="true" />}
+          >
+            Sync
+          </Button>
+          <Button
+            loading={deploying}
+            onClick={() => deploy(project._id)}
+            icon={<Rocket className="size-4" aria-hidden="true" />}
+          >
+            Deploy
+          </Button>
+          <Link to={paths.editProject.getHref(project._id)} className={buttonClasses({ variant: 'secondary' })}>
+            <Pencil className="size-4" aria-hidden="true" />
             Edit
           </Link>
-        }
-      />
-      <ComingNext
-        icon={FolderGit2}
-        description="The repository, build configuration, latest commit and recent deployments of this project will show here."
-        action={
-          <Link to={paths.projects.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to Projects
-          </Link>
-        }
+          <Button
+            variant="danger"
+            disabled={leaving}
+            onClick={() => setConfirmDelete(true)}
+            icon={<Trash2 className="size-4" aria-hidden="true" />}
+          >
+            Delete
+          </Button>
+        </div>
+      </div>
+
+      <div className="mb-6 grid gap-4 sm:grid-cols-3">
+        <StatTile
+          label="Repository"
+          value={project.repository?.fullName || '—'}
+          mono
+          icon={<GitFork className="size-3.5" aria-hidden="true" />}
+        />
+        <StatTile
+          label="Last updated"
+          value={lastUpdated || 'Never'}
+          icon={<CalendarClock className="size-3.5" aria-hidden="true" />}
+        />
+        <StatTile
+          label="Status"
+          value={<ProjectStatusBadge status={project.status} />}
+          icon={<FolderGit2 className="size-3.5" aria-hidden="true" />}
+        />
+      </div>
+
+      <div className="grid gap-6 lg:grid-cols-2">
+        <RepositoryInfoCard project={project} />
+        <BuildConfigCard project={project} />
+        <LatestCommitCard project={project} />
+        <RecentDeploymentsCard
+          deployments={project.deployments}
+          statusBadge={(status) => <DeploymentStatusBadge status={status} />}
+        />
+      </div>
+
+      <ConfirmDialog
+        open={confirmDelete}
+        title="Delete project"
+        message={DELETE_PROJECT_CONFIRMATION}
+        confirmLabel="Delete"
+        loading={remove.isPending}
+        onConfirm={() => remove.mutate(project._id)}
+        onCancel={() => setConfirmDelete(false)}
       />
     </>
   )

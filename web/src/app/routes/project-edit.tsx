@@ -1,26 +1,46 @@
-import { Link, useParams } from 'react-router'
-import { ArrowLeft, FolderPen } from 'lucide-react'
-import { buttonClasses } from '@/components/ui/button'
-import { ComingNext } from '@/components/ui/coming-next'
+import { useEffect } from 'react'
+import { Link, Navigate, useParams } from 'react-router'
+import { ArrowLeft } from 'lucide-react'
+import toast from 'react-hot-toast'
 import { PageHeader } from '@/components/ui/page-header'
+import { Skeleton } from '@/components/ui/skeleton'
 import { paths } from '@/config/paths'
+import { useProject } from '@/features/projects/api/get-project'
+import { EditProjectForm } from '@/features/projects/components/edit-project-form'
 
 /** /projects/:id/edit: a project's settings (SPEC §2 Project edit). */
 export function EditProjectRoute() {
   const { id = '' } = useParams()
+  const query = useProject(id)
+
+  useEffect(() => {
+    if (query.isError) toast.error('Failed to fetch project details')
+  }, [query.isError, query.errorUpdatedAt])
+
+  // If loading fails, back to the list.
+  if (query.isError) return <Navigate to={paths.projects.getHref()} replace />
+
   return (
     <>
-      <PageHeader title="Edit Project" description="Name, branch, description and build settings." />
-      <ComingNext
-        icon={FolderPen}
-        description="You will change this project's name, branch and build commands here."
-        action={
-          <Link to={paths.project.getHref(id)} className={buttonClasses({ variant: 'secondary' })}>
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to project
-          </Link>
-        }
+      <Link
+        to={paths.project.getHref(id)}
+        className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+      >
+        <ArrowLeft className="size-4" aria-hidden="true" />
+        Back to Project
+      </Link>
+      <PageHeader
+        title="Edit Project"
+        description={query.data ? `Settings of ${query.data.name}` : 'Name, branch, description and build settings.'}
       />
+      {query.data ? (
+        <EditProjectForm key={query.data._id} project={query.data} />
+      ) : (
+        <div aria-busy="true" aria-label="Loading project" className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+          <Skeleton className="h-[32rem]" />
+          <Skeleton className="h-64" />
+        </div>
+      )}
     </>
   )
 }

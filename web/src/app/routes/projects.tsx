@@ -1,9 +1,9 @@
 import { Link } from 'react-router'
-import { FolderGit2, Plus } from 'lucide-react'
+import { Plus } from 'lucide-react'
 import { buttonClasses } from '@/components/ui/button'
-import { ComingNext } from '@/components/ui/coming-next'
 import { PageHeader } from '@/components/ui/page-header'
 import { paths } from '@/config/paths'
+import { ProjectsGrid } from '@/features/projects/components/projects-grid'
 
 /** /projects: the user's projects (SPEC §2 Projects list). */
 export function ProjectsRoute() {
@@ -19,15 +19,7 @@ export function ProjectsRoute() {
           </Link>
         }
       />
-      <ComingNext
-        icon={FolderGit2}
-        description="Your projects will be listed here with their status, build settings and live links."
-        action={
-          <Link to={paths.newProject.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            Create a project
-          </Link>
-        }
-      />
+      <ProjectsGrid />
     </>
   )
 }

@@ -14,10 +14,18 @@ export function PublicLayout({ children }: { children: ReactNode }) {
   const menuId = useId()
   const location = useLocation()
 
-  // Close the mobile menu on navigation.
+  // Close the mobile menu on navigation and on Escape.
   useEffect(() => {
     setMenuOpen(false)
   }, [location.pathname])
+  useEffect(() => {
+    if (!menuOpen) return
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') setMenuOpen(false)
+    }
+    document.addEventListener('keydown', onKeyDown)
+    return () => document.removeEventListener('keydown', onKeyDown)
+  }, [menuOpen])
 
   return (
     <div className="flex min-h-dvh flex-col">

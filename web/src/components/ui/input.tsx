@@ -16,9 +16,9 @@ type InputProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'id'> & {
 
 export const fieldClasses =
   'block w-full rounded-lg border bg-white px-3 py-2 text-sm text-zinc-900 shadow-xs transition-colors ' +
-  'placeholder:text-zinc-400 focus:outline-2 focus:outline-offset-0 focus:outline-indigo-500 ' +
+  'placeholder:text-zinc-500 focus:outline-2 focus:outline-offset-0 focus:outline-indigo-500 ' +
   'disabled:cursor-not-allowed disabled:bg-zinc-50 disabled:text-zinc-500 ' +
-  'dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-500 dark:disabled:bg-zinc-800/60'
+  'dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-400 dark:disabled:bg-zinc-800/60'
 
 /** A text field with its label, and its error or hint underneath. */
 export function Input({ label, error, hint, id, className, trailing, ref, ...props }: InputProps) {

@@ -1,6 +1,10 @@
+import { useState } from 'react'
+import { useNavigate } from 'react-router'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
-import { api } from '@/lib/api-client'
+import toast from 'react-hot-toast'
+import { DEFAULT_DEPLOYMENT_VERSION, REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
+import { paths } from '@/config/paths'
+import { api, errorMessage } from '@/lib/api-client'
 import type { Deployment } from '../types'
 import { deploymentKeys } from './keys'
 
@@ -29,4 +33,32 @@ export function useCreateDeployment() {
       void queryClient.invalidateQueries({ queryKey: deploymentKeys.all })
     },
   })
+}
+
+/**
+ * useDeployProject starts a deployment of a project (version 1.0.0), says
+ * so, and after 1 s opens it, or the list when no id came back (SPEC §4).
+ */
+export function useDeployProject() {
+  const navigate = useNavigate()
+  const create = useCreateDeployment()
+  const [redirecting, setRedirecting] = useState(false)
+  const deploy = (projectId: string, options: { onError?: () => void } = {}) =>
+    create.mutate(
+      { projectId },
+      {
+        onSuccess: (deployment) => {
+          toast.success('Deployment started successfully! Redirecting to deployment...')
+          setRedirecting(true)
+          setTimeout(() => {
+            navigate(deployment?._id ? paths.deployment.getHref(deployment._id) : paths.deployments.getHref())
+          }, REDIRECT_AFTER_ACTION_MS)
+        },
+        onError: (err) => {
+          toast.error(errorMessage(err, 'Failed to start deployment'))
+          options.onError?.()
+        },
+      },
+    )
+  return { deploy, isPending: create.isPending || redirecting }
 }

@@ -1,0 +1,161 @@
+import { useState, type FormEvent } from 'react'
+import { Link, useNavigate } from 'react-router'
+import { ExternalLink, Lightbulb, Lock } from 'lucide-react'
+import { Badge } from '@/components/ui/badge'
+import { Button, buttonClasses } from '@/components/ui/button'
+import { Card, CardContent, CardDescription, CardFooter, CardHeader, CardTitle } from '@/components/ui/card'
+import { DetailList } from '@/components/ui/detail-list'
+import { Input } from '@/components/ui/input'
+import { Textarea } from '@/components/ui/textarea'
+import { paths } from '@/config/paths'
+import { useUpdateProject } from '../api/update-project'
+import type { Project } from '../types'
+import { BuildSettingsFields, type BuildSettings } from './build-settings-fields'
+
+export const EDIT_TIPS = [
+  'Leave the build command empty for static sites.',
+  'Common output directories are dist, build, .next and public.',
+  'Use yarn (yarn install, yarn build) if your repository has a yarn.lock file.',
+]
+
+/** The Project edit form (SPEC §2): editable settings, read-only repository, tips. */
+export function EditProjectForm({ project }: { project: Project }) {
+  const navigate = useNavigate()
+  const [name, setName] = useState(project.name)
+  const [branch, setBranch] = useState(project.branch)
+  const [description, setDescription] = useState(project.description ?? '')
+  const [build, setBuild] = useState<BuildSettings>({
+    installCommand: project.buildConfig?.installCommand ?? '',
+    buildCommand: project.buildConfig?.buildCommand ?? '',
+    outputDirectory: project.buildConfig?.outputDirectory ?? '',
+    startCommand: project.buildConfig?.startCommand ?? '',
+  })
+  const update = useUpdateProject(project._id, {
+    onSuccess: () => navigate(paths.project.getHref(project._id)),
+  })
+
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault()
+    update.mutate({
+      name: name.trim(),
+      description: description.trim(),
+      branch: branch.trim(),
+      buildConfig: {
+        installCommand: build.installCommand.trim(),
+        buildCommand: build.buildCommand.trim(),
+        outputDirectory: build.outputDirectory.trim(),
+        startCommand: build.startCommand.trim(),
+      },
+    })
+  }
+
+  const repo = project.repository
+  return (
+    <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
+      <Card>
+        <form onSubmit={onSubmit}>
+          <CardHeader>
+            <CardTitle>Project settings</CardTitle>
+            <CardDescription>Changes apply to the next deployment.</CardDescription>
+          </CardHeader>
+          <CardContent className="space-y-5">
+            <div className="grid gap-5 sm:grid-cols-2">
+              <Input
+                label="Project name"
+                name="name"
+                required
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                autoComplete="off"
+              />
+              <Input
+                label="Branch"
+                name="branch"
+                value={branch}
+                onChange={(e) => setBranch(e.target.value)}
+                className="[&_input]:font-mono"
+                autoComplete="off"
+                spellCheck={false}
+              />
+            </div>
+            <Textarea
+              label="Description"
+              name="description"
+              value={description}
+              onChange={(e) => setDescription(e.target.value)}
+              rows={3}
+            />
+            <div>
+              <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>
+              <BuildSettingsFields values={build} onChange={(f, v) => setBuild((b) => ({ ...b, [f]: v }))} />
+            </div>
+          </CardContent>
+          <CardFooter className="justify-end">
+            <Link to={paths.project.getHref(project._id)} className={buttonClasses({ variant: 'ghost' })}>
+              Cancel
+            </Link>
+            <Button type="submit" loading={update.isPending}>
+              {update.isPending ? 'Saving...' : 'Save Changes'}
+            </Button>
+          </CardFooter>
+        </form>
+      </Card>
+
+      <div className="space-y-6">
+        <Card>
+          <CardHeader>
+            <CardTitle className="flex items-center gap-2">
+              <Lock className="size-4 text-zinc-400" aria-hidden="true" />
+              Repository
+            </CardTitle>
+            <CardDescription>The repository of a project cannot be changed.</CardDescription>
+          </CardHeader>
+          <CardContent>
+            <DetailList
+              items={[
+                { label: 'Full name', value: repo.fullName || '—', mono: true },
+                { label: 'Default branch', value: repo.defaultBranch || '—', mono: true },
+                {
+                  label: 'Visibility',
+                  value: <Badge tone={repo.private ? 'warning' : 'neutral'}>{repo.private ? 'Private' : 'Public'}</Badge>,
+                },
+                {
+                  label: 'URL',
+                  value: repo.url ? (
+                    <a
+                      href={repo.url}
+                      target="_blank"
+                      rel="noopener noreferrer"
+                      className="inline-flex items-center gap-1 rounded break-all text-indigo-600 hover:underline dark:text-indigo-400"
+                    >
+                      {repo.url.replace(/^https?:\/\//, '')}
+                      <ExternalLink className="size-3.5 shrink-0" aria-hidden="true" />
+                    </a>
+                  ) : (
+                    '—'
+                  ),
+                },
+              ]}
+              className="[&>div]:grid-cols-[6.5rem_minmax(0,1fr)]"
+            />
+          </CardContent>
+        </Card>
+        <Card className="border-amber-200 bg-amber-50/60 dark:border-amber-500/20 dark:bg-amber-500/5">
+          <CardHeader>
+            <CardTitle className="flex items-center gap-2">
+              <Lightbulb className="size-4 text-amber-500" aria-hidden="true" />
+              Tips
+            </CardTitle>
+          </CardHeader>
+          <CardContent>
+            <ul className="list-disc space-y-2 pl-5 text-sm text-zinc-700 dark:text-zinc-300">
+              {EDIT_TIPS.map((tip) => (
+                <li key={tip}>{tip}</li>
+              ))}
+            </ul>
+          </CardContent>
+        </Card>
+      </div>
+    </div>
+  )
+}
