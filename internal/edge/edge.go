@@ -28,9 +28,16 @@
 // (Caddy's SanitizedPathJoin), so "..", "%2e%2e" and friends cannot climb
 // above the site's root; paths holding a NUL byte or a backslash are
 // refused (400); double-encoded sequences are never decoded twice; and
-// every file is opened through an os.Root on the site's folder, so no path
-// component and no symlink can resolve outside it (such paths are 404).
+// every file is opened relative to the site's open folder with openat2
+// RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS (or os.Root where openat2 is
+// missing), so no path component and no symlink can resolve outside it
+// (such paths are 404).
 // Permission errors are 403, other file-system errors 500.
+//
+// Sites served from a Table have their folder kept open and their files of
+// up to 128 KiB (with their .br and .gz variants) cached in memory with
+// their headers, up to 64 MiB per cache generation; published files never
+// change in place, and setting a site again starts a fresh cache for it.
 //
 // Unknown subdomains get a Gantry 404 page ("No app lives at … yet"),
 // stopped sites a 503 page ("This app is stopped").
@@ -58,6 +65,7 @@ type Edge struct {
 	suffix      string // "." + domain
 	platformURL string
 	resolver    Resolver
+	cache       *fileCache
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -67,7 +75,7 @@ var _ http.Handler = (*Edge)(nil)
 // error pages. domain is matched case-insensitively, without a port.
 func New(domain string, r Resolver, platformURL string) *Edge {
 	domain = strings.TrimSuffix(strings.ToLower(domain), ".")
-	return &Edge{domain: domain, suffix: "." + domain, platformURL: platformURL, resolver: r}
+	return &Edge{domain: domain, suffix: "." + domain, platformURL: platformURL, resolver: r, cache: newFileCache()}
 }
 
 // Subdomain returns the single DNS label in front of the live domain in
@@ -112,7 +120,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var site Site
-	var root *os.Root
+	var root *siteRoot
 	if rl, isTable := e.resolver.(rootLookup); isTable {
 		site, root, ok = rl.lookupRoot(sub)
 	} else {
@@ -141,11 +149,11 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rootLookup is implemented by resolvers that keep sites' folders open
 // (Table).
 type rootLookup interface {
-	lookupRoot(sub string) (Site, *os.Root, bool)
+	lookupRoot(sub string) (Site, *siteRoot, bool)
 }
 
 // serveSite resolves the request path inside the site's folder.
-func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root *os.Root, sub string) {
+func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root *siteRoot, sub string) {
 	p := r.URL.Path
 	if strings.IndexByte(p, 0) >= 0 || strings.IndexByte(p, '\\') >= 0 {
 		http.Error(w, "400 bad request", http.StatusBadRequest)
@@ -154,37 +162,38 @@ func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root
 	rel := cleanPath(p)
 
 	// The folder is opened here unless the resolver keeps it open; a kept
-	// one closed meanwhile (the site was switched) is reopened.
-	var f *os.File
-	var fi fs.FileInfo
+	// one closed meanwhile (the site was switched) is reopened. Only files
+	// under a kept folder are cached in memory.
+	var fd found
 	var err error
+	cacheable := root != nil
 	if root != nil {
-		f, fi, err = open(root, firstName(rel, p))
+		fd, err = e.lookup(root, true, firstName(rel, p))
 		if errors.Is(err, os.ErrClosed) {
-			root = nil
+			root, cacheable = nil, false
 		}
 	}
 	if root == nil {
-		root, err = os.OpenRoot(site.Dir)
+		root, err = openSiteRoot(site.Dir, false)
 		if err != nil {
 			e.fsError(w, r, err, sub)
 			return
 		}
 		defer root.Close()
-		f, fi, err = open(root, firstName(rel, p))
+		fd, err = e.lookup(root, false, firstName(rel, p))
 	}
 
 	if rel == "." || strings.HasSuffix(p, "/") {
-		// A folder: its index.html, opened directly.
-		if err == nil && fi.IsDir() {
-			f.Close()
+		// A folder: its index.html, looked up directly.
+		if err == nil && fd.isDir() {
+			fd.close()
 			err = fs.ErrNotExist
 		}
 		if err == nil {
 			rel = firstName(rel, p)
 		}
-	} else if err == nil && fi.IsDir() {
-		f.Close()
+	} else if err == nil && fd.isDir() {
+		fd.close()
 		if _, serr := root.Stat(rel + "/index.html"); serr == nil {
 			redirectSlash(w, r, rel)
 			return
@@ -192,14 +201,18 @@ func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root
 		err = fs.ErrNotExist
 	} else if isNotFound(err) && path.Ext(rel) == "" {
 		// Clean URLs: /about serves about.html.
-		if f, fi, err = open(root, rel+".html"); err == nil {
+		if fd, err = e.lookup(root, cacheable, rel+".html"); err == nil {
 			rel += ".html"
 		}
 	}
 	if isNotFound(err) && site.SPA && (path.Ext(rel) == "" || acceptsHTML(r)) {
-		if f, fi, err = open(root, "index.html"); err == nil {
+		if fd, err = e.lookup(root, cacheable, "index.html"); err == nil {
 			rel = "index.html"
 		}
+	}
+	if err == nil && fd.isDir() {
+		fd.close()
+		err = fs.ErrNotExist
 	}
 	if isNotFound(err) {
 		e.notFound(w, r, root, sub)
@@ -209,8 +222,52 @@ func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root
 		e.fsError(w, r, err, sub)
 		return
 	}
-	defer f.Close()
-	serveFile(w, r, root, rel, f, fi)
+	if fd.cf != nil {
+		serveCached(w, r, fd.cf)
+		return
+	}
+	defer fd.close()
+	serveFile(w, r, root, rel, fd.f, fd.fi)
+}
+
+// found is a looked-up name: a file cached in memory, or an open file or
+// folder.
+type found struct {
+	cf *cachedFile
+	f  *os.File
+	fi fs.FileInfo
+}
+
+func (fd found) isDir() bool { return fd.f != nil && fd.fi.IsDir() }
+
+func (fd found) close() {
+	if fd.f != nil {
+		fd.f.Close()
+	}
+}
+
+// lookup finds name in root: from the memory cache when cacheable, else by
+// opening it; a small regular file opened this way is read into the cache.
+func (e *Edge) lookup(root *siteRoot, cacheable bool, name string) (found, error) {
+	if cacheable {
+		if cf := e.cache.get(root, name); cf != nil {
+			return found{cf: cf}, nil
+		}
+	}
+	f, fi, err := open(root, name)
+	if err != nil {
+		return found{}, err
+	}
+	if cacheable && fi.Mode().IsRegular() && fi.Size() <= maxCachedFile {
+		cf, err := loadCached(root, name, f, fi)
+		f.Close()
+		if err != nil {
+			return found{}, err
+		}
+		e.cache.put(root, name, cf)
+		return found{cf: cf}, nil
+	}
+	return found{f: f, fi: fi}, nil
 }
 
 // firstName is the file a request opens first: the index.html of a
@@ -227,7 +284,7 @@ func firstName(rel, p string) string {
 
 // serveFile sends f (the file rel of root) with ServeContent, or one of
 // its precompressed siblings.
-func serveFile(w http.ResponseWriter, r *http.Request, root *os.Root, rel string, f *os.File, fi fs.FileInfo) {
+func serveFile(w http.ResponseWriter, r *http.Request, root *siteRoot, rel string, f *os.File, fi fs.FileInfo) {
 	h := w.Header()
 	ext := path.Ext(rel)
 	if ct := contentType(ext); ct != nil {
@@ -268,7 +325,7 @@ func serveFile(w http.ResponseWriter, r *http.Request, root *os.Root, rel string
 }
 
 // notFound sends the site's own 404.html with status 404, or Gantry's.
-func (e *Edge) notFound(w http.ResponseWriter, r *http.Request, root *os.Root, sub string) {
+func (e *Edge) notFound(w http.ResponseWriter, r *http.Request, root *siteRoot, sub string) {
 	f, fi, err := open(root, "404.html")
 	if err != nil || fi.IsDir() {
 		if err == nil {
@@ -302,7 +359,7 @@ func (e *Edge) fsError(w http.ResponseWriter, r *http.Request, err error, sub st
 }
 
 // open opens name in root and stats it.
-func open(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
+func open(root *siteRoot, name string) (*os.File, fs.FileInfo, error) {
 	f, err := root.Open(name)
 	if err != nil {
 		return nil, nil, err
@@ -322,11 +379,12 @@ func isNotFound(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) ||
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || errors.Is(err, syscall.EXDEV) ||
 		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, syscall.ELOOP) {
 		return true
 	}
-	// os.Root has no exported error for a path leaving it.
+	// EXDEV is openat2's answer to a path leaving the folder; os.Root has
+	// no exported error for it.
 	var pe *fs.PathError
 	return errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
 }

@@ -140,8 +140,32 @@ func decoded(t *testing.T, w *httptest.ResponseRecorder) string {
 	return string(b)
 }
 
+// edges returns the ways the edge serves the fixture: from a Table, whose
+// folders stay open and whose small files are cached in memory (first
+// pass fills the cache, second is served from it), and from another
+// Resolver (folders opened per request, nothing cached).
+func edges(t testing.TB) []struct {
+	name string
+	e    *edge.Edge
+} {
+	e, tbl, _ := fixture(t)
+	m := mapResolver{}
+	for _, sub := range []string{"site", "spa", "off", "gone"} {
+		m[sub], _ = tbl.Lookup(sub)
+	}
+	return []struct {
+		name string
+		e    *edge.Edge
+	}{{"table", e}, {"table warm", e}, {"resolver", edge.New("localhost", m, "http://localhost:8080")}}
+}
+
 func TestServe(t *testing.T) {
-	e, _, _ := fixture(t)
+	for _, mode := range edges(t) {
+		t.Run(mode.name, func(t *testing.T) { testServe(t, mode.e) })
+	}
+}
+
+func testServe(t *testing.T, e *edge.Edge) {
 	const (
 		site = "site.localhost:8080"
 		spa  = "spa.localhost:8080"
@@ -293,7 +317,12 @@ func TestServe(t *testing.T) {
 }
 
 func TestETag(t *testing.T) {
-	e, _, _ := fixture(t)
+	for _, mode := range edges(t) {
+		t.Run(mode.name, func(t *testing.T) { testETag(t, mode.e) })
+	}
+}
+
+func testETag(t *testing.T, e *edge.Edge) {
 	get := func(headers map[string]string) *httptest.ResponseRecorder {
 		return serve(e, request("GET", "site.localhost", "/", headers))
 	}
@@ -480,5 +509,50 @@ func TestRawRequests(t *testing.T) {
 		if !strings.HasPrefix(resp, "HTTP/1.1 4") {
 			t.Errorf("%s: got %.40q, want a 4xx answer", target, resp)
 		}
+	}
+}
+
+// TestCacheFollowsSet checks that cached files never outlive a switch: a
+// site set again (even to a folder replaced on disk at the same path)
+// serves the new files at once.
+func TestCacheFollowsSet(t *testing.T) {
+	base := t.TempDir()
+	publish := func(dir, content string) {
+		tmp := filepath.Join(base, "tmp")
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "index.html"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one, two := filepath.Join(base, "one"), filepath.Join(base, "two")
+	publish(one, "first")
+	publish(two, "second")
+	tbl := edge.NewTable()
+	e := edge.New("localhost", tbl, "")
+	get := func() string {
+		return serve(e, request("GET", "x.localhost", "/", nil)).Body.String()
+	}
+	tbl.Set("x", edge.Site{Dir: one, Status: gantry.DeploymentLive})
+	if got := get() + get(); got != "firstfirst" {
+		t.Fatalf("got %q", got)
+	}
+	tbl.Set("x", edge.Site{Dir: two, Status: gantry.DeploymentLive})
+	if got := get(); got != "second" {
+		t.Fatalf("after the switch got %q, want second", got)
+	}
+	publish(one, "first, republished")
+	tbl.Set("x", edge.Site{Dir: one, Status: gantry.DeploymentLive})
+	if got := get(); got != "first, republished" {
+		t.Fatalf("after republishing got %q", got)
+	}
+	tbl.Set("x", edge.Site{Dir: one, Status: gantry.DeploymentStopped})
+	if w := serve(e, request("GET", "x.localhost", "/", nil)); w.Code != 503 {
+		t.Fatalf("stopped: got %d, want 503", w.Code)
 	}
 }

@@ -1,6 +1,11 @@
 package edge
 
-import "testing"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestFingerprinted(t *testing.T) {
 	for name, want := range map[string]bool{
@@ -72,5 +77,54 @@ func TestCleanPath(t *testing.T) {
 		if got := cleanPath(in); got != want {
 			t.Errorf("cleanPath(%q): got %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestSiteRootConfines(t *testing.T) {
+	base := t.TempDir()
+	site := filepath.Join(base, "site")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(site, "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(base, "secret"), []byte("secret"), 0o600))
+	must(os.WriteFile(filepath.Join(site, "a.txt"), []byte("a"), 0o644))
+	must(os.Symlink("../a.txt", filepath.Join(site, "sub", "up-inside")))
+	must(os.Symlink("../../secret", filepath.Join(site, "sub", "up-outside")))
+	must(os.Symlink(filepath.Join(base, "secret"), filepath.Join(site, "abs")))
+	must(os.Symlink("/proc/self/root/etc/passwd", filepath.Join(site, "magic")))
+	for _, mode := range []struct {
+		name      string
+		openat2   bool
+		forceMiss bool
+	}{{"openat2", true, false}, {"os.Root", false, false}, {"openat2 unavailable", true, true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			openat2Missing.Store(mode.forceMiss)
+			defer openat2Missing.Store(false)
+			r, err := openSiteRoot(site, mode.openat2)
+			must(err)
+			defer r.Close()
+			for name, ok := range map[string]bool{
+				"a.txt": true, "sub/up-inside": true, "sub/../a.txt": true,
+				"../secret": false, "sub/up-outside": false, "abs": false, "magic": false, "/etc/passwd": false,
+			} {
+				f, err := r.Open(name)
+				if ok != (err == nil) {
+					t.Errorf("Open(%q): got error %v, want ok=%v", name, err, ok)
+				}
+				if err == nil {
+					f.Close()
+				} else if !isNotFound(err) {
+					t.Errorf("Open(%q): error %v is not treated as not found", name, err)
+				}
+			}
+			must(r.Close())
+			if _, err := r.Open("a.txt"); !errors.Is(err, os.ErrClosed) {
+				t.Errorf("Open after Close: got %v, want os.ErrClosed", err)
+			}
+		})
 	}
 }

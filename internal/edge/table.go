@@ -2,7 +2,6 @@ package edge
 
 import (
 	"maps"
-	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -49,7 +48,7 @@ type Table struct {
 // requests then open it themselves).
 type entry struct {
 	site Site
-	root *os.Root
+	root *siteRoot
 }
 
 var _ Resolver = (*Table)(nil)
@@ -64,7 +63,7 @@ func (t *Table) Lookup(sub string) (Site, bool) {
 }
 
 // lookupRoot returns the site for sub and its open folder, if any.
-func (t *Table) lookupRoot(sub string) (Site, *os.Root, bool) {
+func (t *Table) lookupRoot(sub string) (Site, *siteRoot, bool) {
 	m := t.sites.Load()
 	if m == nil {
 		return Site{}, nil, false
@@ -76,19 +75,19 @@ func (t *Table) lookupRoot(sub string) (Site, *os.Root, bool) {
 // Set points sub at s, replacing what it pointed at.
 func (t *Table) Set(sub string, s Site) {
 	e := entry{site: s, root: openRoot(s.Dir)}
-	t.update(func(m map[string]entry) []*os.Root {
+	t.update(func(m map[string]entry) []*siteRoot {
 		old := m[sub].root
 		m[sub] = e
-		return []*os.Root{old}
+		return []*siteRoot{old}
 	})
 }
 
 // Delete removes sub; its requests then get the "no app" page.
 func (t *Table) Delete(sub string) {
-	t.update(func(m map[string]entry) []*os.Root {
+	t.update(func(m map[string]entry) []*siteRoot {
 		old := m[sub].root
 		delete(m, sub)
-		return []*os.Root{old}
+		return []*siteRoot{old}
 	})
 }
 
@@ -121,7 +120,7 @@ func (t *Table) Len() int {
 // the roots change replaced. A request still using one keeps it usable
 // until it is done (os.Root counts its users); a request that picks it up
 // after Close reopens the folder.
-func (t *Table) update(change func(map[string]entry) []*os.Root) {
+func (t *Table) update(change func(map[string]entry) []*siteRoot) {
 	t.mu.Lock()
 	var m map[string]entry
 	if old := t.sites.Load(); old != nil {
@@ -138,18 +137,18 @@ func (t *Table) update(change func(map[string]entry) []*os.Root) {
 	}
 }
 
-func openRoot(dir string) *os.Root {
+func openRoot(dir string) *siteRoot {
 	if dir == "" {
 		return nil
 	}
-	r, err := os.OpenRoot(dir)
+	r, err := openSiteRoot(dir, true)
 	if err != nil {
 		return nil
 	}
 	return r
 }
 
-func closeRoot(r *os.Root) {
+func closeRoot(r *siteRoot) {
 	if r != nil {
 		_ = r.Close()
 	}
