@@ -1,6 +1,7 @@
 import { screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { makeDeployment, makeProject } from '@/test/fixtures'
 import { fail, mockApi, ok, renderApp, testUser } from '@/test/utils'
 
 // The landing page's featured fetch fails here (404); that is only logged.
@@ -8,7 +9,15 @@ beforeEach(() => {
   vi.spyOn(console, 'warn').mockImplementation(() => {})
 })
 
-const signedIn = () => mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
+const signedIn = () =>
+  mockApi({
+    'GET /api/auth/me': ok({ user: testUser }),
+    'GET /api/projects': ok({ projects: [] }),
+    'GET /api/projects/p1': ok({ project: makeProject({ name: 'Site' }) }),
+    'GET /api/deployments': ok({ deployments: [] }),
+    'GET /api/deployments/d1': ok({ deployment: makeDeployment({ project: { name: 'Site' } }) }),
+    'GET /api/deployments/d1/logs': ok({ logs: [], total: 0 }),
+  })
 
 describe('routes for a logged-in user', () => {
   it.each([
@@ -28,10 +37,10 @@ describe('routes for a logged-in user', () => {
     ['/discover', 'Discover'],
     ['/projects', 'My Projects'],
     ['/projects/new', 'New Project'],
-    ['/projects/p1', 'Project Details'],
+    ['/projects/p1', 'Site'],
     ['/projects/p1/edit', 'Edit Project'],
     ['/deployments', 'Deployments'],
-    ['/deployments/d1', 'Deployment'],
+    ['/deployments/d1', 'Site Deployment'],
     ['/profile', 'Profile'],
     ['/settings', 'Settings'],
     ['/github-integration', 'GitHub Integration'],

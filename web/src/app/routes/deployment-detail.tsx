@@ -1,26 +1,208 @@
-import { Link, useParams } from 'react-router'
-import { ArrowLeft, Terminal } from 'lucide-react'
-import { buttonClasses } from '@/components/ui/button'
-import { ComingNext } from '@/components/ui/coming-next'
-import { PageHeader } from '@/components/ui/page-header'
+import { useEffect, useState } from 'react'
+import { Link, useNavigate, useParams } from 'react-router'
+import { ArrowLeft, CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
+import toast from 'react-hot-toast'
+import { Button, buttonClasses } from '@/components/ui/button'
+import { StatTile } from '@/components/ui/detail-list'
+import { NotFoundState } from '@/components/ui/not-found-state'
+import { Skeleton } from '@/components/ui/skeleton'
+import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
+import { useDeployment } from '@/features/deployments/api/get-deployment'
+import { DeploymentActions } from '@/features/deployments/components/deployment-actions'
+import {
+  BuildInfoCard,
+  BuildLogsCard,
+  CommitInfoCard,
+  EnvironmentCard,
+  ProjectBuildConfigCard,
+} from '@/features/deployments/components/deployment-sections'
+import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployments/components/deployment-status'
+import { inProgress } from '@/features/deployments/status'
+import { LogsPanel } from '@/features/logs/components/logs-panel'
+import { cn } from '@/lib/cn'
+import { formatDuration } from '@/utils/format'
 
 /** /deployments/:id: one deployment with its logs (SPEC §2 Deployment detail). */
 export function DeploymentDetailRoute() {
   const { id = '' } = useParams()
+  const navigate = useNavigate()
+  const query = useDeployment(id)
+  const [showLogs, setShowLogs] = useState(true)
+
+  useEffect(() => {
+    if (query.isError) toast.error('Failed to fetch deployment details')
+  }, [query.isError, query.errorUpdatedAt])
+
+  const back = (
+    <Link
+      to={paths.deployments.getHref()}
+      className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+    >
+      <ArrowLeft className="size-4" aria-hidden="true" />
+      Back to Deployments
+    </Link>
+  )
+
+  if (query.isPending) {
+    return (
+      <div aria-busy="true" aria-label="Loading deployment">
+        <title>Deployment · Gantry</title>
+        {back}
+        <div className="flex items-center gap-4">
+          <Skeleton className="size-12 rounded-lg" />
+          <div className="space-y-2">
+            <Skeleton className="h-7 w-64" />
+            <Skeleton className="h-4 w-40" />
+          </div>
+        </div>
+        <div className="mt-8 grid gap-4 sm:grid-cols-3">
+          {[0, 1, 2].map((i) => (
+            <Skeleton key={i} className="h-20" />
+          ))}
+        </div>
+        <Skeleton className="mt-6 h-96" />
+      </div>
+    )
+  }
+
+  if (query.isError || !query.data) {
+    return (
+      <NotFoundState
+          icon={SearchX}
+          title="Deployment not found"
+          description="It may have been deleted, or it belongs to another account."
+          action={
+            <Link to={paths.deployments.getHref()} className={buttonClasses({ variant: 'secondary' })}>
+              <ArrowLeft className="size-4" aria-hidden="true" />
+              Back to Deployments
+            </Link>
+          }
+        />
+    )
+  }
+
+  const d = query.data
+  const name = d.project?.name || 'Unknown Project'
+  const running = inProgress(d.status)
+  const buildCommand = d.buildInfo?.buildCommand || d.project?.buildConfig?.buildCommand
   return (
     <>
-      <PageHeader title="Deployment" description={<span className="font-mono text-xs">{id}</span>} />
-      <ComingNext
-        icon={Terminal}
-        description="Build information, commit, environment variables and live logs of this deployment will show here."
-        action={
-          <Link to={paths.deployments.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to Deployments
-          </Link>
-        }
-      />
+      <title>{`${name} Deployment · Gantry`}</title>
+      {back}
+      <div className="mb-6 flex flex-col gap-4 xl:flex-row xl:items-start xl:justify-between">
+        <div className="flex min-w-0 items-start gap-4">
+          <DeploymentStatusIcon status={d.status} className="size-12" />
+          <div className="min-w-0">
+            <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
+              <h1 className="text-2xl font-semibold tracking-tight break-words text-zinc-900 dark:text-zinc-50">
+                {name} Deployment
+              </h1>
+              <DeploymentStatusBadge status={d.status} />
+            </div>
+            <p className="mt-1 flex flex-wrap items-center gap-x-2 text-sm text-zinc-600 dark:text-zinc-400">
+              <span>Version {d.version || DEFAULT_DEPLOYMENT_VERSION}</span>
+              {d.subdomain ? (
+                <>
+                  <span aria-hidden="true">·</span>
+                  <span className="font-mono text-xs">{d.subdomain}</span>
+                </>
+              ) : null}
+            </p>
+          </div>
+        </div>
+        <div className="flex shrink-0 flex-wrap items-center gap-2">
+          <Button
+            variant="secondary"
+            onClick={() => void query.refetch()}
+            disabled={query.isFetching}
+            icon={<RefreshCw className={cn('size-4', query.isFetching && 'motion-safe:animate-spin')} aria-hidden="true" />}
+          >
+            Refresh
+          </Button>
+          <DeploymentActions
+            deployment={d}
+            size="md"
+            onDeleted={() => navigate(paths.deployments.getHref())}
+          />
+        </div>
+      </div>
+
+      {d.status === 'failed' ? (
+        <div
+          role="alert"
+          className="mb-6 flex items-start gap-3 rounded-xl border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-500/30 dark:bg-red-500/10 dark:text-red-200"
+        >
+          <CircleX className="mt-0.5 size-5 shrink-0 text-red-500" aria-hidden="true" />
+          <div className="min-w-0">
+            <p className="font-semibold">This deployment failed</p>
+            <p className="mt-0.5 break-words">{d.error || 'The build did not finish. See the logs below for the reason.'}</p>
+          </div>
+        </div>
+      ) : null}
+
+      <div className="mb-6 grid gap-4 sm:grid-cols-3">
+        <StatTile
+          label="URL"
+          icon={<Globe className="size-3.5" aria-hidden="true" />}
+          mono
+          value={
+            d.url ? (
+              d.status === 'live' ? (
+                <a
+                  href={d.url}
+                  target="_blank"
+                  rel="noopener noreferrer"
+                  className="rounded text-indigo-600 hover:underline dark:text-indigo-400"
+                >
+                  {d.url.replace(/^https?:\/\//, '')}
+                </a>
+              ) : (
+                <span className="text-zinc-500 dark:text-zinc-400">{d.url.replace(/^https?:\/\//, '')}</span>
+              )
+            ) : (
+              '—'
+            )
+          }
+        />
+        <StatTile
+          label="Build Command"
+          icon={<Hammer className="size-3.5" aria-hidden="true" />}
+          mono={Boolean(buildCommand)}
+          value={buildCommand || 'No build step'}
+        />
+        <StatTile
+          label="Duration"
+          icon={<Clock className="size-3.5" aria-hidden="true" />}
+          value={d.buildInfo?.duration ? formatDuration(d.buildInfo.duration) : running ? 'In progress' : '—'}
+        />
+      </div>
+
+      <div className="mb-6">
+        <div className="mb-3 flex items-center justify-between">
+          <h2 className="sr-only">Logs</h2>
+          <Button
+            variant="ghost"
+            size="sm"
+            aria-expanded={showLogs}
+            onClick={() => setShowLogs((v) => !v)}
+            icon={<ScrollText className="size-4" aria-hidden="true" />}
+          >
+            {showLogs ? 'Hide Deployment Logs' : 'Show Deployment Logs'}
+          </Button>
+        </div>
+        {showLogs ? <LogsPanel deploymentId={d._id} liveByDefault={running} /> : null}
+      </div>
+
+      <div className="grid gap-6 lg:grid-cols-2">
+        <ProjectBuildConfigCard deployment={d} />
+        <BuildInfoCard deployment={d} />
+        <CommitInfoCard deployment={d} />
+        <EnvironmentCard deployment={d} />
+      </div>
+      <div className="mt-6">
+        <BuildLogsCard logs={d.buildLogs} />
+      </div>
     </>
   )
 }

@@ -5,7 +5,7 @@ import toast from 'react-hot-toast'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
-import { EmptyState } from '@/components/ui/empty-state'
+import { NotFoundState } from '@/components/ui/not-found-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -70,9 +70,7 @@ export function ProjectDetailRoute() {
 
   if (query.isError || !query.data) {
     return (
-      <>
-        <title>Project not found · Gantry</title>
-        <EmptyState
+      <NotFoundState
           icon={SearchX}
           title="Project not found"
           description="It may have been deleted, or it belongs to another account."
@@ -82,9 +80,7 @@ export function ProjectDetailRoute() {
               Back to Projects
             </Link>
           }
-          className="mt-8"
         />
-      </>
     )
   }
 
