@@ -1,0 +1,117 @@
+// Package bench holds Gantry's benchmarks; see bench/run.
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/store"
+)
+
+// BenchmarkDeployOverhead measures the platform's own time in a deploy of a
+// static site with no build step: from the create call to live, minus what
+// a plain `git clone --depth=1` of the same repository takes in the same run
+// (the part of a deploy that is git's, not Gantry's). It reports the median
+// of each as deploy-ms, git-ms and overhead-ms.
+func BenchmarkDeployOverhead(b *testing.B) {
+	sb := sandbox.New(sandbox.Config{})
+	if err := sb.Available(); err != nil {
+		b.Skipf("sandbox unavailable: %v", err)
+	}
+	data, err := os.MkdirTemp("", "gantry-deploybench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	os.Chmod(data, 0o755)
+	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	git := gittest.NewServer(b)
+	url := git.Repo(b, "bench/site", "main", "site", map[string]string{
+		"index.html": "<h1>hello</h1>", "about/index.html": "<p>about</p>", "style.css": "body{margin:0}",
+	})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := &deploy.Service{
+		Store: db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Repos: hosts, Hub: events.NewHub(),
+		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: data,
+		LiveURL: func(sub string) string { return "http://" + sub + ".localhost" }, Poll: 5 * time.Millisecond,
+	}
+	if err := svc.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close()
+	ctx := context.Background()
+	u := &gantry.User{FullName: "Bench", Username: "bench", Email: "bench@example.com", PasswordHash: "x", IsActive: true,
+		Subscription: gantry.Subscription{Plan: "pro", MaxProjects: 100, MaxDeployments: 100}}
+	if err := db.CreateUser(ctx, u); err != nil {
+		b.Fatal(err)
+	}
+	name := "site"
+	p, err := svc.CreatePublic(ctx, u.ID, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url}, Name: &name,
+		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	var deploys, clones []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		d, err := svc.Create(ctx, u.ID, deploy.CreateRequest{ProjectID: p.ID})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			got, err := db.FindDeployment(ctx, "", d.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got.Status == gantry.DeploymentLive {
+				break
+			}
+			if !got.InProgress() {
+				b.Fatalf("deployment ended %s: %s", got.Status, got.Error)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		deploys = append(deploys, time.Since(start))
+
+		dir := filepath.Join(data, "clone")
+		start = time.Now()
+		if out, err := exec.Command("git", "clone", "-q", "--depth=1", "--single-branch", "--branch", "main", "--no-tags", url, dir).CombinedOutput(); err != nil {
+			b.Fatalf("git clone: %v\n%s", err, out)
+		}
+		clones = append(clones, time.Since(start))
+		os.RemoveAll(dir)
+	}
+	b.StopTimer()
+	dm, gm := median(deploys), median(clones)
+	b.ReportMetric(float64(dm.Microseconds())/1000, "deploy-ms")
+	b.ReportMetric(float64(gm.Microseconds())/1000, "git-ms")
+	b.ReportMetric(float64((dm-gm).Microseconds())/1000, "overhead-ms")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
