@@ -170,4 +170,3 @@ func must(err error) {
 		log.Fatal(err)
 	}
 }
-
