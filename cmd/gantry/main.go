@@ -32,6 +32,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -184,8 +185,18 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 	accounts := auth.NewService(db, passwords, tokens)
+	// GitHub access tokens are sealed at rest, and OAuth states in transit,
+	// each under its own key derived from the secret key.
+	githubTokens, err := secret.New(cfg.SecretKey, "gantry github tokens v1")
+	if err != nil {
+		return err
+	}
+	githubStates, err := secret.New(cfg.SecretKey, "gantry github oauth state v1")
+	if err != nil {
+		return err
+	}
 
-	deploys, sites, err := m.openDeploys(ctx, cfg, db, logger)
+	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open)
 	if err != nil {
 		return err
 	}
@@ -193,6 +204,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
+	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: tokens}
 	srv.LiveHandler = edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	srv.Accounts = accounts
 	srv.Users = db
@@ -244,18 +256,20 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 // openDeploys wires the build pipeline (git host, sandbox), the edge's site
 // table and the deployment service, recovers from the last run and starts
-// the build workers. Without a usable sandbox it refuses to start.
-func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger) (*deploy.Service, *edge.Table, error) {
+// the build workers. Without a usable sandbox it refuses to start. decrypt
+// opens users' sealed GitHub tokens for lookups and clones.
+func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
+	decrypt func(string) (string, error)) (*deploy.Service, *edge.Table, *githost.Service, error) {
 	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox})
 	if err := sb.Available(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := sb.Sweep(); err != nil {
 		logger.Warn("could not remove cgroups left by an earlier run", "err", err)
 	}
 	if cfg.Sandbox == config.SandboxBwrap {
 		if err := deploy.PrepareDataDir(cfg.DataDir); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	hosts, err := githost.New(githost.Config{
@@ -269,13 +283,14 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Detect:       build.Suggest,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	table := edge.NewTable()
 	svc := &deploy.Service{
 		Store:        db,
 		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
 		Repos:        hosts,
+		Decrypt:      decrypt,
 		Hub:          events.NewHub(),
 		Sites:        deploy.EdgeSites{Table: table},
 		DataDir:      cfg.DataDir,
@@ -285,9 +300,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Logger:       logger,
 	}
 	if err := svc.Open(ctx); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, table, nil
+	return svc, table, hosts, nil
 }
 
 // redact hides the password of a database URL for logs.

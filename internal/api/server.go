@@ -46,6 +46,9 @@ type Server struct {
 	Users gantry.UserStore
 	// Deploys runs projects and deployments (and owns their store).
 	Deploys *deploy.Service
+	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
+	// answers as when no OAuth app is configured.
+	GitHub *deploy.GitHubAccounts
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
 	// Version is reported by GET /api/health.
@@ -105,6 +108,7 @@ func (s *Server) routes() {
 	s.userRoutes()
 	s.projectRoutes()
 	s.deploymentRoutes()
+	s.githubRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).
 	s.mux.HandleFunc("/api/", s.handleAPINotFound)

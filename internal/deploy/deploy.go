@@ -51,6 +51,10 @@ type Service struct {
 	Repos   Repos
 	Hub     *events.Hub
 	Sites   Sites
+	// Decrypt opens a user's sealed GitHub access token (secret.Box.Open
+	// in cmd/gantry). Nil means stored tokens are never used: private
+	// repositories then cannot be looked up, synced or built.
+	Decrypt func(sealed string) (string, error)
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
 	DataDir string
 	// LiveURL writes the public URL of a subdomain.

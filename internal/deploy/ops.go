@@ -169,6 +169,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		Project:      p.BuildConfig,
 		Override:     gantry.BuildConfig{BuildCommand: d.BuildInfo.BuildCommand, OutputDirectory: d.BuildInfo.OutputDirectory},
 		Timeout:      timeout,
+		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
 	}
 	logger := build.LoggerFunc(func(level, msg string) {
 		s.log(ctx, d.ID, level, gantry.LogDeployment, msg)

@@ -14,6 +14,7 @@ import (
 type Repos interface {
 	LookupAs(ctx context.Context, rawURL, token string) (*githost.LookupResult, error)
 	LatestCommit(ctx context.Context, repo gantry.Repository, branch, token string) (*gantry.Commit, error)
+	LookupGitHubID(ctx context.Context, token string, id int64, branch string) (*githost.LookupResult, error)
 }
 
 // ProjectInput is the body of POST /api/projects/public and PUT
@@ -57,7 +58,7 @@ func (s *Service) LookupPublic(ctx context.Context, u *gantry.User, repoURL stri
 	if len(repoURL) > 2048 {
 		return nil, gantry.Errorf(gantry.EINVALID, "Repository URL is too long")
 	}
-	return s.Repos.LookupAs(ctx, repoURL, u.GitHub.AccessToken)
+	return s.Repos.LookupAs(ctx, repoURL, s.optionalGitHubToken(u))
 }
 
 // CreatePublic creates a project from any public repository. The
@@ -113,7 +114,7 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Repos.LatestCommit(ctx, p.Repository, p.Branch, u.GitHub.AccessToken)
+	c, err := s.Repos.LatestCommit(ctx, p.Repository, p.Branch, s.optionalGitHubToken(u))
 	if err != nil {
 		return nil, err
 	}

@@ -215,8 +215,16 @@ func (g *GitHub) Repos(ctx context.Context, token string) ([]gantry.GitHubRepo, 
 // to git.
 var errRateLimited = gantry.Errorf(gantry.EUNAVAILABLE, "GitHub's API rate limit was reached; try again later")
 
-func errBadToken() error {
-	return gantry.Errorf(gantry.EINVALID, "GitHub rejected the access token; connect your GitHub account again")
+// msgBadToken is the message of an invalid or revoked token.
+const msgBadToken = "GitHub rejected the access token; connect your GitHub account again"
+
+func errBadToken() error { return gantry.Errorf(gantry.EINVALID, msgBadToken) }
+
+// TokenRejected reports whether err says GitHub refused the access token
+// (401: invalid, expired or revoked), as User, Repos, RepoByID and the
+// lookups return it.
+func TokenRejected(err error) bool {
+	return gantry.ErrorCode(err) == gantry.EINVALID && gantry.ErrorMessage(err) == msgBadToken
 }
 
 // apiError maps a go-github error: 404 → "Repository not found: <what>"

@@ -61,9 +61,9 @@ func NewOAuth(clientID, clientSecret, webURL, redirectURL string, scopes []strin
 }
 
 // ErrOAuthNotConfigured is returned by NewOAuth without a client id or
-// secret.
+// secret; its message is what the GitHub integration page shows.
 var ErrOAuthNotConfigured = gantry.Errorf(gantry.EUNAVAILABLE,
-	"GitHub integration is not configured on this server (GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET)")
+	"GitHub is not configured on this server: set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET")
 
 // GenerateVerifier returns a new random PKCE code verifier (oauth2's), to
 // keep server-side with the state until the callback.

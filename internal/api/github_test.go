@@ -1,0 +1,521 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/secret"
+)
+
+const callbackURL = "http://localhost:8080/api/auth/github/callback"
+
+// githubEnv is testEnv wired to a fake GitHub on loopback, where alice
+// owns the GitHub account "alice-gh" with a public and a private
+// repository, and bob owns "bob-gh" with one repository.
+type githubEnv struct {
+	*testEnv
+	gh             *githubtest.Server
+	aliceGH, bobGH *githubtest.User
+	site, private  *githubtest.Repo // alice-gh's
+	bobRepo        *githubtest.Repo
+	tokens         *secret.Box
+	lastCookie     *http.Cookie // of the last mustStart
+}
+
+func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
+	t.Helper()
+	g := &githubEnv{testEnv: e, gh: githubtest.NewServer(t)}
+	g.aliceGH = g.gh.AddUser("alice-gh")
+	g.bobGH = g.gh.AddUser("bob-gh")
+	g.site = g.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "site", Description: "My site"},
+		map[string]string{"index.html": "<h1>public</h1>"})
+	g.private = g.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "secret-site", Private: true,
+		UpdatedAt: time.Now().UTC().Add(time.Hour).Truncate(time.Second)},
+		map[string]string{"index.html": "<h1>private</h1>"})
+	g.bobRepo = g.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "bobs"}, map[string]string{"index.html": "bob"})
+	cfg := githost.Config{
+		AllowHosts:   []string{"127.0.0.1"},
+		GitHubAPIURL: g.gh.APIURL(),
+		GitHubWebURL: g.gh.URL,
+		RedirectURL:  callbackURL,
+		Timeout:      10 * time.Second,
+		Detect:       build.Suggest,
+	}
+	if configured {
+		cfg.ClientID, cfg.ClientSecret = g.gh.ClientID, g.gh.ClientSecret
+	}
+	hosts, err := githost.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.tokens = mustBox(t, "gantry github tokens v1")
+	e.srv.GitHub = &deploy.GitHubAccounts{
+		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
+		Sessions: e.tokens, Now: func() time.Time { return e.now },
+	}
+	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
+		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
+	return g
+}
+
+func mustBox(t *testing.T, purpose string) *secret.Box {
+	t.Helper()
+	b, err := secret.New(testSecret, purpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// start calls GET /api/auth/github/url as token's user and returns the
+// authorize URL and the nonce cookie.
+func (g *githubEnv) start(t *testing.T, token string) (*url.URL, *http.Cookie) {
+	t.Helper()
+	rec := g.do(request{method: "GET", url: "/api/auth/github/url", headers: bearer(token)})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("github url: %d %s", rec.Code, rec.Body.String())
+	}
+	auth, err := url.Parse(dataField[string](t, rec, "authUrl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cookie *http.Cookie
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == "gantry_github_oauth" {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		t.Fatalf("no nonce cookie in %v", rec.Header())
+	}
+	return auth, cookie
+}
+
+// authorize follows the authorize URL as the fake's consenting user and
+// returns GitHub's redirect to Gantry's callback.
+func (g *githubEnv) authorize(t *testing.T, auth *url.URL) *url.URL {
+	t.Helper()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(auth.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize: got %d, want 302", resp.StatusCode)
+	}
+	back, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Scheme + "://" + back.Host + back.Path; got != callbackURL {
+		t.Fatalf("GitHub redirected to %s, want the callback", got)
+	}
+	return back
+}
+
+// callback lands the browser on Gantry's callback with query (and the
+// cookie, when set) and returns the web page it is sent to.
+func (g *githubEnv) callback(t *testing.T, query string, cookie *http.Cookie) *url.URL {
+	t.Helper()
+	req := request{method: "GET", url: "/api/auth/github/callback?" + query}
+	if cookie != nil {
+		req.headers = map[string]string{"Cookie": cookie.Name + "=" + cookie.Value}
+	}
+	rec := g.do(req)
+	if rec.Code != http.StatusFound {
+		t.Fatalf("callback: got %d, want 302; body %s", rec.Code, rec.Body.String())
+	}
+	cleared := false
+	for _, c := range rec.Result().Cookies() {
+		cleared = cleared || (c.Name == "gantry_github_oauth" && c.MaxAge < 0)
+	}
+	if !cleared {
+		t.Errorf("callback did not clear the nonce cookie: %v", rec.Header().Values("Set-Cookie"))
+	}
+	loc, err := url.Parse(rec.Header().Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc.Path != "/github-callback" || loc.Host != "" {
+		t.Fatalf("callback redirected to %s, want /github-callback", loc)
+	}
+	return loc
+}
+
+// connect runs the whole flow for token's user (as GitHub account login)
+// and returns the page the browser ends on.
+func (g *githubEnv) connect(t *testing.T, token, login string) *url.URL {
+	t.Helper()
+	g.gh.AuthorizeAs(login)
+	auth, cookie := g.start(t, token)
+	return g.callback(t, g.authorize(t, auth).RawQuery, cookie)
+}
+
+func (g *githubEnv) me(t *testing.T, token string) *gantry.User {
+	t.Helper()
+	rec := g.do(request{method: "GET", url: "/api/auth/me", headers: bearer(token)})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("me: %d %s", rec.Code, rec.Body.String())
+	}
+	for _, secret := range []string{g.aliceGH.Token, g.bobGH.Token, "v1:", "accessToken", "access_token"} {
+		if strings.Contains(rec.Body.String(), secret) {
+			t.Fatalf("GET /api/auth/me reveals %q: %s", secret, rec.Body.String())
+		}
+	}
+	u := dataField[*gantry.User](t, rec, "user")
+	return u
+}
+
+// noSecrets fails when the server log holds a GitHub token or OAuth secret.
+func (g *githubEnv) noSecrets(t *testing.T, extra ...string) {
+	t.Helper()
+	logs := g.logs.String()
+	for _, s := range append([]string{g.aliceGH.Token, g.bobGH.Token, g.gh.ClientSecret}, extra...) {
+		if s != "" && strings.Contains(logs, s) {
+			t.Errorf("the server log holds %q:\n%s", s, logs)
+		}
+	}
+}
+
+func TestGitHubConnectFlow(t *testing.T) {
+	t.Parallel()
+	g := withGitHub(t, newEnv(t), true)
+	ctx := context.Background()
+
+	auth, cookie := g.start(t, g.token)
+	q := auth.Query()
+	if got := auth.Scheme + "://" + auth.Host + auth.Path; got != g.gh.URL+"/login/oauth/authorize" {
+		t.Errorf("authUrl is on %s, want the configured GitHub web URL", got)
+	}
+	if q.Get("client_id") != g.gh.ClientID || q.Get("redirect_uri") != callbackURL || q.Get("response_type") != "code" ||
+		q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 || q.Get("scope") != "repo read:user" {
+		t.Errorf("authUrl query %v", q)
+	}
+	if state := q.Get("state"); !strings.HasPrefix(state, "v1:") || strings.Contains(state, g.alice.ID) {
+		t.Errorf("state %q is not sealed", state)
+	}
+	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/api/auth/github/callback" ||
+		cookie.MaxAge != 600 || cookie.Secure {
+		t.Errorf("nonce cookie %+v: want HttpOnly, SameSite=Lax, the callback path, 10 minutes, not Secure over http", cookie)
+	}
+
+	back := g.authorize(t, auth)
+	code := back.Query().Get("code")
+	page := g.callback(t, back.RawQuery, cookie)
+	if page.Query().Get("linked") != "true" || page.Query().Get("error") != "" {
+		t.Fatalf("callback page %s, want linked=true", page)
+	}
+	token := page.Query().Get("token")
+	if u, err := g.accounts.Authenticate(ctx, token); err != nil || u.ID != g.alice.ID {
+		t.Fatalf("the handed-over token is not alice's: %v %v", u, err)
+	}
+
+	u := g.me(t, token)
+	if !u.GitHub.Connected || u.GitHub.Username != "alice-gh" || u.GitHub.Avatar != g.aliceGH.AvatarURL || u.GitHub.ID != g.aliceGH.ID {
+		t.Fatalf("me.github = %+v", u.GitHub)
+	}
+	if len(u.GitHub.Repos) != 2 {
+		t.Fatalf("got %d repos, want alice-gh's 2: %+v", len(u.GitHub.Repos), u.GitHub.Repos)
+	}
+	first := u.GitHub.Repos[0] // most recently updated first
+	if first.ID != g.private.ID || first.FullName != "alice-gh/secret-site" || !first.Private || first.DefaultBranch != "main" ||
+		first.URL != g.gh.URL+"/alice-gh/secret-site" || first.UpdatedAt.IsZero() {
+		t.Errorf("first repo %+v", first)
+	}
+	if second := u.GitHub.Repos[1]; second.Name != "site" || second.Private || second.Description != "My site" {
+		t.Errorf("second repo %+v", second)
+	}
+
+	// The token is stored sealed, and opens to GitHub's token.
+	stored, _ := g.db.FindUserByID(ctx, g.alice.ID)
+	if stored.GitHub.AccessToken == g.aliceGH.Token || !strings.HasPrefix(stored.GitHub.AccessToken, "v1:") {
+		t.Fatalf("stored token %q is not sealed", stored.GitHub.AccessToken)
+	}
+	if plain, err := g.tokens.Open(stored.GitHub.AccessToken); err != nil || plain != g.aliceGH.Token {
+		t.Fatalf("stored token opens to %q, %v", plain, err)
+	}
+
+	// The code is single-use: the same redirect again fails, and links nothing new.
+	again := g.callback(t, back.RawQuery, cookie)
+	if again.Query().Get("error") != "bad_code" || again.Query().Get("token") != "" {
+		t.Errorf("replayed callback: %s, want error=bad_code", again)
+	}
+	g.noSecrets(t, code, q.Get("state"), token, stored.GitHub.AccessToken)
+}
+
+func TestGitHubRefreshAndDisconnect(t *testing.T) {
+	t.Parallel()
+	g := withGitHub(t, newEnv(t), true)
+	ctx := context.Background()
+	g.connect(t, g.token, "alice-gh")
+	fresh := g.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "brand-new",
+		UpdatedAt: time.Now().UTC().Add(2 * time.Hour).Truncate(time.Second)}, nil)
+
+	rec := g.do(request{method: "POST", url: "/api/auth/github/refresh", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("refresh: %d %s", rec.Code, rec.Body.String())
+	}
+	repos := dataField[[]gantry.GitHubRepo](t, rec, "repos")
+	if len(repos) != 3 || repos[0].ID != fresh.ID || repos[0].Name != "brand-new" {
+		t.Fatalf("refreshed repos %+v, want brand-new first of 3", repos)
+	}
+	if u := dataField[*gantry.User](t, rec, "user"); len(u.GitHub.Repos) != 3 {
+		t.Errorf("refresh answered user with %d repos", len(u.GitHub.Repos))
+	}
+	if strings.Contains(rec.Body.String(), g.aliceGH.Token) || strings.Contains(rec.Body.String(), "v1:") {
+		t.Fatalf("refresh answer reveals the token: %s", rec.Body.String())
+	}
+	if u := g.me(t, g.token); len(u.GitHub.Repos) != 3 {
+		t.Errorf("stored repos not updated: %d", len(u.GitHub.Repos))
+	}
+
+	rec = g.do(request{method: "POST", url: "/api/auth/github/disconnect", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("disconnect: %d %s", rec.Code, rec.Body.String())
+	}
+	if u := dataField[*gantry.User](t, rec, "user"); u.GitHub.Connected || u.GitHub.Username != "" || len(u.GitHub.Repos) != 0 || u.GitHub.ID != 0 {
+		t.Errorf("after disconnect github = %+v", u.GitHub)
+	}
+	if stored, _ := g.db.FindUserByID(ctx, g.alice.ID); stored.GitHub.AccessToken != "" {
+		t.Errorf("the token was kept after disconnect")
+	}
+	rec = g.do(request{method: "POST", url: "/api/auth/github/refresh", headers: bearer(g.token)})
+	if a := decodeAnswer(t, rec); rec.Code != 400 || a.Message != "Connect your GitHub account first" {
+		t.Errorf("refresh when disconnected: %d %q", rec.Code, a.Message)
+	}
+	// Disconnected, the same GitHub account may go to another Gantry account.
+	bob := g.otherToken(t)
+	if page := g.connect(t, bob, "alice-gh"); page.Query().Get("token") == "" {
+		t.Errorf("bob could not link alice-gh after alice let go: %s", page)
+	}
+	g.noSecrets(t)
+}
+
+func TestGitHubRefreshRevokedToken(t *testing.T) {
+	t.Parallel()
+	g := withGitHub(t, newEnv(t), true)
+	g.connect(t, g.token, "alice-gh")
+	g.aliceGH.Token = "gho_revoked"
+	g.gh.AuthorizeAs("alice-gh") // orders the change before the server reads it
+
+	rec := g.do(request{method: "POST", url: "/api/auth/github/refresh", headers: bearer(g.token)})
+	if a := decodeAnswer(t, rec); rec.Code != http.StatusBadRequest || a.Message != "GitHub access was revoked: connect your GitHub account again" {
+		t.Fatalf("got %d %q", rec.Code, a.Message)
+	}
+	if u := g.me(t, g.token); u.GitHub.Connected || len(u.GitHub.Repos) != 0 {
+		t.Errorf("a revoked account stays connected: %+v", u.GitHub)
+	}
+}
+
+func TestGitHubCallbackRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// flow returns the callback query and cookie to send.
+		flow      func(t *testing.T, g *githubEnv) (string, *http.Cookie)
+		wantError string
+	}{
+		{"GitHub denied access", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			_, cookie := g.start(t, g.token)
+			return "error=access_denied&error_description=The+user+has+denied", cookie
+		}, "access_denied"},
+		{"GitHub error that is not a plain word", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			return "error=%3Cscript%3E", nil
+		}, "github_error"},
+		{"no code", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			auth, cookie := g.start(t, g.token)
+			return "state=" + url.QueryEscape(auth.Query().Get("state")), cookie
+		}, "invalid_request"},
+		{"forged state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			_, cookie := g.start(t, g.token)
+			return "code=abc&state=" + url.QueryEscape(`{"u":"`+g.alice.ID+`"}`), cookie
+		}, "invalid_state"},
+		{"altered state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			back := g.authorize(t, mustStart(t, g))
+			q := back.Query()
+			st := []byte(q.Get("state"))
+			st[10] ^= 1
+			q.Set("state", string(st))
+			return q.Encode(), g.lastCookie
+		}, "invalid_state"},
+		{"expired state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			back := g.authorize(t, mustStart(t, g))
+			g.now = g.now.Add(10*time.Minute + time.Second)
+			return back.RawQuery, g.lastCookie
+		}, "expired_state"},
+		{"no cookie: started in another browser", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			return g.authorize(t, mustStart(t, g)).RawQuery, nil
+		}, "state_mismatch"},
+		{"another user's state with alice's cookie", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			_, aliceCookie := g.start(t, g.token)
+			bobAuth, _ := g.start(t, g.otherToken(t))
+			return g.authorize(t, bobAuth).RawQuery, aliceCookie
+		}, "state_mismatch"},
+		{"GitHub account linked to another Gantry account", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			g.connect(t, g.otherToken(t), "alice-gh")
+			g.gh.AuthorizeAs("alice-gh")
+			return g.authorize(t, mustStart(t, g)).RawQuery, g.lastCookie
+		}, "already_linked"},
+		{"deactivated account", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			back := g.authorize(t, mustStart(t, g))
+			if err := g.db.SetUserActive(context.Background(), g.alice.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			return back.RawQuery, g.lastCookie
+		}, "account_unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := withGitHub(t, newEnv(t), true)
+			query, cookie := tc.flow(t, g)
+			page := g.callback(t, query, cookie)
+			if got := page.Query().Get("error"); got != tc.wantError || page.Query().Get("token") != "" {
+				t.Fatalf("got %s, want error=%s and no token", page, tc.wantError)
+			}
+			if u, _ := g.db.FindUserByID(context.Background(), g.alice.ID); u.GitHub.Connected {
+				t.Errorf("alice got connected: %+v", u.GitHub)
+			}
+			g.noSecrets(t)
+		})
+	}
+}
+
+// mustStart is start for alice, keeping the cookie in g.lastCookie.
+func mustStart(t *testing.T, g *githubEnv) *url.URL {
+	t.Helper()
+	auth, cookie := g.start(t, g.token)
+	g.lastCookie = cookie
+	return auth
+}
+
+func TestGitHubNotConfigured(t *testing.T) {
+	t.Parallel()
+	const msg = "GitHub is not configured on this server: set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET"
+	runScenarios(t, []scenario{
+		{name: "url answers 503 with what to set", auth: true,
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, false); return "" },
+			request: request{method: "GET", url: "/api/auth/github/url"}, wantStatus: 503, wantMessage: msg},
+		{name: "url without any GitHub wiring", auth: true,
+			request: request{method: "GET", url: "/api/auth/github/url"}, wantStatus: 503, wantMessage: msg},
+		{name: "callback redirects with not_configured",
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, false); return "" },
+			request: request{method: "GET", url: "/api/auth/github/callback?code=x&state=y"}, wantStatus: 302,
+			wantHeaders: map[string]string{"Location": "/github-callback?error=not_configured"}},
+		{name: "url needs a signed-in user",
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, true); return "" },
+			request: request{method: "GET", url: "/api/auth/github/url"}, wantStatus: 401, wantMessage: "Not authorized: please sign in"},
+		{name: "refresh needs a signed-in user",
+			request: request{method: "POST", url: "/api/auth/github/refresh"}, wantStatus: 401},
+		{name: "disconnect needs a signed-in user",
+			request: request{method: "POST", url: "/api/auth/github/disconnect"}, wantStatus: 401},
+		{name: "disconnect when not connected is fine", auth: true,
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, true); return "" },
+			request: request{method: "POST", url: "/api/auth/github/disconnect"}, wantStatus: 200,
+			wantContains: []string{`"connected":false`}},
+	})
+}
+
+func TestCreateProjectFromGitHub(t *testing.T) {
+	t.Parallel()
+	body := func(id any, extra string) string {
+		b, _ := json.Marshal(id)
+		return fmt.Sprintf(`{"repositoryId":%s,"name":"My Site","description":"demo","branch":""%s}`, b, extra)
+	}
+	type check func(t *testing.T, g *githubEnv, p *gantry.Project)
+	for _, tc := range []struct {
+		name       string
+		connect    bool
+		body       func(g *githubEnv) string
+		wantStatus int
+		wantMsg    string
+		check      check
+	}{
+		{name: "not connected", body: func(g *githubEnv) string { return body(g.site.ID, "") },
+			wantStatus: 400, wantMsg: "Connect your GitHub account first"},
+		{name: "public repository", connect: true, body: func(g *githubEnv) string { return body(g.site.ID, "") },
+			wantStatus: 201, check: func(t *testing.T, g *githubEnv, p *gantry.Project) {
+				r := p.Repository
+				if p.Name != "My Site" || p.Description != "demo" || p.Branch != "main" || p.Status != gantry.ProjectDraft ||
+					r.ID != strconv.FormatInt(g.site.ID, 10) || r.FullName != "alice-gh/site" || r.Private ||
+					r.CloneURL != g.gh.URL+"/alice-gh/site.git" || r.LastCommit == nil || len(r.LastCommit.SHA) != 40 {
+					t.Errorf("project %+v, repository %+v", p, r)
+				}
+			}},
+		{name: "private repository, id as a string", connect: true,
+			body:       func(g *githubEnv) string { return body(strconv.FormatInt(g.private.ID, 10), "") },
+			wantStatus: 201, check: func(t *testing.T, g *githubEnv, p *gantry.Project) {
+				r := p.Repository
+				if !r.Private || r.FullName != "alice-gh/secret-site" || r.LastCommit == nil || p.Type != "static" {
+					t.Errorf("project %+v, repository %+v", p, r)
+				}
+			}},
+		{name: "build settings given", connect: true,
+			body: func(g *githubEnv) string {
+				return body(g.site.ID, `,"buildConfig":{"installCommand":"","buildCommand":"","outputDirectory":"public"}`)
+			},
+			wantStatus: 201, check: func(t *testing.T, g *githubEnv, p *gantry.Project) {
+				if p.BuildConfig.OutputDirectory != "public" {
+					t.Errorf("buildConfig %+v", p.BuildConfig)
+				}
+			}},
+		{name: "another account's repository", connect: true, body: func(g *githubEnv) string { return body(g.bobRepo.ID, "") },
+			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+		{name: "unknown id", connect: true, body: func(g *githubEnv) string { return body(987654, "") },
+			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+		{name: "no repository", connect: true, body: func(g *githubEnv) string { return `{"name":"x"}` },
+			wantStatus: 400, wantMsg: "Please select a repository"},
+		{name: "id that is not a number", connect: true, body: func(g *githubEnv) string { return body("abc", "") },
+			wantStatus: 400, wantMsg: `Invalid value for field "repositoryId": expected number`},
+		{name: "branch that does not exist", connect: true,
+			body: func(g *githubEnv) string {
+				return fmt.Sprintf(`{"repositoryId":%d,"name":"x","description":"","branch":"nope"}`, g.site.ID)
+			},
+			wantStatus: 404, wantMsg: "Branch 'nope' not found in alice-gh/site"},
+		{name: "unknown field", connect: true, body: func(g *githubEnv) string { return body(g.site.ID, `,"token":"x"`) },
+			wantStatus: 400, wantMsg: `Unknown field "token"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := withGitHub(t, newEnv(t), true)
+			if tc.connect {
+				g.connect(t, g.token, "alice-gh")
+			}
+			rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token), body: tc.body(g)})
+			if rec.Code != tc.wantStatus {
+				t.Fatalf("got %d, want %d: %s", rec.Code, tc.wantStatus, rec.Body.String())
+			}
+			if tc.wantMsg != "" {
+				if a := decodeAnswer(t, rec); a.Message != tc.wantMsg {
+					t.Errorf("got message %q, want %q", a.Message, tc.wantMsg)
+				}
+			}
+			if strings.Contains(rec.Body.String(), g.aliceGH.Token) {
+				t.Fatalf("the answer reveals the token: %s", rec.Body.String())
+			}
+			if tc.check != nil {
+				p := dataField[*gantry.Project](t, rec, "project")
+				tc.check(t, g, p)
+				if stored, err := g.db.FindProject(context.Background(), g.alice.ID, p.ID); err != nil {
+					t.Fatal(err)
+				} else if raw, _ := json.Marshal(stored); strings.Contains(string(raw), g.aliceGH.Token) {
+					t.Fatalf("the stored project holds the token")
+				}
+			}
+			g.noSecrets(t)
+		})
+	}
+}

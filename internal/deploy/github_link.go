@@ -1,0 +1,299 @@
+package deploy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/secret"
+)
+
+// StateTTL is how long a GitHub sign-in may take, from GET
+// /api/auth/github/url to the callback.
+const StateTTL = 10 * time.Minute
+
+// GitHubStore is what GitHubAccounts needs of the database
+// (internal/store implements it).
+type GitHubStore interface {
+	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
+	// SetGitHubLink stores a connected account; link.AccessToken is sealed.
+	SetGitHubLink(ctx context.Context, userID string, link gantry.GitHubLink) error
+	SetGitHubRepos(ctx context.Context, userID string, repos []gantry.GitHubRepo) error
+	ClearGitHubLink(ctx context.Context, userID string) error
+}
+
+// Sessions issues Gantry bearer tokens; *auth.Tokens is the real one.
+type Sessions interface {
+	Issue(userID string) (token string, expires time.Time, err error)
+}
+
+// GitHubAccounts connects Gantry users to their GitHub accounts with
+// GitHub's OAuth authorization-code flow (with PKCE), keeps each account's
+// repository list, and forgets it on disconnect.
+//
+// Secrets: the GitHub access token is sealed with Tokens before it reaches
+// the store and opened only to call GitHub; it is never logged, returned,
+// put in a URL or in an error. The OAuth state is sealed with States (its
+// own key): it carries the user id, a browser nonce, the PKCE verifier and
+// an expiry, so it cannot be forged, read, altered or replayed for another
+// user, and no server-side session is needed (any replica can finish a
+// sign-in another one started).
+type GitHubAccounts struct {
+	Users GitHubStore
+	// Host reaches GitHub: Host.OAuth (nil when no OAuth app is configured)
+	// and Host.GitHub (the REST API).
+	Host     *githost.Service
+	Tokens   *secret.Box // seals access tokens at rest
+	States   *secret.Box // seals OAuth states; a different purpose than Tokens
+	Sessions Sessions    // the bearer token the callback hands to the browser
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+}
+
+func (g *GitHubAccounts) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// oauthState is the sealed content of the state parameter.
+type oauthState struct {
+	UserID   string `json:"u"`
+	Nonce    string `json:"n"` // also in the browser's cookie
+	Verifier string `json:"v"` // PKCE code verifier
+	Expires  int64  `json:"e"` // Unix seconds
+}
+
+// GitHubStart is the beginning of a sign-in: the GitHub page to send the
+// browser to, and the nonce the browser must present at the callback
+// (the API keeps it in an HttpOnly cookie) until Expires.
+type GitHubStart struct {
+	AuthURL string
+	Nonce   string
+	Expires time.Time
+}
+
+// Start begins connecting u's GitHub account: it returns the authorize URL
+// on the configured GitHub web URL, with a sealed state bound to u and to a
+// fresh nonce, and the S256 challenge of a fresh PKCE verifier. Without an
+// OAuth app it is githost.ErrOAuthNotConfigured (EUNAVAILABLE).
+func (g *GitHubAccounts) Start(ctx context.Context, u *gantry.User) (*GitHubStart, error) {
+	if g == nil || g.Host == nil || g.Host.OAuth == nil {
+		return nil, githost.ErrOAuthNotConfigured
+	}
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	exp := g.now().Add(StateTTL)
+	st := oauthState{UserID: u.ID, Nonce: base64.RawURLEncoding.EncodeToString(b[:]),
+		Verifier: githost.GenerateVerifier(), Expires: exp.Unix()}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	state, err := g.States.Seal(string(raw))
+	if err != nil {
+		return nil, err
+	}
+	return &GitHubStart{AuthURL: g.Host.OAuth.AuthURL(state, st.Verifier), Nonce: st.Nonce, Expires: exp}, nil
+}
+
+// GitHubCallback is what GitHub's redirect brings back: code and state, or
+// error (e.g. access_denied); Nonce is the browser's cookie.
+type GitHubCallback struct {
+	Code, State, Error, Nonce string
+}
+
+// CallbackError is a failed callback. Code is a short, safe reason for
+// the /github-callback?error= parameter: one of the Callback* constants,
+// or GitHub's own error code (letters and underscores only). Err is the
+// cause, for the server log; it never holds a token.
+type CallbackError struct {
+	Code string
+	Err  error
+}
+
+func (e *CallbackError) Error() string {
+	if e.Err != nil {
+		return "github callback: " + e.Code + ": " + e.Err.Error()
+	}
+	return "github callback: " + e.Code
+}
+
+func (e *CallbackError) Unwrap() error { return e.Err }
+
+// Short codes of failed callbacks.
+const (
+	CallbackNotConfigured  = "not_configured"
+	CallbackInvalidRequest = "invalid_request"     // no code or no state
+	CallbackInvalidState   = "invalid_state"       // forged, altered or unreadable state
+	CallbackExpiredState   = "expired_state"       // older than StateTTL
+	CallbackStateMismatch  = "state_mismatch"      // started in another browser, or the cookie is gone
+	CallbackBadCode        = "bad_code"            // GitHub refused the code
+	CallbackUnavailable    = "github_unavailable"  // GitHub could not be reached
+	CallbackAccount        = "account_unavailable" // the Gantry account is gone or deactivated
+	CallbackAlreadyLinked  = "already_linked"      // the GitHub account belongs to another Gantry account
+	CallbackServerError    = "server_error"
+	CallbackGitHubError    = "github_error" // GitHub sent an error code that is not a plain word
+)
+
+var githubErrorCode = regexp.MustCompile(`^[a-z_]{1,40}$`)
+
+// GitHubConnected is a finished sign-in: the user as now stored and a fresh
+// Gantry bearer token of theirs for the browser.
+type GitHubConnected struct {
+	User  *gantry.User
+	Token string
+}
+
+// Callback finishes a sign-in: it refuses GitHub's error, a missing code or
+// state, a state that does not open, has expired or does not match the
+// browser's nonce; exchanges the code with the state's PKCE verifier; reads
+// the GitHub account and its repositories; stores the link with the token
+// sealed; and issues a bearer token for the state's user. Every failure is
+// a *CallbackError.
+func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitHubConnected, error) {
+	fail := func(code string, err error) (*GitHubConnected, error) {
+		return nil, &CallbackError{Code: code, Err: err}
+	}
+	if cb.Error != "" {
+		if githubErrorCode.MatchString(cb.Error) {
+			return fail(cb.Error, errors.New("GitHub answered an error"))
+		}
+		return fail(CallbackGitHubError, errors.New("GitHub answered an error"))
+	}
+	if g == nil || g.Host == nil || g.Host.OAuth == nil {
+		return fail(CallbackNotConfigured, githost.ErrOAuthNotConfigured)
+	}
+	if cb.Code == "" || cb.State == "" {
+		return fail(CallbackInvalidRequest, errors.New("no code or state"))
+	}
+	raw, err := g.States.Open(cb.State)
+	if err != nil {
+		return fail(CallbackInvalidState, err)
+	}
+	var st oauthState
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.UserID == "" || st.Nonce == "" || st.Verifier == "" {
+		return fail(CallbackInvalidState, errors.New("state without user, nonce or verifier"))
+	}
+	if g.now().Unix() > st.Expires {
+		return fail(CallbackExpiredState, errors.New("state expired"))
+	}
+	if subtle.ConstantTimeCompare([]byte(cb.Nonce), []byte(st.Nonce)) != 1 {
+		return fail(CallbackStateMismatch, errors.New("the browser's nonce does not match the state"))
+	}
+	u, err := g.Users.FindUserByID(ctx, st.UserID)
+	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
+		return fail(CallbackAccount, err)
+	} else if err != nil {
+		return fail(CallbackServerError, err)
+	}
+	if !u.IsActive {
+		return fail(CallbackAccount, errors.New("account deactivated"))
+	}
+	token, err := g.Host.OAuth.Exchange(ctx, cb.Code, st.Verifier)
+	switch gantry.ErrorCode(err) {
+	case "":
+	case gantry.EINVALID:
+		return fail(CallbackBadCode, err)
+	case gantry.EUNAVAILABLE:
+		return fail(CallbackUnavailable, err)
+	default:
+		return fail(CallbackServerError, err)
+	}
+	if err := g.link(ctx, u.ID, token); err != nil {
+		switch gantry.ErrorCode(err) {
+		case gantry.ECONFLICT:
+			return fail(CallbackAlreadyLinked, err)
+		case gantry.EINVALID, gantry.ENOTFOUND, gantry.EUNAVAILABLE:
+			return fail(CallbackUnavailable, err)
+		}
+		return fail(CallbackServerError, err)
+	}
+	if u, err = g.Users.FindUserByID(ctx, u.ID); err != nil {
+		return fail(CallbackServerError, err)
+	}
+	session, _, err := g.Sessions.Issue(u.ID)
+	if err != nil {
+		return fail(CallbackServerError, err)
+	}
+	return &GitHubConnected{User: u, Token: session}, nil
+}
+
+// link reads the account and repositories token gives access to and stores
+// them for userID with the token sealed.
+func (g *GitHubAccounts) link(ctx context.Context, userID, token string) error {
+	gh, err := g.Host.GitHub.User(ctx, token)
+	if err != nil {
+		return err
+	}
+	repos, err := g.Host.GitHub.Repos(ctx, token)
+	if err != nil {
+		return err
+	}
+	sealed, err := g.Tokens.Seal(token)
+	if err != nil {
+		return err
+	}
+	return g.Users.SetGitHubLink(ctx, userID, gantry.GitHubLink{
+		ID: gh.ID, Username: gh.Login, Avatar: gh.AvatarURL, AccessToken: sealed, Repos: repos,
+	})
+}
+
+// Refresh fetches the repository list of u's connected account again and
+// stores it; it returns the list and the updated user. Not connected is
+// EINVALID MsgConnectGitHub. A token GitHub refuses (revoked, or the OAuth
+// app was removed) or that no longer opens (the secret key changed)
+// disconnects the account and is EINVALID MsgGitHubRevoked.
+func (g *GitHubAccounts) Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error) {
+	if !u.GitHub.Connected || u.GitHub.AccessToken == "" {
+		return nil, nil, gantry.Errorf(gantry.EINVALID, MsgConnectGitHub)
+	}
+	token, err := g.Tokens.Open(u.GitHub.AccessToken)
+	if err != nil {
+		return nil, nil, g.revoked(ctx, u)
+	}
+	repos, err := g.Host.GitHub.Repos(ctx, token)
+	if githost.TokenRejected(err) {
+		return nil, nil, g.revoked(ctx, u)
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if err := g.Users.SetGitHubRepos(ctx, u.ID, repos); err != nil {
+		return nil, nil, err
+	}
+	fresh, err := g.Users.FindUserByID(ctx, u.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fresh.GitHub.Repos, fresh, nil
+}
+
+// revoked disconnects u and returns EINVALID MsgGitHubRevoked.
+func (g *GitHubAccounts) revoked(ctx context.Context, u *gantry.User) error {
+	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
+		return err
+	}
+	return gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
+}
+
+// Disconnect forgets u's GitHub account: the sealed token, the GitHub id,
+// username, avatar and repositories. Projects made from its repositories
+// stay; private ones can no longer be built until an account with access
+// is connected again. It returns the updated user and is not an error when
+// nothing was connected.
+func (g *GitHubAccounts) Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error) {
+	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
+		return nil, err
+	}
+	return g.Users.FindUserByID(ctx, u.ID)
+}

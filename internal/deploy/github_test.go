@@ -1,0 +1,217 @@
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/secret"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// lockedBuffer collects the service's own log lines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestBuildPrivateGitHubRepo builds a private repository of the fake
+// GitHub through the real sandboxed pipeline with the owner's token, and
+// checks the token shows up in no log line, project, deployment or error.
+func TestBuildPrivateGitHubRepo(t *testing.T) {
+	sb := sandbox.New(sandbox.Config{})
+	if err := sb.Available(); err != nil {
+		t.Skipf("sandbox unavailable: %v", err)
+	}
+	ctx := context.Background()
+	gh := githubtest.NewServer(t)
+	owner := gh.AddUser("ada-gh")
+	repo := gh.AddRepo(t, githubtest.Repo{Owner: "ada-gh", Name: "private-site", Private: true},
+		map[string]string{"index.html": "<h1>top secret</h1>"})
+
+	hosts, err := githost.New(githost.Config{
+		AllowHosts: []string{"127.0.0.1"}, GitHubAPIURL: gh.APIURL(), GitHubWebURL: gh.URL,
+		ClientID: gh.ClientID, ClientSecret: gh.ClientSecret, RedirectURL: "http://localhost:8080/api/auth/github/callback",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secret.New("0123456789abcdef0123456789abcdef-deploy-test", "gantry github tokens v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: storetest.MustOpenDB(t), table: edge.NewTable()}
+	e.user = &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true}
+	if err := e.db.CreateUser(ctx, e.user); err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := box.Seal(owner.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos, err := hosts.GitHub.Repos(ctx, owner.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.SetGitHubLink(ctx, e.user.ID, gantry.GitHubLink{ID: owner.ID, Username: owner.Login,
+		AccessToken: sealed, Repos: repos}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.MkdirTemp("", "gantry-deploy-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(data, 0o755)
+	t.Cleanup(func() { os.RemoveAll(data) })
+	serverLog := &lockedBuffer{}
+	e.svc = &deploy.Service{
+		Store:   e.db,
+		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
+		Repos:   hosts,
+		Decrypt: box.Open,
+		Hub:     events.NewHub(),
+		Sites:   deploy.EdgeSites{Table: e.table},
+		DataDir: data,
+		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
+		Poll:    50 * time.Millisecond,
+		Logger:  slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
+	if err := e.svc.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.svc.Close() })
+
+	u, err := e.db.FindUserByID(ctx, e.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.svc.CreateFromGitHub(ctx, u, deploy.GitHubProjectInput{RepositoryID: deploy.GitHubRepoID(repo.ID)})
+	if err != nil {
+		t.Fatalf("create from GitHub: %v", err)
+	}
+	if !p.Repository.Private || p.Repository.LastCommit == nil || p.Name != "private-site" {
+		t.Fatalf("project %+v", p)
+	}
+	d := e.deploy(p)
+	if d.Status != gantry.DeploymentLive {
+		t.Fatalf("got %q, want live; logs:\n%s", d.Status, strings.Join(e.logs(d.ID), "\n"))
+	}
+	if code, body := e.get(p.Subdomain, "/"); code != 200 || body != "<h1>top secret</h1>" {
+		t.Fatalf("edge: got %d %q", code, body)
+	}
+
+	// Without the token (disconnected), the private repository no longer clones.
+	if err := e.db.ClearGitHubLink(ctx, e.user.ID); err != nil {
+		t.Fatal(err)
+	}
+	d2 := e.deploy(p)
+	if d2.Status != gantry.DeploymentFailed {
+		t.Fatalf("without the token got %q, want failed; logs:\n%s", d2.Status, strings.Join(e.logs(d2.ID), "\n"))
+	}
+
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + owner.Token))
+	var everything []string
+	for _, id := range []string{d.ID, d2.ID} {
+		everything = append(everything, e.logs(id)...)
+		got, err := e.db.FindDeployment(ctx, "", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(got)
+		everything = append(everything, string(raw), got.Error)
+	}
+	stored, _ := e.db.FindProject(ctx, e.user.ID, p.ID)
+	raw, _ := json.Marshal(stored)
+	everything = append(everything, string(raw), serverLog.String())
+	for _, s := range everything {
+		for _, secret := range []string{owner.Token, basic, sealed} {
+			if strings.Contains(s, secret) {
+				t.Fatalf("%q appears in %q", secret, s)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(e.logs(d2.ID), "\n"), "private") {
+		t.Errorf("the failed clone does not say the repository is private:\n%s", strings.Join(e.logs(d2.ID), "\n"))
+	}
+}
+
+// TestCreateFromGitHubRefuses covers the paths that never reach GitHub.
+func TestCreateFromGitHubRefuses(t *testing.T) {
+	t.Parallel()
+	svc := &deploy.Service{Decrypt: func(string) (string, error) { return "", secret.ErrInvalid }}
+	ctx := context.Background()
+	connected := &gantry.User{ID: "u1", GitHub: gantry.GitHubLink{Connected: true, AccessToken: "v1:x",
+		Repos: []gantry.GitHubRepo{{ID: 5, Name: "a"}}}}
+	for _, tc := range []struct {
+		name     string
+		u        *gantry.User
+		id       int64
+		wantCode string
+		wantMsg  string
+	}{
+		{"not connected", &gantry.User{ID: "u1"}, 5, gantry.EINVALID, deploy.MsgConnectGitHub},
+		{"no repository", connected, 0, gantry.EINVALID, "Please select a repository"},
+		{"not in the account's list", connected, 6, gantry.ENOTFOUND, deploy.MsgGitHubRepoUnseen},
+		{"token that no longer opens", connected, 5, gantry.EINVALID, deploy.MsgGitHubRevoked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := svc.CreateFromGitHub(ctx, tc.u, deploy.GitHubProjectInput{RepositoryID: deploy.GitHubRepoID(tc.id)})
+			if gantry.ErrorCode(err) != tc.wantCode || gantry.ErrorMessage(err) != tc.wantMsg {
+				t.Fatalf("got %v, want %s %q", err, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestGitHubRepoIDJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{`123`, 123, false}, {`"123"`, 123, false}, {`" 42 "`, 42, false}, {`null`, 0, false},
+		{`"abc"`, 0, true}, {`-1`, 0, true}, {`1.5`, 0, true}, {`true`, 0, true}, {`"99999999999999999999"`, 0, true},
+	} {
+		var v struct {
+			ID deploy.GitHubRepoID `json:"repositoryId"`
+		}
+		err := json.Unmarshal([]byte(`{"repositoryId":`+tc.in+`}`), &v)
+		if (err != nil) != tc.wantErr || int64(v.ID) != tc.want {
+			t.Errorf("%s: got %d, %v; want %d (error %v)", tc.in, v.ID, err, tc.want, tc.wantErr)
+		}
+		var te *json.UnmarshalTypeError
+		if err != nil && (!errors.As(err, &te) || te.Field != "repositoryId") {
+			t.Errorf("%s: got %T %v, want a type error naming the field", tc.in, err, err)
+		}
+	}
+}
