@@ -122,11 +122,19 @@ func TestKilledMidBuild(t *testing.T) {
 		t.Fatalf("register: %d", code)
 	}
 	deploy := func(url, name string) string {
-		var p struct{ Project struct{ ID string `json:"_id"` } }
+		var p struct {
+			Project struct {
+				ID string `json:"_id"`
+			}
+		}
 		if code := s.call(t, "POST", "/api/projects/public", auth.Token, fmt.Sprintf(`{"repository":{"url":%q},"name":%q}`, url, name), &p); code != 201 {
 			t.Fatalf("create project: %d", code)
 		}
-		var d struct{ Deployment struct{ ID string `json:"_id"` } }
+		var d struct {
+			Deployment struct {
+				ID string `json:"_id"`
+			}
+		}
 		if code := s.call(t, "POST", "/api/deployments", auth.Token, `{"projectId":"`+p.Project.ID+`"}`, &d); code != 201 {
 			t.Fatalf("deploy: %d", code)
 		}
