@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry/internal/githost/githubtest"
+)
+
+// TestServeGitHubConnect runs `gantry serve` against a fake GitHub and
+// connects an account through the whole OAuth flow as a browser would
+// (cookies kept, redirects followed by hand), checking the wiring of
+// cmd: the callback URL, the sealed state and the sealed token.
+func TestServeGitHubConnect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	gh := githubtest.NewServer(t)
+	ghUser := gh.AddUser("ada-gh")
+	gh.AddRepo(t, githubtest.Repo{Owner: "ada-gh", Name: "private-site", Private: true}, nil)
+
+	var logs lockedBuffer
+	ready := make(chan net.Addr, 1)
+	const secretKey = "a-test-secret-key-that-is-long-enough-0123456789"
+	m := &Main{
+		Stdout: io.Discard, Stderr: &logs,
+		Getenv: testEnv(map[string]string{
+			"GANTRY_DATA_DIR":             filepath.Join(reachableDir(t), "data"),
+			"GANTRY_PASSWORD_COST":        "1",
+			"GANTRY_SECRET_KEY":           secretKey,
+			"GANTRY_PUBLIC_URL":           "http://gantry.test",
+			"GANTRY_GITHUB_CLIENT_ID":     gh.ClientID,
+			"GANTRY_GITHUB_CLIENT_SECRET": gh.ClientSecret,
+			"GANTRY_GITHUB_API_URL":       gh.APIURL(),
+			"GANTRY_GITHUB_WEB_URL":       gh.URL,
+			"GANTRY_SANDBOX":              "none",
+		}),
+		Ready: func(a net.Addr) { ready <- a },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}) }()
+	var base string
+	select {
+	case a := <-ready:
+		base = "http://" + a.String()
+	case code := <-exit:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", logs.String())
+	}
+	defer func() {
+		cancel()
+		<-exit
+	}()
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	call := func(method, path, token, body string) (*http.Response, map[string]json.RawMessage) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var env struct{ Data map[string]json.RawMessage }
+		json.NewDecoder(res.Body).Decode(&env)
+		return res, env.Data
+	}
+
+	res, data := call("POST", "/api/auth/register", "", `{"username":"ada","email":"ada@example.com","password":"secret1","fullName":"Ada"}`)
+	var token string
+	json.Unmarshal(data["token"], &token)
+	if res.StatusCode != 201 || token == "" {
+		t.Fatalf("register: %d", res.StatusCode)
+	}
+	res, data = call("GET", "/api/auth/github/url", token, "")
+	var authURL string
+	json.Unmarshal(data["authUrl"], &authURL)
+	if res.StatusCode != 200 || !strings.HasPrefix(authURL, gh.URL+"/login/oauth/authorize?") {
+		t.Fatalf("url: %d %q", res.StatusCode, authURL)
+	}
+	if q, _ := url.Parse(authURL); q.Query().Get("redirect_uri") != "http://gantry.test/api/auth/github/callback" {
+		t.Fatalf("redirect_uri %q, want <public URL>/api/auth/github/callback", q.Query().Get("redirect_uri"))
+	}
+	res, err := browser.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	back, _ := url.Parse(res.Header.Get("Location"))
+	// gantry.test is this server.
+	res, _ = call("GET", back.Path+"?"+back.RawQuery, "", "")
+	page, _ := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode != 302 || page.Path != "/github-callback" || page.Query().Get("linked") != "true" || page.Query().Get("token") == "" {
+		t.Fatalf("callback: %d %s\n%s", res.StatusCode, page, logs.String())
+	}
+	res, data = call("GET", "/api/auth/me", page.Query().Get("token"), "")
+	if res.StatusCode != 200 || !strings.Contains(string(data["user"]), `"connected":true,"id":`+jsonInt(ghUser.ID)+`,"username":"ada-gh"`) ||
+		!strings.Contains(string(data["user"]), `"fullName":"ada-gh/private-site"`) {
+		t.Fatalf("me: %d %s", res.StatusCode, data["user"])
+	}
+	for _, secret := range []string{ghUser.Token, gh.ClientSecret, secretKey, page.Query().Get("token")} {
+		if strings.Contains(logs.String(), secret) || strings.Contains(string(data["user"]), ghUser.Token) {
+			t.Errorf("%q leaked into the logs or the answer", secret)
+		}
+	}
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
