@@ -29,13 +29,13 @@ export default async function accountJourney({ newPage, uniqueUser, baseURL }) {
   await page.getByRole('button', { name: 'Create account' }).click()
 
   await page.waitForURL(`${baseURL}/dashboard`)
-  await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor()
-  await page.getByText('Welcome back, Ada!').waitFor()
+  const sidebar = page.locator('aside')
+  const current = sidebar.locator('[aria-current="page"]')
+  await current.filter({ hasText: 'Dashboard' }).waitFor()
   await page.getByText(/welcome to gantry/i).first().waitFor()
   assert.ok(await token(), 'a token is stored after registration')
 
   // The sidebar shows the user, the default role and plan.
-  const sidebar = page.locator('aside')
   await sidebar.getByText(user.fullName).waitFor()
   await sidebar.getByText('Student', { exact: true }).waitFor()
   await sidebar.getByText('Free plan').waitFor()
@@ -43,7 +43,8 @@ export default async function accountJourney({ newPage, uniqueUser, baseURL }) {
 
   // Still signed in after a reload.
   await page.reload()
-  await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor()
+  await current.filter({ hasText: 'Dashboard' }).waitFor()
+  await sidebar.getByText(user.fullName).waitFor()
   assert.equal(new URL(page.url()).pathname, '/dashboard')
 
   // The profile shows the account.
@@ -86,12 +87,16 @@ export default async function accountJourney({ newPage, uniqueUser, baseURL }) {
   // Unknown paths go to the dashboard.
   await page.goto('/this/page/does/not/exist')
   await page.waitForURL(`${baseURL}/dashboard`)
-  await page.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor()
+  await current.filter({ hasText: 'Dashboard' }).waitFor()
 
-  // Project paths highlight Projects.
-  await page.goto('/projects/some-id/edit')
-  await page.getByRole('heading', { level: 1, name: 'Edit Project' }).waitFor()
-  const current = sidebar.locator('[aria-current="page"]')
-  assert.equal(await current.count(), 1)
-  assert.equal((await current.innerText()).trim(), 'Projects')
+  // Paths below /projects and /deployments highlight their entries.
+  for (const [path, entry] of [
+    ['/projects/some-id/edit', 'Projects'],
+    ['/deployments/some-id', 'Deployments'],
+  ]) {
+    await page.goto(path)
+    await current.filter({ hasText: entry }).waitFor()
+    assert.equal(await current.count(), 1)
+    assert.equal((await current.innerText()).trim(), entry)
+  }
 }

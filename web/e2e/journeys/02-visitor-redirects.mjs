@@ -20,7 +20,8 @@ export default async function visitorJourney({ newPage, baseURL }) {
 
   // /discover is open to visitors.
   await page.goto('/discover')
-  await page.getByRole('heading', { level: 1, name: 'Discover' }).waitFor()
+  await page.locator('h1').first().waitFor()
+  await page.getByRole('banner').getByRole('link', { name: 'Get Started' }).waitFor()
   assert.equal(new URL(page.url()).pathname, '/discover')
 
   // A bad stored token is dropped silently.
