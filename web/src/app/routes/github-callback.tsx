@@ -11,15 +11,27 @@ import { useAuth } from '@/lib/auth'
 type State =
   | { kind: 'processing' }
   | { kind: 'success'; message: string; redirectTo: string; delay: number }
-  | { kind: 'error'; message: string; redirectTo: string; delay: number }
+  | { kind: 'error'; message: string; detail?: string; redirectTo: string; delay: number }
 
 const FAILED = 'GitHub authentication failed. Please try again.'
 const NO_TOKEN = 'No authentication token received. Please try again.'
 
+/** What the server's short error codes mean, shown under the SPEC's message. */
+const ERROR_DETAILS: Record<string, string> = {
+  access_denied: 'Authorization was cancelled on GitHub.',
+  already_linked: 'This GitHub account is already connected to another Gantry account.',
+  expired_state: 'The sign-in took longer than 10 minutes.',
+  state_mismatch: 'The sign-in was started in another browser or tab.',
+  not_configured: 'GitHub is not configured on this server.',
+  github_unavailable: 'GitHub could not be reached.',
+}
+
 /**
  * /github-callback?token=&error=&linked=: where GitHub's sign-in lands
- * (SPEC §2, §4). The token is stored and the user refreshed; success goes to
- * the dashboard after 2 s, an error to the GitHub integration page after 3 s.
+ * (SPEC §2, §4). The token is stored (and removed from the address bar) and
+ * the user refreshed; success goes to the dashboard after 2 s, an error to
+ * the GitHub integration page after 3 s. The server's short error code adds
+ * a line under the SPEC's message when it is a known one.
  */
 export function GitHubCallbackRoute() {
   const [params] = useSearchParams()
@@ -35,15 +47,24 @@ export function GitHubCallbackRoute() {
     const error = params.get('error')
     const linked = params.get('linked') === 'true'
 
-    const fail = (message: string) =>
+    // The token has been read: keep it out of the address bar and history.
+    if (token) {
+      const rest = new URLSearchParams(params)
+      rest.delete('token')
+      const search = rest.toString()
+      void navigate({ search: search ? `?${search}` : '' }, { replace: true })
+    }
+
+    const fail = (message: string, detail?: string) =>
       setState({
         kind: 'error',
         message,
+        detail,
         redirectTo: paths.githubIntegration.getHref(),
         delay: GITHUB_ERROR_REDIRECT_MS,
       })
 
-    if (error) return fail(FAILED)
+    if (error) return fail(FAILED, ERROR_DETAILS[error])
     if (!token) return fail(NO_TOKEN)
 
     void adoptToken(token).then((user) => {
@@ -57,7 +78,7 @@ export function GitHubCallbackRoute() {
         delay: GITHUB_SUCCESS_REDIRECT_MS,
       })
     })
-  }, [params, adoptToken])
+  }, [params, adoptToken, navigate])
 
   useEffect(() => {
     if (state.kind === 'processing') return
@@ -87,6 +108,9 @@ export function GitHubCallbackRoute() {
             <XCircle className="mx-auto size-10 text-red-500" aria-hidden="true" />
             <h1 className="mt-4 text-lg font-semibold text-zinc-900 dark:text-zinc-50">Something went wrong</h1>
             <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">{state.message}</p>
+            {state.detail ? (
+              <p className="mt-2 text-sm text-zinc-500 dark:text-zinc-400">{state.detail}</p>
+            ) : null}
             <p className="mt-4 text-xs text-zinc-500 dark:text-zinc-400">Taking you back to GitHub Integration…</p>
           </>
         )}
