@@ -19,7 +19,9 @@ function ThemedToaster() {
   const dark = theme === 'dark'
   return (
     <Toaster
-      position="top-right"
+      // Centred just under the 64 px top bar, so the bar's controls stay usable.
+      position="top-center"
+      containerStyle={{ top: 76 }}
       toastOptions={{
         duration: TOAST_DURATION_MS,
         style: {
