@@ -1,0 +1,104 @@
+import { screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { makeDeployment, makeLog } from '@/test/fixtures'
+import { fail, mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
+
+beforeEach(() => {
+  vi.spyOn(console, 'warn').mockImplementation(() => {})
+})
+
+function setup(handlers: Record<string, FakeHandler> = {}) {
+  const api = mockApi({
+    'GET /api/auth/me': ok({ user: testUser }),
+    'GET /api/deployments/d1': ok({ deployment: makeDeployment() }),
+    'GET /api/deployments/d1/logs': ok({ logs: [makeLog(1)], total: 1 }),
+    'GET /api/deployments': ok({ deployments: [] }),
+    ...handlers,
+  })
+  return { ...api, ...renderApp('/deployments/d1', { user: testUser }) }
+}
+
+describe('deployment detail', () => {
+  it('shows the header, cards and sections with their units and defaults', async () => {
+    setup({
+      'GET /api/deployments/d1': ok({
+        deployment: makeDeployment({
+          version: '',
+          metadata: { commitHash: 'abcdef1234567890', branch: 'main', repository: { fullName: 'alice/site' } },
+          buildLogs: [
+            { level: 'info', timestamp: '2026-03-05T09:00:01Z', message: 'Cloning' },
+            { level: 'success', timestamp: '2026-03-05T09:00:02Z', message: 'Published' },
+          ],
+          environment: {
+            variables: [
+              { key: 'API_URL', value: 'https://api.example.com', isSecret: false },
+              { key: 'TOKEN', value: 'hunter2', isSecret: true },
+            ],
+          },
+        }),
+      }),
+    })
+    expect(await screen.findByRole('heading', { level: 1, name: 'Portfolio Site Deployment' })).toBeInTheDocument()
+    expect(screen.getByText('Version 1.0.0')).toBeInTheDocument()
+    for (const name of ['Refresh', 'Stop', 'Delete']) expect(screen.getByRole('button', { name })).toBeInTheDocument()
+    expect(screen.queryByRole('button', { name: 'Restart' })).not.toBeInTheDocument()
+    expect(screen.getByRole('link', { name: 'Visit Site' })).toHaveAttribute('href', 'http://portfolio-site.localhost:8080')
+    expect(screen.getAllByRole('link', { name: /Back to Deployments/ })[0]).toHaveAttribute('href', '/deployments')
+    expect(screen.getAllByText('12s').length).toBeGreaterThan(0)
+    expect(screen.getByText('3 KB')).toBeInTheDocument()
+    expect(screen.getByText('manual')).toBeInTheDocument()
+    expect(screen.getByText('abcdef1')).toBeInTheDocument()
+    expect(screen.getByText('2 entries')).toBeInTheDocument()
+    expect(screen.getByText('https://api.example.com')).toBeInTheDocument()
+    expect(screen.getByText('••••••••')).toBeInTheDocument()
+    expect(screen.queryByText('hunter2')).not.toBeInTheDocument()
+    expect(await screen.findByText('1 of 1 log entries')).toBeInTheDocument()
+  })
+
+  it('hides and shows the logs panel', async () => {
+    setup()
+    const toggle = await screen.findByRole('button', { name: 'Hide Deployment Logs' })
+    expect(screen.getByRole('log')).toBeInTheDocument()
+    await userEvent.click(toggle)
+    expect(screen.queryByRole('log')).not.toBeInTheDocument()
+    await userEvent.click(screen.getByRole('button', { name: 'Show Deployment Logs' }))
+    expect(screen.getByRole('log')).toBeInTheDocument()
+  })
+
+  it('says why a failed deployment failed and offers no stop or visit', async () => {
+    setup({
+      'GET /api/deployments/d1': ok({
+        deployment: makeDeployment({ status: 'failed', error: "Output directory 'dist' was not found after the build" }),
+      }),
+    })
+    const alert = await screen.findByRole('alert')
+    expect(alert).toHaveTextContent("Output directory 'dist' was not found after the build")
+    expect(screen.queryByRole('button', { name: 'Stop' })).not.toBeInTheDocument()
+    expect(screen.queryByRole('link', { name: 'Visit Site' })).not.toBeInTheDocument()
+  })
+
+  it('restarts a stopped deployment by its id', async () => {
+    const { calls } = setup({
+      'GET /api/deployments/d1': ok({ deployment: makeDeployment({ status: 'stopped' }) }),
+      'POST /api/deployments/hosting/restart/portfolio-site': ok({}),
+    })
+    await userEvent.click(await screen.findByRole('button', { name: 'Restart' }))
+    expect(await screen.findByText('Deployment restarted successfully')).toBeInTheDocument()
+    expect(calls.find((c) => c.path.includes('/restart/'))?.body).toEqual({ deploymentId: 'd1' })
+  })
+
+  it('deletes and goes back to the list', async () => {
+    const { router } = setup({ 'DELETE /api/deployments/d1': ok({ deleted: true }) })
+    await userEvent.click(await screen.findByRole('button', { name: 'Delete' }))
+    await userEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Delete' }))
+    expect(await screen.findByText('Deployment deleted successfully')).toBeInTheDocument()
+    await waitFor(() => expect(router.state.location.pathname).toBe('/deployments'))
+  })
+
+  it('shows "Deployment not found"', async () => {
+    setup({ 'GET /api/deployments/d1': fail(404, 'Deployment not found') })
+    expect(await screen.findByRole('heading', { level: 1, name: 'Deployment not found' })).toBeInTheDocument()
+    expect(await screen.findByText('Failed to fetch deployment details')).toBeInTheDocument()
+  })
+})

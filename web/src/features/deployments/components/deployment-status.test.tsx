@@ -1,0 +1,40 @@
+import { render, screen } from '@testing-library/react'
+import { describe, expect, it } from 'vitest'
+import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { DeploymentStatusBadge, DeploymentStatusIcon } from './deployment-status'
+
+describe('status badges', () => {
+  it.each([
+    ['live', 'Live'],
+    ['building', 'Building'],
+    ['deploying', 'Deploying'],
+    ['pending', 'Pending'],
+    ['failed', 'Failed'],
+    ['stopped', 'Stopped'],
+  ])('deployment %s shows %s', (status, label) => {
+    render(
+      <>
+        <DeploymentStatusBadge status={status} />
+        <DeploymentStatusIcon status={status} />
+      </>,
+    )
+    expect(screen.getByText(label)).toBeInTheDocument()
+    expect(screen.getByRole('img', { name: `Status: ${label}` })).toBeInTheDocument()
+  })
+
+  it.each([
+    ['deployed', 'Live'],
+    ['building', 'Building'],
+    ['failed', 'Failed'],
+    ['draft', 'Draft'],
+    ['archived', 'archived'],
+  ])('project %s shows %s', (status, label) => {
+    render(<ProjectStatusBadge status={status} />)
+    expect(screen.getByText(label, { exact: true })).toBeInTheDocument()
+  })
+
+  it('shows an unknown project status raw and grey', () => {
+    render(<ProjectStatusBadge status="queued-for-review" />)
+    expect(screen.getByText('queued-for-review')).toHaveClass('bg-zinc-100')
+  })
+})
