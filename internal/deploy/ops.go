@@ -75,9 +75,15 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
 	s.followProject(ctx, p.ID)
-	created, err := s.Store.FindDeployment(ctx, userID, d.ID)
-	s.kick() // after reading it back, so the answer says pending
-	return created, err
+	s.kick()
+	// Answer what was created (pending), not a re-read: a worker may have
+	// claimed it already.
+	d.Project = &gantry.DeploymentProject{ID: p.ID, Name: p.Name, Description: p.Description, Type: p.Type,
+		BuildConfig: p.BuildConfig, Repository: p.Repository}
+	if u, err := s.Store.FindUserByID(ctx, userID); err == nil {
+		d.User = &gantry.DeploymentUser{ID: u.ID, FullName: u.FullName, Username: u.Username}
+	}
+	return d, nil
 }
 
 // checkLiveLimit refuses a deployment that would make more of the user's
