@@ -58,6 +58,8 @@ export async function startServer(bin, { timeoutMs = 30_000 } = {}) {
     GANTRY_ADDR: `127.0.0.1:${port}`,
     GANTRY_DATA_DIR: dataDir,
     GANTRY_PUBLIC_URL: `http://localhost:${port}`,
+    // The deploy journeys clone from a git host on loopback (e2e/lib/githost.mjs).
+    GANTRY_GIT_ALLOW_HOSTS: process.env.GANTRY_GIT_ALLOW_HOSTS ?? '127.0.0.1',
   }
   const child = spawn(bin, ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   child.stdout.pipe(log)

@@ -105,7 +105,9 @@ export function DeploymentDetailRoute() {
               {d.subdomain ? (
                 <>
                   <span aria-hidden="true">·</span>
-                  <span className="font-mono text-xs">{d.subdomain}</span>
+                  <span className="font-mono text-xs" data-testid="deployment-subdomain">
+                    {d.subdomain}
+                  </span>
                 </>
               ) : null}
             </p>
