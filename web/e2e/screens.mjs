@@ -31,6 +31,37 @@ const anyH1 = async (page) => {
   await page.locator('main :is(h1, h2, h3)').first().waitFor()
 }
 
+// A connected GitHub account for the GitHub screens: the signed-in user's
+// real answer with this `github` patched in (the server under test has no
+// OAuth app; the real flow is covered by the Go tests against a fake GitHub).
+const GITHUB_REPOS = [
+  ['portfolio', 'My personal portfolio: projects, CV and contact page', false, 'main', 2],
+  ['thesis-dashboard', 'Charts for my thesis experiments (private until submission)', true, 'main', 5],
+  ['recipe-finder', 'Search recipes by what is left in the fridge', false, 'develop', 12],
+  ['club-website', '', true, 'main', 40],
+  ['advent-of-code-2025-solutions-in-rust', 'Solutions, one folder per day', false, 'main', 90],
+].map(([name, description, isPrivate, defaultBranch, days], i) => ({
+  id: 81_920_431 + i,
+  name,
+  fullName: `maya-chen/${name}`,
+  description,
+  private: isPrivate,
+  defaultBranch,
+  updatedAt: new Date(Date.UTC(2026, 2, 1) - days * 86_400_000).toISOString(),
+  url: `https://github.com/maya-chen/${name}`,
+}))
+
+async function withGitHubAccount(page) {
+  await page.route('**/api/auth/me', async (route) => {
+    const response = await route.fetch()
+    const json = await response.json()
+    json.data.user.github = { connected: true, username: 'maya-chen', avatar: '', repos: GITHUB_REPOS }
+    await route.fulfill({ response, json })
+  })
+  await page.reload()
+  await page.getByText('@maya-chen').waitFor()
+}
+
 /**
  * The screens. `auth` screens are taken signed in. `ready` waits for the
  * content; `act` puts the screen in the state to show; `only` limits it to
@@ -104,6 +135,38 @@ export const SCREENS = [
   },
   { name: 'settings', path: '/settings', auth: true, ready: h1('Settings') },
   { name: 'github-integration', path: '/github-integration', auth: true, ready: anyH1 },
+  {
+    name: 'github-integration-not-configured',
+    path: '/github-integration',
+    auth: true,
+    ready: anyH1,
+    act: async (page) => {
+      await page.route('**/api/auth/github/url', (route) =>
+        route.fulfill({
+          status: 503,
+          json: {
+            success: false,
+            message: 'GitHub is not configured on this server: set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET',
+          },
+        }),
+      )
+      await page.getByRole('button', { name: 'Connect GitHub' }).click()
+      await page.getByRole('alert').waitFor()
+    },
+  },
+  { name: 'github-integration-connected', path: '/github-integration', auth: true, ready: anyH1, act: withGitHubAccount },
+  {
+    name: 'github-integration-modal',
+    path: '/github-integration',
+    auth: true,
+    full: false,
+    ready: anyH1,
+    act: async (page) => {
+      await withGitHubAccount(page)
+      await page.getByRole('button', { name: /thesis-dashboard/ }).click()
+      await page.getByRole('dialog').waitFor()
+    },
+  },
   { name: 'notifications', path: '/notifications', auth: true, ready: anyH1 },
 ]
 

@@ -45,6 +45,7 @@ export function GitHubIntegrationRoute() {
                 onClick={() => refresh.mutate()}
                 loading={refresh.isPending}
                 icon={<RefreshCw className="size-4" aria-hidden="true" />}
+                className="w-full sm:w-auto"
               >
                 Refresh Repositories
               </Button>
@@ -52,6 +53,7 @@ export function GitHubIntegrationRoute() {
                 variant="secondary"
                 onClick={() => setConfirming(true)}
                 icon={<Unlink className="size-4" aria-hidden="true" />}
+                className="w-full sm:w-auto"
               >
                 Disconnect GitHub
               </Button>

@@ -15,10 +15,10 @@ export function RepoCard({ repo, onSelect }: { repo: GitHubRepo; onSelect: (repo
     >
       <div className="flex w-full items-start justify-between gap-3">
         <div className="min-w-0">
-          <p className="truncate font-semibold text-zinc-900 group-hover:text-indigo-700 dark:text-zinc-50 dark:group-hover:text-indigo-300">
+          <p title={repo.name} className="truncate font-semibold text-zinc-900 group-hover:text-indigo-700 dark:text-zinc-50 dark:group-hover:text-indigo-300">
             {repo.name}
           </p>
-          <p className="truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">{repo.fullName}</p>
+          <p title={repo.fullName} className="truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">{repo.fullName}</p>
         </div>
         <RepoPrivacy isPrivate={repo.private} />
       </div>
