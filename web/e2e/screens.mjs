@@ -175,7 +175,8 @@ export const SCREENS = [
  * files it wrote. `apiURL` is where to register the signed-in user.
  */
 export async function takeScreenshots({ browser, baseURL, apiURL, filter = '' }) {
-  await rm(SCREENSHOT_DIR, { recursive: true, force: true })
+  // A full run starts from an empty folder; a filtered one replaces only its files.
+  if (!filter) await rm(SCREENSHOT_DIR, { recursive: true, force: true })
   await mkdir(SCREENSHOT_DIR, { recursive: true })
   const token = await registerViaAPI(apiURL, {
     ...uniqueUser('maya'),
