@@ -55,9 +55,9 @@ test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
-# The store suite again, against a throwaway PostgreSQL cluster.
+# The store, API and deployment suites again, against a throwaway PostgreSQL cluster.
 test-pg:
-	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/...
+	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/... ./internal/api/ ./internal/deploy/
 
 test-web:
 	cd web && $(NPM) run typecheck && $(NPM) test
