@@ -18,6 +18,19 @@ type ConnectGitHubProps = {
   notConfigured?: string | null
 }
 
+/** Shows the environment variables a server message names in monospace. */
+function withCode(message: string) {
+  return message.split(/(GANTRY_[A-Z0-9_]+)/).map((part, i) =>
+    i % 2 === 1 ? (
+      <code key={i} className="font-mono text-[0.8em]">
+        {part}
+      </code>
+    ) : (
+      part
+    ),
+  )
+}
+
 /** The GitHub integration page before an account is connected. */
 export function ConnectGitHub({ onConnect, connecting, notConfigured }: ConnectGitHubProps) {
   return (
@@ -42,12 +55,12 @@ export function ConnectGitHub({ onConnect, connecting, notConfigured }: ConnectG
           {notConfigured ? (
             <div
               role="alert"
-              className="mt-6 flex gap-3 rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-500/40 dark:bg-amber-500/10 dark:text-amber-200"
+              className="mt-6 flex gap-3 rounded-lg border border-amber-300 bg-amber-50 p-3 text-sm sm:p-4 text-amber-900 dark:border-amber-500/40 dark:bg-amber-500/10 dark:text-amber-200"
             >
               <TriangleAlert className="mt-0.5 size-4 shrink-0" aria-hidden="true" />
               <div className="min-w-0">
                 <p className="font-medium">GitHub connect is unavailable</p>
-                <p className="mt-1 break-words">{notConfigured}</p>
+                <p className="mt-1 break-words">{withCode(notConfigured)}</p>
               </div>
             </div>
           ) : null}
