@@ -285,12 +285,17 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	envSecrets, err := secret.New(cfg.SecretKey, "gantry env secrets v1")
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	table := edge.NewTable()
 	svc := &deploy.Service{
 		Store:        db,
 		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
 		Repos:        hosts,
 		Decrypt:      decrypt,
+		Secrets:      envSecrets,
 		Hub:          events.NewHub(),
 		Sites:        deploy.EdgeSites{Table: table},
 		DataDir:      cfg.DataDir,

@@ -19,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/secret"
 )
 
 // deployEnv adds the deployment stack to e: a loopback git host (allowed
@@ -55,6 +56,9 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: d.table}, DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
+	}
+	if d.svc.Secrets, err = secret.New(testSecret, "gantry env secrets v1"); err != nil {
+		t.Fatal(err)
 	}
 	if workers {
 		if err := d.svc.Open(context.Background()); err != nil {

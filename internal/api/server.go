@@ -107,6 +107,7 @@ func (s *Server) routes() {
 	s.authRoutes()
 	s.userRoutes()
 	s.projectRoutes()
+	s.envRoutes()
 	s.deploymentRoutes()
 	s.githubRoutes()
 

@@ -19,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/secret"
 )
 
 // Store is what the service needs of the database.
@@ -26,6 +27,8 @@ type Store interface {
 	gantry.ProjectStore
 	gantry.DeploymentStore
 	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
+	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
+	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -55,6 +58,9 @@ type Service struct {
 	// in cmd/gantry). Nil means stored tokens are never used: private
 	// repositories then cannot be looked up, synced or built.
 	Decrypt func(sealed string) (string, error)
+	// Secrets seals and opens the values of secret environment variables;
+	// nil refuses to store secrets.
+	Secrets *secret.Box
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
 	DataDir string
 	// LiveURL writes the public URL of a subdomain.

@@ -165,6 +165,18 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if timeout <= 0 {
 		timeout = build.DefaultTimeout
 	}
+	env, secrets, err := s.buildEnv(ctx, p.ID)
+	if err != nil {
+		s.fail(ctx, d, gantry.ErrorMessage(err))
+		return
+	}
+	// The deployment records the environment it was built with, secrets
+	// masked: their values are never stored outside the project's sealed
+	// variables.
+	d.Environment.Variables = masked(env)
+	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
+		s.logger().Error("record environment", "deployment", d.ID, "err", err)
+	}
 	job := build.Job{
 		DeploymentID: d.ID,
 		Repository:   p.Repository.FullName,
@@ -176,9 +188,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		Override:     gantry.BuildConfig{BuildCommand: d.BuildInfo.BuildCommand, OutputDirectory: d.BuildInfo.OutputDirectory},
 		Timeout:      timeout,
 		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
+		Env:          env,
 	}
 	logger := build.LoggerFunc(func(level, msg string) {
-		s.log(ctx, d.ID, level, gantry.LogDeployment, msg)
+		s.log(ctx, d.ID, level, gantry.LogDeployment, redact(msg, secrets))
 	})
 	res, err := s.Builder.Run(ctx, job, logger)
 	if err != nil {
@@ -192,7 +205,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		msg := "Build failed"
 		var be *build.Error
 		if errors.As(err, &be) {
-			msg = be.Message
+			msg = redact(be.Message, secrets)
 		} else {
 			s.logger().Error("build", "deployment", d.ID, "err", err)
 			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, msg)

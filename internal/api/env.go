@@ -1,0 +1,44 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gantryhq/gantry"
+)
+
+func (s *Server) envRoutes() {
+	s.mux.HandleFunc("GET /api/projects/{id}/env", s.requireUser(s.handleGetEnv))
+	s.mux.HandleFunc("PUT /api/projects/{id}/env", s.requireUser(s.handlePutEnv))
+}
+
+// envBody is the body and answer of the environment calls.
+type envBody struct {
+	Variables []gantry.EnvVar `json:"variables"`
+}
+
+// handleGetEnv answers the project's variables, secret values masked:
+// {variables: [{key, value, isSecret}]}.
+func (s *Server) handleGetEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	vars, err := s.Deploys.Env(r.Context(), u.ID, r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, envBody{Variables: vars})
+}
+
+// handlePutEnv replaces the project's variables: {variables} → {variables}.
+// A secret sent back masked keeps its value.
+func (s *Server) handlePutEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	var body envBody
+	if err := decode(w, r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	vars, err := s.Deploys.SetEnv(r.Context(), u.ID, r.PathValue("id"), body.Variables)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, envBody{Variables: vars})
+}
