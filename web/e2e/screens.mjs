@@ -15,6 +15,7 @@ import {
   startServer,
   uniqueUser,
 } from './lib/harness.mjs'
+import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 
 const DEVICES = {
   desktop: { width: 1280, height: 800 },
@@ -118,12 +119,7 @@ export const SCREENS = [
     act: (page) => page.getByRole('button', { name: 'Open navigation' }).click(),
   },
   { name: 'discover', path: '/discover', auth: true, ready: anyH1 },
-  { name: 'projects', path: '/projects', auth: true, ready: anyH1 },
-  { name: 'project-new', path: '/projects/new', auth: true, ready: anyH1 },
-  { name: 'project-detail', path: '/projects/demo-project', auth: true, ready: anyH1 },
-  { name: 'project-edit', path: '/projects/demo-project/edit', auth: true, ready: anyH1 },
-  { name: 'deployments', path: '/deployments', auth: true, ready: anyH1 },
-  { name: 'deployment-detail', path: '/deployments/demo-deployment', auth: true, ready: anyH1 },
+  ...PROJECT_SCREENS,
   {
     name: 'profile',
     path: '/profile',

@@ -7,6 +7,8 @@ type SegmentedControlProps<T extends string> = {
   value: T
   onChange: (value: T) => void
   options: ReadonlyArray<{ value: T; label: ReactNode; icon?: ReactNode }>
+  /** On phones, split the full width evenly between the options (labels may wrap). */
+  stretch?: boolean
   className?: string
 }
 
@@ -16,6 +18,7 @@ export function SegmentedControl<T extends string>({
   value,
   onChange,
   options,
+  stretch,
   className,
 }: SegmentedControlProps<T>) {
   return (
@@ -23,7 +26,8 @@ export function SegmentedControl<T extends string>({
       role="group"
       aria-label={label}
       className={cn(
-        'inline-flex max-w-full gap-1 overflow-x-auto rounded-lg border border-zinc-200 bg-zinc-100/80 p-1',
+        'max-w-full gap-1 rounded-lg border border-zinc-200 bg-zinc-100/80 p-1',
+        stretch ? 'grid w-full auto-cols-fr grid-flow-col sm:inline-grid sm:w-auto' : 'inline-flex overflow-x-auto',
         'dark:border-zinc-800 dark:bg-zinc-900',
         className,
       )}
@@ -37,7 +41,8 @@ export function SegmentedControl<T extends string>({
             aria-pressed={active}
             onClick={() => onChange(o.value)}
             className={cn(
-              'inline-flex shrink-0 items-center justify-center gap-2 rounded-md px-3 py-1.5 text-sm font-medium whitespace-nowrap transition-colors',
+              'inline-flex items-center justify-center gap-2 rounded-md px-3 py-1.5 text-sm font-medium transition-colors',
+              stretch ? 'text-center sm:whitespace-nowrap' : 'shrink-0 whitespace-nowrap',
               'focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-indigo-500',
               active
                 ? 'bg-white text-zinc-900 shadow-sm ring-1 ring-zinc-200 dark:bg-zinc-800 dark:text-zinc-50 dark:ring-zinc-700'

@@ -214,7 +214,7 @@ export function NewProject({ user, preselectRepoId, onCreated, onCancel, busy }:
           setSource(next)
         }}
         options={SOURCES}
-        className="w-full sm:w-auto [&>button]:flex-1 sm:[&>button]:flex-none"
+        stretch
       />
       {body}
     </div>

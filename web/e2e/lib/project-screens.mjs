@@ -1,0 +1,351 @@
+// Screenshots of the projects and deployments screens with realistic data:
+// the API answers for these screens are replaced in the page (page.route),
+// so every status, default and fallback shows without running builds. The
+// real flow is covered by journeys/deploy.mjs.
+const DAY = 86_400_000
+const NOW = Date.UTC(2026, 2, 5, 14, 30)
+const iso = (msAgo) => new Date(NOW - msAgo).toISOString()
+
+function liveURL(page, sub) {
+  const u = new URL(page.url())
+  return `${u.protocol}//${sub}.localhost${u.port ? `:${u.port}` : ''}`
+}
+
+function projects(page) {
+  const repo = (name, description, extra = {}) => ({
+    id: `r-${name}`,
+    name,
+    fullName: `maya-chen/${name}`,
+    description,
+    defaultBranch: 'main',
+    private: false,
+    url: `https://github.com/maya-chen/${name}`,
+    cloneUrl: `https://github.com/maya-chen/${name}.git`,
+    lastCommit: {
+      message: 'Add contact form and dark mode',
+      author: 'Maya Chen',
+      date: iso(2 * DAY),
+      sha: '9f4c2e1a7b3d5f6e8a0c1b2d3e4f5a6b7c8d9e0f',
+    },
+    ...extra,
+  })
+  return [
+    {
+      _id: 'demo-project',
+      name: 'Portfolio',
+      description: 'My personal portfolio: projects, CV and contact page',
+      status: 'deployed',
+      type: 'react',
+      repository: repo('portfolio', 'My personal portfolio'),
+      branch: 'main',
+      subdomain: 'portfolio',
+      buildConfig: { installCommand: 'npm ci', buildCommand: 'npm run build', outputDirectory: 'dist' },
+      activeDeployment: { _id: 'demo-deployment', subdomain: 'portfolio', url: liveURL(page, 'portfolio') },
+      deployments: [
+        { _id: 'demo-deployment', version: '1.0.0', subdomain: 'portfolio', url: liveURL(page, 'portfolio'), status: 'live', createdAt: iso(2 * 3600_000) },
+        { _id: 'dep-2', version: '1.0.0', subdomain: 'portfolio', url: liveURL(page, 'portfolio'), status: 'stopped', createdAt: iso(DAY) },
+        { _id: 'dep-3', version: '1.0.0', subdomain: 'portfolio', url: liveURL(page, 'portfolio'), status: 'failed', createdAt: iso(2 * DAY) },
+      ],
+    },
+    {
+      _id: 'p-recipes',
+      name: 'Recipe Finder',
+      description: 'Search recipes by what is left in the fridge',
+      status: 'building',
+      type: 'vue',
+      repository: repo('recipe-finder', ''),
+      branch: 'develop',
+      buildConfig: { installCommand: 'yarn install', buildCommand: 'yarn build', outputDirectory: 'dist' },
+      activeDeployment: null,
+      deployments: [],
+    },
+    {
+      _id: 'p-thesis',
+      name: 'Thesis API',
+      description: '',
+      status: 'failed',
+      type: 'flask',
+      repository: repo('thesis-api', '', { private: true }),
+      branch: 'main',
+      buildConfig: { installCommand: 'pip install -r requirements.txt', buildCommand: '', outputDirectory: '', startCommand: 'gunicorn app:app' },
+      activeDeployment: null,
+      deployments: [],
+    },
+    {
+      _id: 'p-club',
+      name: 'Chess Club Website',
+      description: 'Static site for the university chess club',
+      status: 'draft',
+      type: 'static',
+      repository: repo('club-website', '', { lastCommit: null }),
+      branch: 'main',
+      buildConfig: { installCommand: '', buildCommand: '', outputDirectory: '.' },
+      activeDeployment: null,
+      deployments: [],
+    },
+  ]
+}
+
+function deployment(page, overrides = {}) {
+  return {
+    _id: 'demo-deployment',
+    version: '1.0.0',
+    subdomain: 'portfolio',
+    url: liveURL(page, 'portfolio'),
+    status: 'live',
+    createdAt: iso(2 * 3600_000),
+    project: {
+      _id: 'demo-project',
+      name: 'Portfolio',
+      type: 'react',
+      buildConfig: { installCommand: 'npm ci', buildCommand: 'npm run build', outputDirectory: 'dist' },
+      repository: { fullName: 'maya-chen/portfolio', url: 'https://github.com/maya-chen/portfolio' },
+    },
+    buildInfo: {
+      startTime: iso(2 * 3600_000),
+      endTime: iso(2 * 3600_000 - 41_600),
+      duration: 41_600,
+      buildSize: 486_912,
+      buildCommand: 'npm run build',
+      outputDirectory: 'dist',
+      framework: 'react',
+    },
+    metadata: {
+      commitHash: '9f4c2e1a7b3d5f6e8a0c1b2d3e4f5a6b7c8d9e0f',
+      commitMessage: 'Add contact form and dark mode',
+      branch: 'main',
+      author: 'Maya Chen',
+      trigger: 'manual',
+      repository: { fullName: 'maya-chen/portfolio' },
+    },
+    buildLogs: logs().slice(0, 8),
+    environment: {
+      variables: [
+        { key: 'VITE_API_URL', value: 'https://api.example.com', isSecret: false },
+        { key: 'CONTACT_FORM_KEY', value: '••••••••', isSecret: true },
+      ],
+    },
+    ...overrides,
+  }
+}
+
+function logs() {
+  const lines = [
+    ['info', 'deployment', 'Queued: starting now'],
+    ['info', 'deployment', 'Cloning maya-chen/portfolio (branch main)'],
+    ['info', 'deployment', 'Commit 9f4c2e1: Add contact form and dark mode (Maya Chen)'],
+    ['info', 'deployment', 'Detected React (Vite); installing with npm ci'],
+    ['info', 'deployment', '$ npm ci'],
+    ['warning', 'deployment', 'npm warn deprecated inflight@1.0.6: This module is not supported, and leaks memory.'],
+    ['info', 'deployment', 'added 212 packages, and audited 213 packages in 9s'],
+    ['info', 'deployment', '$ npm run build'],
+    ['info', 'deployment', 'vite v6.2.0 building for production...'],
+    ['info', 'deployment', '✓ 1342 modules transformed.'],
+    ['info', 'deployment', 'dist/index.html                   0.46 kB │ gzip:  0.30 kB'],
+    ['info', 'deployment', 'dist/assets/index-DiwrgTda.css   12.84 kB │ gzip:  3.21 kB'],
+    ['info', 'deployment', 'dist/assets/index-C2vKf0Xc.js   187.61 kB │ gzip: 60.02 kB'],
+    ['info', 'deployment', '✓ built in 3.87s'],
+    ['info', 'deployment', 'Publishing dist (475.5 KB, 14 files)'],
+    ['success', 'deployment', 'Deployment is live at portfolio'],
+    ['info', 'runtime', 'GET / 200 (1.2 ms)'],
+    ['error', 'runtime', 'GET /favicon.ico 404 (0.4 ms)'],
+  ]
+  return lines.map(([level, type, message], i) => ({
+    seq: i + 1,
+    timestamp: new Date(NOW - 2 * 3600_000 + i * 2300).toISOString(),
+    level,
+    type,
+    message,
+  }))
+}
+
+function deployments(page) {
+  const base = deployment(page)
+  return [
+    base,
+    deployment(page, {
+      _id: 'dep-recipes',
+      subdomain: 'recipe-finder',
+      url: liveURL(page, 'recipe-finder'),
+      status: 'building',
+      createdAt: iso(60_000),
+      project: { ...base.project, name: 'Recipe Finder', type: 'vue' },
+      buildInfo: { startTime: iso(50_000), buildCommand: 'yarn build', outputDirectory: 'dist' },
+      metadata: { ...base.metadata, commitHash: '3b1d9c07aa', commitMessage: 'Filter by cooking time', branch: 'develop' },
+    }),
+    deployment(page, {
+      _id: 'dep-thesis',
+      subdomain: 'thesis-api',
+      url: liveURL(page, 'thesis-api'),
+      status: 'failed',
+      error: 'pip install exited with code 1',
+      createdAt: iso(5 * 3600_000),
+      project: { ...base.project, name: 'Thesis API', type: 'flask' },
+      buildInfo: { startTime: iso(5 * 3600_000), duration: 18_200, buildCommand: '', outputDirectory: '' },
+      metadata: { ...base.metadata, commitHash: 'c0ffee1234', commitMessage: 'Pin numpy', branch: 'main' },
+    }),
+    deployment(page, { _id: 'dep-2', status: 'stopped', createdAt: iso(DAY) }),
+    deployment(page, {
+      _id: 'dep-orphan',
+      subdomain: 'old-demo',
+      url: liveURL(page, 'old-demo'),
+      status: 'pending',
+      project: null,
+      createdAt: iso(30_000),
+      buildInfo: {},
+      metadata: {},
+    }),
+  ]
+}
+
+const ok = (data) => ({ status: 200, json: { success: true, data } })
+
+/** Answers the projects and deployments API in the page with the data above. */
+async function withData(page, { path, extra = {} } = {}) {
+  await page.route(
+    (url) => url.pathname.startsWith('/api/projects') || url.pathname.startsWith('/api/deployments'),
+    async (route) => {
+      const url = new URL(route.request().url())
+      const method = route.request().method()
+      const key = `${method} ${url.pathname}`
+      const table = {
+        'GET /api/projects': () => ok({ projects: projects(page) }),
+        'GET /api/deployments': () => ok({ deployments: deployments(page) }),
+        'GET /api/deployments/demo-deployment/logs': () => ok({ logs: logs(), total: logs().length }),
+        'GET /api/deployments/dep-thesis/logs': () =>
+          ok({
+            logs: [
+              ...logs().slice(0, 3),
+              { seq: 4, timestamp: iso(5 * 3600_000 - 9000), level: 'info', type: 'deployment', message: '$ pip install -r requirements.txt' },
+              { seq: 5, timestamp: iso(5 * 3600_000 - 17000), level: 'error', type: 'deployment', message: 'ERROR: Could not find a version that satisfies the requirement numpy==3.0' },
+              { seq: 6, timestamp: iso(5 * 3600_000 - 18000), level: 'error', type: 'deployment', message: 'pip install exited with code 1' },
+            ],
+            total: 6,
+          }),
+        ...extra,
+      }
+      const project = /^\/api\/projects\/([^/]+)$/.exec(url.pathname)
+      const dep = /^\/api\/deployments\/([^/]+)$/.exec(url.pathname)
+      let answer
+      if (table[key]) answer = table[key]()
+      else if (method === 'GET' && project) answer = ok({ project: projects(page).find((p) => p._id === project[1]) })
+      else if (method === 'GET' && dep) answer = ok({ deployment: deployments(page).find((d) => d._id === dep[1]) })
+      if (answer) await route.fulfill(answer)
+      else await route.continue()
+    },
+  )
+  if (path) await page.goto(path)
+  else await page.reload()
+}
+
+const heading = (name) => (page) => page.getByRole('heading', { level: 1, name }).first().waitFor()
+const ready = (page) => page.locator('main h1').first().waitFor()
+
+export const PROJECT_SCREENS = [
+  {
+    name: 'projects',
+    path: '/projects',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByText('Chess Club Website').waitFor()
+    },
+  },
+  {
+    name: 'projects-empty',
+    path: '/projects',
+    auth: true,
+    ready: heading('My Projects'),
+    act: (page) => page.getByText('No projects yet').waitFor(),
+  },
+  {
+    name: 'project-detail',
+    path: '/projects/demo-project',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByRole('heading', { name: 'Recent Deployments' }).waitFor()
+    },
+  },
+  {
+    name: 'project-edit',
+    path: '/projects/demo-project/edit',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page, { path: '/projects/demo-project/edit' })
+      await page.getByLabel('Project name').waitFor()
+    },
+  },
+  { name: 'project-not-found', path: '/projects/no-such-project', auth: true, ready: heading('Project not found') },
+  { name: 'project-new', path: '/projects/new', auth: true, ready: heading('New Project') },
+  {
+    name: 'project-new-public',
+    path: '/projects/new',
+    auth: true,
+    ready: heading('New Project'),
+    act: async (page) => {
+      await page.route('**/api/projects/public-repo', (route) =>
+        route.fulfill(
+          ok({
+            repository: {
+              id: 'r-portfolio',
+              name: 'portfolio',
+              fullName: 'maya-chen/portfolio',
+              description: 'My personal portfolio: projects, CV and contact page',
+              defaultBranch: 'main',
+              private: false,
+              url: 'https://github.com/maya-chen/portfolio',
+              cloneUrl: 'https://github.com/maya-chen/portfolio.git',
+              lastCommit: null,
+            },
+            branch: 'main',
+            suggestedName: 'portfolio',
+            suggestedDescription: 'My personal portfolio: projects, CV and contact page',
+            buildConfig: { installCommand: 'npm ci', buildCommand: 'npm run build', outputDirectory: 'dist' },
+            framework: 'react',
+          }),
+        ),
+      )
+      await page.getByRole('button', { name: 'Any Public Repository', exact: true }).click()
+      await page.getByLabel('Repository URL').fill('https://github.com/maya-chen/portfolio')
+      await page.getByRole('button', { name: 'Load Repository' }).click()
+      await page.getByLabel('Project name').waitFor()
+      await page.waitForTimeout(4500) // let the toast go
+    },
+  },
+  {
+    name: 'deployments',
+    path: '/deployments',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByText('Unknown Project').waitFor()
+    },
+  },
+  {
+    name: 'deployment-detail',
+    path: '/deployments/demo-deployment',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByText('18 of 18 log entries').waitFor()
+    },
+  },
+  {
+    name: 'deployment-detail-failed',
+    path: '/deployments/dep-thesis',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByRole('alert').waitFor()
+      await page.getByText('6 of 6 log entries').waitFor()
+    },
+  },
+  { name: 'deployment-not-found', path: '/deployments/no-such-deployment', auth: true, ready: heading('Deployment not found') },
+]
