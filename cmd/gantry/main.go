@@ -208,6 +208,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	srv.LiveHandler = edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	srv.Accounts = accounts
 	srv.Users = db
+	srv.Gallery = db
 	srv.Database = db
 	srv.Version = version
 	srv.PublicHost = cfg.PublicHost()

@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *testEnv {
 		l.Now = clock
 	}
 	e.srv = api.NewServer()
-	e.srv.Accounts, e.srv.Users, e.srv.Database = e.accounts, db, db
+	e.srv.Accounts, e.srv.Users, e.srv.Database, e.srv.Gallery = e.accounts, db, db, db
 	e.srv.Version = "test-version"
 	e.srv.PublicHost, e.srv.LiveDomain = "localhost", "localhost"
 	e.srv.Web = webFS

@@ -49,6 +49,11 @@ type Server struct {
 	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
 	// answers as when no OAuth app is configured.
 	GitHub *deploy.GitHubAccounts
+	// Gallery lists Discover and keeps its views and likes.
+	Gallery gantry.GalleryStore
+	// GalleryWrites limits the views and likes of one client address
+	// (NewServer: GalleryWriteLimit per GalleryWriteWindow).
+	GalleryWrites *auth.Limiter
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
 	// Version is reported by GET /api/health.
@@ -86,8 +91,8 @@ type Server struct {
 var _ http.Handler = (*Server)(nil)
 
 // NewServer returns a Server with its API routes registered, the
-// placeholder live handler, the embedded web app, slog.Default() as logger
-// and time.Now as clock.
+// placeholder live handler, the embedded web app, the gallery's write
+// limit, slog.Default() as logger and time.Now as clock.
 func NewServer() *Server {
 	s := &Server{
 		LiveHandler: http.HandlerFunc(noDeployment),
@@ -96,6 +101,8 @@ func NewServer() *Server {
 		Now:         time.Now,
 		mux:         http.NewServeMux(),
 		closing:     make(chan struct{}),
+
+		GalleryWrites: auth.NewLimiter(GalleryWriteLimit, GalleryWriteWindow),
 	}
 	s.routes()
 	return s
@@ -110,6 +117,7 @@ func (s *Server) routes() {
 	s.envRoutes()
 	s.deploymentRoutes()
 	s.githubRoutes()
+	s.galleryRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).
 	s.mux.HandleFunc("/api/", s.handleAPINotFound)

@@ -49,19 +49,28 @@ type DB struct {
 	Now func() time.Time
 }
 
+// PostgresMaxConns caps the connections one DB opens to PostgreSQL.
+const PostgresMaxConns = 20
+
 // Open connects to the database named by dsn and applies every pending
 // migration. A dsn starting with postgres:// or postgresql:// selects
 // PostgreSQL (through pgx; any parameter pgx knows, such as sslmode or
 // search_path, may be given). Anything else is the path of a SQLite file,
 // optionally prefixed with "sqlite://" or "file:", created when missing and
 // opened in WAL mode with a 5 s busy timeout, foreign keys on and
-// BEGIN IMMEDIATE transactions (see docs/operations.md).
+// BEGIN IMMEDIATE transactions (see docs/operations.md). On PostgreSQL it
+// opens at most PostgresMaxConns connections at once.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{Now: time.Now}
 	var err error
 	if isPostgres(dsn) {
 		db.dialect = Postgres
 		db.db, err = sql.Open("pgx", dsn)
+		if err == nil {
+			// Bursts queue in the pool rather than exhausting the server's
+			// connection slots (max_connections is 100 by default).
+			db.db.SetMaxOpenConns(PostgresMaxConns)
+		}
 	} else {
 		db.dialect = SQLite
 		db.db, err = sql.Open("sqlite", SQLiteDSN(dsn))

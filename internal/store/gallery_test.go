@@ -1,0 +1,259 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/store"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+func listAll(t *testing.T, db *store.DB, q gantry.GalleryQuery) *gantry.GalleryPage {
+	t.Helper()
+	q.Normalize()
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	page, err := db.ListPublicDeployments(context.Background(), q)
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	return page
+}
+
+func names(page *gantry.GalleryPage) []string {
+	out := []string{}
+	for _, d := range page.Deployments {
+		out = append(out, d.Project.Name)
+	}
+	return out
+}
+
+func TestGalleryListsOnlyLivePublicActive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	gone := storetest.MustCreateUser(t, db, "gone", "Deactivated User")
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+	_, live := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "live", Description: "shown", Type: "react", CreatedAt: base})
+	_, stopped := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "stopped", Type: "static", Status: gantry.DeploymentStopped})
+	_, failed := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "failed", Type: "static", Status: gantry.DeploymentFailed})
+	_, building := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "building", Type: "static", Status: gantry.DeploymentBuilding})
+	_, inactive := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "inactive", Type: "static", Inactive: true})
+	_, private := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "private", Type: "static"})
+	if err := db.Exec(ctx, `UPDATE deployments SET is_public = ? WHERE id = ?`, false, private.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, deactivated := storetest.MustCreateApp(t, db, storetest.App{Owner: gone, Name: "deactivated", Type: "static"})
+	if err := db.SetUserActive(ctx, gone.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	// An older live deployment of a project whose subdomain serves a newer one.
+	p, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "replaced", Type: "vue"})
+	older := &gantry.Deployment{ProjectID: p.ID, UserID: ada.ID, Version: "0.9.0", Subdomain: p.Subdomain}
+	if err := db.CreateDeployment(ctx, older); err != nil {
+		t.Fatal(err)
+	}
+	older.Status = gantry.DeploymentLive
+	if err := db.UpdateDeployment(ctx, older); err != nil {
+		t.Fatal(err)
+	}
+
+	page := listAll(t, db, gantry.GalleryQuery{Sort: gantry.SortName})
+	if got, want := fmt.Sprint(names(page)), "[live replaced]"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if page.Total != 2 || page.Stats != (gantry.GalleryStats{Apps: 2, Developers: 1}) ||
+		page.Categories != (gantry.CategoryCounts{All: 2, Frontend: 2}) {
+		t.Fatalf("got total %d stats %+v categories %+v", page.Total, page.Stats, page.Categories)
+	}
+	got := *page.Deployments[0]
+	want := gantry.PublicDeployment{ID: live.ID, URL: "http://live.localhost:8080", CreatedAt: base,
+		Project: gantry.PublicProject{Name: "live", Description: "shown", Type: "react"},
+		User:    gantry.PublicAuthor{FullName: "Ada Lovelace", Username: "ada"}}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+
+	for _, id := range []string{stopped.ID, failed.ID, building.ID, inactive.ID, private.ID, deactivated.ID, older.ID, "nope"} {
+		if _, err := db.RecordView(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND || gantry.ErrorMessage(err) != "App not found" {
+			t.Errorf("view of %s: got %v, want App not found", id, err)
+		}
+		if _, _, err := db.ToggleLike(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Errorf("like of %s: got %v, want not found", id, err)
+		}
+		if _, err := db.LikeStatus(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Errorf("like status of %s: got %v, want not found", id, err)
+		}
+	}
+	if _, _, err := db.ToggleLike(ctx, live.ID, ""); gantry.ErrorCode(err) != gantry.EINVALID {
+		t.Errorf("like without a key: got %v, want invalid", err)
+	}
+}
+
+func TestToggleLike(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	_, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "app", Type: "react"})
+
+	for i, want := range []struct {
+		liker string
+		count int
+		liked bool
+	}{
+		{"user:1", 1, true},
+		{"visitor:a", 2, true},
+		{"user:1", 1, false},
+		{"user:1", 2, true},
+		{"visitor:a", 1, false},
+	} {
+		count, liked, err := db.ToggleLike(ctx, d.ID, want.liker)
+		if err != nil || count != want.count || liked != want.liked {
+			t.Fatalf("toggle %d by %s: got %d %v %v, want %d %v", i, want.liker, count, liked, err, want.count, want.liked)
+		}
+	}
+	for liker, want := range map[string]bool{"user:1": true, "visitor:a": false, "visitor:b": false} {
+		if got, err := db.LikeStatus(ctx, d.ID, liker); err != nil || got != want {
+			t.Errorf("status of %s: got %v %v, want %v", liker, got, err, want)
+		}
+	}
+	page := listAll(t, db, gantry.GalleryQuery{Viewer: "user:1"})
+	if len(page.Deployments) != 1 || !page.Deployments[0].Liked || page.Deployments[0].LikeCount != 1 {
+		t.Fatalf("got %+v, want liked with 1 like", page.Deployments[0])
+	}
+	if page := listAll(t, db, gantry.GalleryQuery{Viewer: "visitor:a"}); page.Deployments[0].Liked {
+		t.Fatal("visitor:a sees its taken-back like")
+	}
+}
+
+// TestToggleLikeConcurrent toggles from 100 visitors at once, then takes
+// back half of the likes at once while the other half like again: the
+// count is exact after each round (run it on PostgreSQL too:
+// scripts/with-postgres go test ./internal/store/...).
+func TestToggleLikeConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	_, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "app", Type: "react"})
+
+	const n = 100
+	round := func(likers func(i int) []string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*n)
+		for i := 0; i < n; i++ {
+			for _, liker := range likers(i) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, _, err := db.ToggleLike(ctx, d.ID, liker); err != nil {
+						errs <- err
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("toggle: %v", err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		page := listAll(t, db, gantry.GalleryQuery{})
+		return page.Deployments[0].LikeCount
+	}
+
+	round(func(i int) []string { return []string{fmt.Sprint("visitor:", i)} })
+	if got := count(); got != n {
+		t.Fatalf("after %d likes: got %d", n, got)
+	}
+	// Visitors 0…49 take theirs back; 100…149 like for the first time.
+	round(func(i int) []string {
+		if i < n/2 {
+			return []string{fmt.Sprint("visitor:", i), fmt.Sprint("visitor:", n+i)}
+		}
+		return nil
+	})
+	if got := count(); got != n {
+		t.Fatalf("after the second round: got %d, want %d", got, n)
+	}
+	for i, want := range map[int]bool{0: false, 49: false, 50: true, 99: true, 100: true, 149: true, 150: false} {
+		if got, _ := db.LikeStatus(ctx, d.ID, fmt.Sprint("visitor:", i)); got != want {
+			t.Errorf("visitor %d: got liked %v, want %v", i, got, want)
+		}
+	}
+	// The same visitor toggling twice at once ends where it began.
+	round(func(i int) []string {
+		if i == 0 {
+			return []string{"visitor:same", "visitor:same"}
+		}
+		return nil
+	})
+	if got := count(); got != n {
+		t.Fatalf("after a double toggle: got %d, want %d", got, n)
+	}
+}
+
+func TestRecordView(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	_, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "app", Type: "react"})
+	_, other := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "other", Type: "react"})
+	t0 := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+	now := t0
+	db.Now = func() time.Time { return now }
+
+	for _, step := range []struct {
+		at      time.Duration
+		id      string
+		visitor string
+		want    bool
+	}{
+		{0, d.ID, "visitor:a", true},
+		{time.Minute, d.ID, "visitor:a", false},
+		{59*time.Minute + 59*time.Second, d.ID, "visitor:a", false},
+		{time.Minute, d.ID, "visitor:b", true},
+		{time.Minute, d.ID, "user:1", true},
+		{time.Minute, other.ID, "visitor:a", true},
+		{time.Hour, d.ID, "visitor:a", true}, // a full hour after the counted visit
+		{time.Hour + time.Minute, d.ID, "visitor:a", false},
+		{2*time.Hour + 30*time.Minute, d.ID, "visitor:a", true},
+	} {
+		now = t0.Add(step.at)
+		got, err := db.RecordView(ctx, step.id, step.visitor)
+		if err != nil || got != step.want {
+			t.Fatalf("view by %s at +%s: got %v %v, want %v", step.visitor, step.at, got, err, step.want)
+		}
+	}
+	// 20 visits of one new visitor at once count once.
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := db.RecordView(ctx, d.ID, "visitor:burst"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	views := map[string]int{}
+	for _, dep := range listAll(t, db, gantry.GalleryQuery{}).Deployments {
+		views[dep.Project.Name] = dep.Views
+	}
+	if views["app"] != 6 || views["other"] != 1 {
+		t.Fatalf("got views %v, want app 6 other 1", views)
+	}
+}
