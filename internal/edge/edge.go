@@ -1,5 +1,7 @@
 // Package edge serves deployed sites on <subdomain>.<live-domain>: static
-// files from each deployment's published folder, chosen by the Host header.
+// files from each deployment's published folder, chosen by the Host header,
+// or, for server apps (Site.ProxyTarget), a reverse proxy to the app's
+// process (see Edge.ConfigureProxy for its limits).
 //
 // For a live site the edge serves, for GET and HEAD only:
 //
@@ -66,6 +68,7 @@ type Edge struct {
 	platformURL string
 	resolver    Resolver
 	cache       *fileCache
+	proxy       proxyState // server apps: see proxy.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -132,6 +135,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if site.Status != gantry.DeploymentLive {
 		e.page(w, r, http.StatusServiceUnavailable, pageStopped, sub+e.suffix)
+		return
+	}
+	if site.ProxyTarget != "" {
+		e.serveProxy(w, r, site.ProxyTarget, sub)
 		return
 	}
 	if site.Dir == "" {

@@ -13,6 +13,9 @@ const (
 	pageStopped            // 503: the site is stopped
 	pageNotFound           // 404: nothing at this path of a live site without a 404.html
 	pageUnavailable        // 502: the site has nothing to serve
+	pageAppDown            // 502: a server app did not answer (crashed, restarting)
+	pageTimeout            // 504: a server app took too long to answer
+	pageTooLarge           // 413: a request body over the proxy's limit
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -36,6 +39,21 @@ var pageText = [...]struct{ title, heading, body, link string }{
 	pageUnavailable: {
 		"App unavailable", "This app is not reachable",
 		"{host} has nothing to serve right now. Try again in a moment.",
+		"Go to Gantry",
+	},
+	pageAppDown: {
+		"App not responding", "This app is not responding",
+		"{host} is running on Gantry but did not answer. It may be starting or restarting: try again in a moment.",
+		"Go to Gantry",
+	},
+	pageTimeout: {
+		"App timed out", "This app took too long to answer",
+		"{host} did not start answering in time. Try again in a moment.",
+		"Go to Gantry",
+	},
+	pageTooLarge: {
+		"Request too large", "This request is too large",
+		"The upload or request body sent to {host} is larger than Gantry passes on to apps.",
 		"Go to Gantry",
 	},
 }

@@ -19,8 +19,9 @@ type Site struct {
 	// SPA makes unknown extension-less paths serve /index.html (client-side
 	// routing).
 	SPA bool
-	// ProxyTarget is reserved for server apps ("127.0.0.1:PORT"); it is
-	// not used yet.
+	// ProxyTarget is the loopback address ("127.0.0.1:PORT") of a server
+	// app. When set, every request (any method) is proxied there and Dir
+	// and SPA are unused.
 	ProxyTarget string
 }
 

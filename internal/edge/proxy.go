@@ -1,0 +1,212 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of ProxyConfig.
+const (
+	DefaultMaxBodySize           = 32 << 20 // bytes
+	DefaultResponseHeaderTimeout = 60 * time.Second
+	DefaultIdleConnTimeout       = 90 * time.Second
+	DefaultDialTimeout           = 5 * time.Second
+)
+
+// ProxyConfig says how the edge proxies requests to server apps (sites
+// with a ProxyTarget). Zero fields take the defaults above.
+type ProxyConfig struct {
+	// MaxBodySize is the largest request body passed to an app, in bytes
+	// (default 32 MiB); a larger one is answered 413.
+	MaxBodySize int64
+	// ResponseHeaderTimeout is how long an app may take to start its answer
+	// (default 60 s); after it the request is answered 504. Once the answer
+	// has started it may stream for as long as it likes (SSE, downloads).
+	ResponseHeaderTimeout time.Duration
+	// IdleConnTimeout closes keep-alive connections to an app that stayed
+	// unused this long (default 90 s).
+	IdleConnTimeout time.Duration
+	// DialTimeout bounds connecting to an app (default 5 s).
+	DialTimeout time.Duration
+	// TrustForwarded keeps the X-Forwarded-For, -Host and -Proto headers a
+	// request arrived with (the client address is appended to the first),
+	// for an edge behind a reverse proxy that sets them. Otherwise they are
+	// replaced with what the edge itself sees.
+	TrustForwarded bool
+}
+
+// proxyState is the Edge's reverse proxy: one shared transport (connection
+// pools per app address) and, per app address, a ReverseProxy and a count
+// of requests in flight. Its zero value is ready: the transport is made on
+// first use.
+type proxyState struct {
+	once      sync.Once
+	cfg       ProxyConfig
+	transport *http.Transport
+	upstreams sync.Map // address → *upstream
+	buffers   bufferPool
+}
+
+// upstream is one app address.
+type upstream struct {
+	rp       *httputil.ReverseProxy
+	inflight atomic.Int64
+}
+
+// ConfigureProxy sets how server apps are proxied. Call it before the edge
+// serves its first request; later calls have no effect.
+func (e *Edge) ConfigureProxy(c ProxyConfig) {
+	e.proxy.once.Do(func() { e.proxy.init(c) })
+}
+
+func (p *proxyState) init(c ProxyConfig) {
+	if c.MaxBodySize <= 0 {
+		c.MaxBodySize = DefaultMaxBodySize
+	}
+	if c.ResponseHeaderTimeout <= 0 {
+		c.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if c.IdleConnTimeout <= 0 {
+		c.IdleConnTimeout = DefaultIdleConnTimeout
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	p.cfg = c
+	p.transport = &http.Transport{
+		Proxy:                 nil, // never through the platform's own HTTP proxy settings
+		DialContext:           (&net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          4096,
+		MaxIdleConnsPerHost:   1024,
+		IdleConnTimeout:       c.IdleConnTimeout,
+		ResponseHeaderTimeout: c.ResponseHeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true, // pass the app's encodings through untouched
+	}
+}
+
+// upstream returns the proxy of one app address, making it on first use.
+func (e *Edge) upstream(target string) *upstream {
+	if u, ok := e.proxy.upstreams.Load(target); ok {
+		return u.(*upstream)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = target
+			pr.Out.Host = pr.In.Host // the app sees its public host name
+			if e.proxy.cfg.TrustForwarded {
+				for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+					if v, ok := pr.In.Header[h]; ok {
+						pr.Out.Header[h] = v
+					}
+				}
+				host, proto := pr.Out.Header.Get("X-Forwarded-Host"), pr.Out.Header.Get("X-Forwarded-Proto")
+				pr.SetXForwarded()
+				if host != "" {
+					pr.Out.Header.Set("X-Forwarded-Host", host)
+				}
+				if proto != "" {
+					pr.Out.Header.Set("X-Forwarded-Proto", proto)
+				}
+				return
+			}
+			pr.SetXForwarded()
+		},
+		Transport:     e.proxy.transport,
+		FlushInterval: -1, // stream every write: SSE and long polls work
+		BufferPool:    &e.proxy.buffers,
+		ErrorHandler:  e.proxyError,
+		ErrorLog:      log.New(io.Discard, "", 0), // clients leaving mid-answer are not news
+	}
+	u, _ := e.proxy.upstreams.LoadOrStore(target, &upstream{rp: rp})
+	return u.(*upstream)
+}
+
+// serveProxy passes the request to the server app at target (a loopback
+// "host:port") with httputil.ReverseProxy: the Host header is kept,
+// X-Forwarded-For, -Host and -Proto are set, WebSocket and other Upgrade
+// requests are tunnelled, and answers are streamed as the app writes them.
+// A body larger than MaxBodySize is answered 413, an app that cannot be
+// reached 502, one that does not start its answer in time 504, each with a
+// Gantry page.
+func (e *Edge) serveProxy(w http.ResponseWriter, r *http.Request, target, sub string) {
+	e.proxy.once.Do(func() { e.proxy.init(ProxyConfig{}) })
+	u := e.upstream(target)
+	u.inflight.Add(1)
+	defer u.inflight.Add(-1)
+	delete(w.Header(), "X-Content-Type-Options") // the app's headers are its own
+	if r.ContentLength > e.proxy.cfg.MaxBodySize {
+		e.page(w, r, http.StatusRequestEntityTooLarge, pageTooLarge, sub+e.suffix)
+		return
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, e.proxy.cfg.MaxBodySize)
+	}
+	u.rp.ServeHTTP(w, r)
+}
+
+// proxyError answers a request the app could not answer.
+func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return // the client left: nobody reads an answer
+	}
+	host := r.Host
+	if sub, ok := e.Subdomain(r.Host); ok {
+		host = sub + e.suffix
+	}
+	var tooLarge *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		e.page(w, r, http.StatusRequestEntityTooLarge, pageTooLarge, host)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		e.page(w, r, http.StatusGatewayTimeout, pageTimeout, host)
+	default:
+		e.page(w, r, http.StatusBadGateway, pageAppDown, host)
+	}
+}
+
+// Drain waits until no request is being proxied to target any more (a
+// server app the subdomain no longer points at), or ctx ends. Long-lived
+// answers (WebSockets, event streams) keep it waiting, so callers bound
+// ctx. It first waits a moment for requests that were routed to target
+// just before the switch.
+func (e *Edge) Drain(ctx context.Context, target string) {
+	v, ok := e.proxy.upstreams.Load(target)
+	if !ok {
+		return
+	}
+	u := v.(*upstream)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	settled := time.Now().Add(100 * time.Millisecond)
+	for time.Now().Before(settled) || u.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	e.proxy.upstreams.CompareAndDelete(target, u)
+}
+
+// bufferPool lends the 32 KiB buffers ReverseProxy copies answers with.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v := b.p.Get(); v != nil {
+		return *(v.(*[]byte))
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
