@@ -248,7 +248,7 @@ func (r *run) steps() (*Result, error) {
 			return nil, err
 		}
 	}
-	if cfg.StartCommand != "" && cfg.OutputDirectory == "" {
+	if cfg.StartCommand != "" {
 		return res, nil // a server app: the runtime starts it from the workspace
 	}
 
@@ -371,7 +371,12 @@ func (r *run) interrupted(step string) error {
 	return nil
 }
 
-// mergeConfig applies the precedence detection < project < deploy call.
+// mergeConfig applies the precedence detection < project < deploy call,
+// and makes the result either a server app (StartCommand set, no
+// OutputDirectory) or a static site (no StartCommand): a start command set
+// by the project or the call makes a server app whatever output folder is
+// named; otherwise an output directory they set makes a static site even
+// when detection proposed a start command.
 func mergeConfig(d Detection, project, call gantry.BuildConfig) gantry.BuildConfig {
 	cfg := gantry.BuildConfig{
 		InstallCommand:  d.InstallCommand,
@@ -379,6 +384,7 @@ func mergeConfig(d Detection, project, call gantry.BuildConfig) gantry.BuildConf
 		OutputDirectory: d.OutputDirectory,
 		StartCommand:    d.StartCommand,
 	}
+	var setStart, setOutput bool
 	for _, o := range []gantry.BuildConfig{project, call} {
 		if s := strings.TrimSpace(o.InstallCommand); s != "" {
 			cfg.InstallCommand = s
@@ -387,11 +393,17 @@ func mergeConfig(d Detection, project, call gantry.BuildConfig) gantry.BuildConf
 			cfg.BuildCommand = s
 		}
 		if s := strings.TrimSpace(o.OutputDirectory); s != "" {
-			cfg.OutputDirectory = s
+			cfg.OutputDirectory, setOutput = s, true
 		}
 		if s := strings.TrimSpace(o.StartCommand); s != "" {
-			cfg.StartCommand = s
+			cfg.StartCommand, setStart = s, true
 		}
+	}
+	switch {
+	case setStart, !setOutput && cfg.StartCommand != "":
+		cfg.OutputDirectory = ""
+	case setOutput:
+		cfg.StartCommand = ""
 	}
 	return cfg
 }

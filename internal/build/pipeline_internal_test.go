@@ -24,9 +24,32 @@ func TestMergeConfig(t *testing.T) {
 			gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run export", OutputDirectory: "out"}},
 		{"blank is unset", gantry.BuildConfig{BuildCommand: "  "}, gantry.BuildConfig{},
 			gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run build", OutputDirectory: "dist"}},
+		{"a start command makes a server app", gantry.BuildConfig{StartCommand: "npx serve -s dist"}, gantry.BuildConfig{},
+			gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run build", StartCommand: "npx serve -s dist"}},
+		{"start command wins over an output directory", gantry.BuildConfig{StartCommand: "node server.js", OutputDirectory: "build"}, gantry.BuildConfig{},
+			gantry.BuildConfig{InstallCommand: "npm ci", BuildCommand: "npm run build", StartCommand: "node server.js"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, mergeConfig(det, tc.project, tc.call)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	server := Detection{InstallCommand: "npm ci", StartCommand: "npm start"}
+	for _, tc := range []struct {
+		name          string
+		project, call gantry.BuildConfig
+		want          gantry.BuildConfig
+	}{
+		{"detected server", gantry.BuildConfig{}, gantry.BuildConfig{},
+			gantry.BuildConfig{InstallCommand: "npm ci", StartCommand: "npm start"}},
+		{"an output directory makes a static site", gantry.BuildConfig{OutputDirectory: "public"}, gantry.BuildConfig{},
+			gantry.BuildConfig{InstallCommand: "npm ci", OutputDirectory: "public"}},
+		{"project start command replaces the detected one", gantry.BuildConfig{StartCommand: "node app.js"}, gantry.BuildConfig{},
+			gantry.BuildConfig{InstallCommand: "npm ci", StartCommand: "node app.js"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, mergeConfig(server, tc.project, tc.call)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -284,6 +284,26 @@ func (db *DB) ClearLogs(ctx context.Context, deploymentID string) error {
 	return err
 }
 
+// TrimRuntimeLogs keeps the deployment's newest keep runtime entries
+// (type gantry.LogRuntime) and deletes older ones, leaving its build and
+// deployment entries alone, and returns how many it deleted. keep ≤ 0
+// deletes every runtime entry.
+func (db *DB) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error) {
+	q := `DELETE FROM deployment_logs WHERE deployment_id = ? AND type = ?`
+	args := []any{deploymentID, gantry.LogRuntime}
+	if keep > 0 {
+		q += ` AND seq <= (SELECT seq FROM deployment_logs WHERE deployment_id = ? AND type = ?
+			ORDER BY seq DESC LIMIT 1 OFFSET ?)`
+		args = append(args, deploymentID, gantry.LogRuntime, keep)
+	}
+	res, err := db.db.ExecContext(ctx, db.rebind(q), args...)
+	if err != nil {
+		return 0, fmt.Errorf("trim runtime logs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
 	rows, err := db.db.QueryContext(ctx, db.rebind(q), args...)
 	if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -198,5 +199,45 @@ func TestLogs(t *testing.T) {
 	e := &gantry.LogEntry{Level: gantry.LevelInfo, Type: gantry.LogDeployment, Message: "after clear"}
 	if err := db.AppendLog(ctx, d.ID, e); err != nil || e.Seq != 6 {
 		t.Fatalf("got seq %d, %v; want 6 (numbering continues)", e.Seq, err)
+	}
+}
+
+func TestTrimRuntimeLogs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	alice := mustCreateUser(t, db, "alice")
+	d := mustCreateDeployment(t, db, mustCreateProject(t, db, alice.ID, "app"))
+	other := mustCreateDeployment(t, db, mustCreateProject(t, db, alice.ID, "other"))
+	// Build lines, then runtime lines interleaved with deployment lines.
+	for i := 1; i <= 10; i++ {
+		typ := gantry.LogRuntime
+		if i <= 2 || i == 6 {
+			typ = gantry.LogDeployment
+		}
+		for _, id := range []string{d.ID, other.ID} {
+			e := &gantry.LogEntry{Level: gantry.LevelInfo, Type: typ, Message: fmt.Sprint("line ", i)}
+			if err := db.AppendLog(ctx, id, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n, err := db.TrimRuntimeLogs(ctx, d.ID, 3)
+	if err != nil || n != 4 {
+		t.Fatalf("got %d deleted, %v; want 4 (7 runtime lines, keep 3)", n, err)
+	}
+	logs, _ := db.Logs(ctx, d.ID, 0, 0)
+	var got []string
+	for _, l := range logs {
+		got = append(got, l.Message)
+	}
+	if want := "line 1,line 2,line 6,line 8,line 9,line 10"; strings.Join(got, ",") != want {
+		t.Fatalf("got %s, want %s", strings.Join(got, ","), want)
+	}
+	if n, err := db.TrimRuntimeLogs(ctx, d.ID, 3); err != nil || n != 0 {
+		t.Fatalf("trim again: got %d, %v; want 0", n, err)
+	}
+	if c, _ := db.CountLogs(ctx, other.ID); c != 10 {
+		t.Fatalf("the other deployment has %d entries, want 10", c)
 	}
 }
