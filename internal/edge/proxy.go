@@ -43,31 +43,23 @@ type ProxyConfig struct {
 	TrustForwarded bool
 }
 
-// proxyState is the Edge's reverse proxy: one shared transport (connection
-// pools per app address) and, per app address, a ReverseProxy and a count
-// of requests in flight. Its zero value is ready: the transport is made on
-// first use.
+// proxyState is the Edge's reverse proxy: one ReverseProxy and one shared
+// transport (with a pool of connections per app address). Its zero value
+// is ready: both are made on first use.
 type proxyState struct {
-	once      sync.Once
-	cfg       ProxyConfig
-	transport *http.Transport
-	upstreams sync.Map // address → *upstream
-	buffers   bufferPool
-}
-
-// upstream is one app address.
-type upstream struct {
-	rp       *httputil.ReverseProxy
-	inflight atomic.Int64
+	once    sync.Once
+	cfg     ProxyConfig
+	rp      *httputil.ReverseProxy
+	buffers bufferPool
 }
 
 // ConfigureProxy sets how server apps are proxied. Call it before the edge
 // serves its first request; later calls have no effect.
 func (e *Edge) ConfigureProxy(c ProxyConfig) {
-	e.proxy.once.Do(func() { e.proxy.init(c) })
+	e.proxy.once.Do(func() { e.initProxy(c) })
 }
 
-func (p *proxyState) init(c ProxyConfig) {
+func (e *Edge) initProxy(c ProxyConfig) {
 	if c.MaxBodySize <= 0 {
 		c.MaxBodySize = DefaultMaxBodySize
 	}
@@ -80,8 +72,9 @@ func (p *proxyState) init(c ProxyConfig) {
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout
 	}
+	p := &e.proxy
 	p.cfg = c
-	p.transport = &http.Transport{
+	transport := &http.Transport{
 		Proxy:                 nil, // never through the platform's own HTTP proxy settings
 		DialContext:           (&net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          4096,
@@ -91,44 +84,36 @@ func (p *proxyState) init(c ProxyConfig) {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true, // pass the app's encodings through untouched
 	}
-}
-
-// upstream returns the proxy of one app address, making it on first use.
-func (e *Edge) upstream(target string) *upstream {
-	if u, ok := e.proxy.upstreams.Load(target); ok {
-		return u.(*upstream)
-	}
-	rp := &httputil.ReverseProxy{
+	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			// serveProxy put the app's address in the inbound URL.
 			pr.Out.URL.Scheme = "http"
-			pr.Out.URL.Host = target
+			pr.Out.URL.Host = pr.In.URL.Host
 			pr.Out.Host = pr.In.Host // the app sees its public host name
-			if e.proxy.cfg.TrustForwarded {
-				for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-					if v, ok := pr.In.Header[h]; ok {
-						pr.Out.Header[h] = v
-					}
-				}
-				host, proto := pr.Out.Header.Get("X-Forwarded-Host"), pr.Out.Header.Get("X-Forwarded-Proto")
+			if !c.TrustForwarded {
 				pr.SetXForwarded()
-				if host != "" {
-					pr.Out.Header.Set("X-Forwarded-Host", host)
-				}
-				if proto != "" {
-					pr.Out.Header.Set("X-Forwarded-Proto", proto)
-				}
 				return
 			}
+			for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v, ok := pr.In.Header[h]; ok {
+					pr.Out.Header[h] = v
+				}
+			}
+			host, proto := pr.Out.Header.Get("X-Forwarded-Host"), pr.Out.Header.Get("X-Forwarded-Proto")
 			pr.SetXForwarded()
+			if host != "" {
+				pr.Out.Header.Set("X-Forwarded-Host", host)
+			}
+			if proto != "" {
+				pr.Out.Header.Set("X-Forwarded-Proto", proto)
+			}
 		},
-		Transport:     e.proxy.transport,
+		Transport:     transport,
 		FlushInterval: -1, // stream every write: SSE and long polls work
-		BufferPool:    &e.proxy.buffers,
+		BufferPool:    &p.buffers,
 		ErrorHandler:  e.proxyError,
 		ErrorLog:      log.New(io.Discard, "", 0), // clients leaving mid-answer are not news
 	}
-	u, _ := e.proxy.upstreams.LoadOrStore(target, &upstream{rp: rp})
-	return u.(*upstream)
 }
 
 // serveProxy passes the request to the server app at target (a loopback
@@ -137,21 +122,27 @@ func (e *Edge) upstream(target string) *upstream {
 // requests are tunnelled, and answers are streamed as the app writes them.
 // A body larger than MaxBodySize is answered 413, an app that cannot be
 // reached 502, one that does not start its answer in time 504, each with a
-// Gantry page.
+// Gantry page. Requests are counted per target while they last, for
+// Table.Drain.
 func (e *Edge) serveProxy(w http.ResponseWriter, r *http.Request, target, sub string) {
-	e.proxy.once.Do(func() { e.proxy.init(ProxyConfig{}) })
-	u := e.upstream(target)
-	u.inflight.Add(1)
-	defer u.inflight.Add(-1)
+	e.proxy.once.Do(func() { e.initProxy(ProxyConfig{}) })
+	if t, ok := e.resolver.(*Table); ok {
+		defer t.track(target)()
+	}
 	delete(w.Header(), "X-Content-Type-Options") // the app's headers are its own
 	if r.ContentLength > e.proxy.cfg.MaxBodySize {
 		e.page(w, r, http.StatusRequestEntityTooLarge, pageTooLarge, sub+e.suffix)
 		return
 	}
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Host = target
+	r2.URL = &u
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(w, r.Body, e.proxy.cfg.MaxBodySize)
+		r2.Body = http.MaxBytesReader(w, r.Body, e.proxy.cfg.MaxBodySize)
 	}
-	u.rp.ServeHTTP(w, r)
+	e.proxy.rp.ServeHTTP(w, r2)
 }
 
 // proxyError answers a request the app could not answer.
@@ -175,28 +166,41 @@ func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// Drain waits until no request is being proxied to target any more (a
-// server app the subdomain no longer points at), or ctx ends. Long-lived
-// answers (WebSockets, event streams) keep it waiting, so callers bound
-// ctx. It first waits a moment for requests that were routed to target
-// just before the switch.
-func (e *Edge) Drain(ctx context.Context, target string) {
-	v, ok := e.proxy.upstreams.Load(target)
+// track counts one request proxied to target until the returned function
+// is called.
+func (t *Table) track(target string) func() {
+	v, ok := t.inflight.Load(target)
 	if !ok {
-		return
+		v, _ = t.inflight.LoadOrStore(target, new(atomic.Int64))
 	}
-	u := v.(*upstream)
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
+	n := v.(*atomic.Int64)
+	n.Add(1)
+	return func() { n.Add(-1) }
+}
+
+// Drain waits until no request is being proxied to target any more (a
+// server app its subdomain no longer points at), or ctx ends. It first
+// waits a moment for requests that looked the subdomain up just before it
+// was switched. Long-lived answers (WebSockets, event streams) keep it
+// waiting, so callers bound ctx.
+func (t *Table) Drain(ctx context.Context, target string) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	settled := time.Now().Add(100 * time.Millisecond)
-	for time.Now().Before(settled) || u.inflight.Load() > 0 {
+	for {
+		v, ok := t.inflight.Load(target)
+		if !time.Now().Before(settled) && (!ok || v.(*atomic.Int64).Load() == 0) {
+			if ok {
+				t.inflight.CompareAndDelete(target, v)
+			}
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick.C:
 		}
 	}
-	e.proxy.upstreams.CompareAndDelete(target, u)
 }
 
 // bufferPool lends the 32 KiB buffers ReverseProxy copies answers with.

@@ -81,7 +81,7 @@ func appServer(t *testing.T) *httptest.Server {
 }
 
 // proxyEdge serves the edge on loopback with "app" proxied to target.
-func proxyEdge(t *testing.T, target string, cfg edge.ProxyConfig) (*edge.Edge, string) {
+func proxyEdge(t *testing.T, target string, cfg edge.ProxyConfig) (*edge.Table, string) {
 	t.Helper()
 	table := edge.NewTable()
 	table.Set("app", edge.Site{DeploymentID: "d1", Status: gantry.DeploymentLive, ProxyTarget: target})
@@ -90,7 +90,7 @@ func proxyEdge(t *testing.T, target string, cfg edge.ProxyConfig) (*edge.Edge, s
 	e.ConfigureProxy(cfg)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return e, srv.Listener.Addr().String()
+	return table, srv.Listener.Addr().String()
 }
 
 func do(t *testing.T, addr, method, host, path string, body io.Reader, hdr map[string]string) (*http.Response, string) {

@@ -41,8 +41,9 @@ type Resolver interface {
 // anew — call Set again if a site's folder is replaced on disk — and the
 // old one is closed once requests using it are done.
 type Table struct {
-	mu    sync.Mutex // serialises writers
-	sites atomic.Pointer[map[string]entry]
+	mu       sync.Mutex // serialises writers
+	sites    atomic.Pointer[map[string]entry]
+	inflight sync.Map // server app address → *atomic.Int64 of requests proxied there (proxy.go)
 }
 
 // entry is a site and its open folder (nil when it could not be opened;
