@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/auth"
 	"github.com/gantryhq/gantry/internal/build"
@@ -31,6 +32,7 @@ import (
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/notify"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store"
@@ -184,7 +186,10 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return err
 	}
+	// Every event that concerns a user lands in their notifications.
+	notifier := &notify.Service{Store: db, Logger: logger}
 	accounts := auth.NewService(db, passwords, tokens)
+	accounts.Notify = notifier
 	// GitHub access tokens are sealed at rest, and OAuth states in transit,
 	// each under its own key derived from the secret key.
 	githubTokens, err := secret.New(cfg.SecretKey, "gantry github tokens v1")
@@ -196,7 +201,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return err
 	}
 
-	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open)
+	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open, notifier)
 	if err != nil {
 		return err
 	}
@@ -204,10 +209,12 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
-	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: tokens}
+	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: tokens,
+		Notify: notifier}
 	srv.LiveHandler = edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	srv.Accounts = accounts
 	srv.Users = db
+	srv.Notifications, srv.Dashboards = db, db
 	srv.Gallery = db
 	srv.Database = db
 	srv.Version = version
@@ -258,9 +265,10 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // openDeploys wires the build pipeline (git host, sandbox), the edge's site
 // table and the deployment service, recovers from the last run and starts
 // the build workers. Without a usable sandbox it refuses to start. decrypt
-// opens users' sealed GitHub tokens for lookups and clones.
+// opens users' sealed GitHub tokens for lookups and clones; notifier tells
+// owners about their projects and deployments.
 func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
-	decrypt func(string) (string, error)) (*deploy.Service, *edge.Table, *githost.Service, error) {
+	decrypt func(string) (string, error), notifier gantry.Notifier) (*deploy.Service, *edge.Table, *githost.Service, error) {
 	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox})
 	if err := sb.Available(); err != nil {
 		return nil, nil, nil, err
@@ -296,6 +304,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
 		Repos:        hosts,
 		Decrypt:      decrypt,
+		Notify:       notifier,
 		Secrets:      envSecrets,
 		Hub:          events.NewHub(),
 		Sites:        deploy.EdgeSites{Table: table},

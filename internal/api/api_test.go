@@ -17,6 +17,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/notify"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -63,12 +64,14 @@ func newEnv(t *testing.T) *testEnv {
 	clock := func() time.Time { return e.now }
 	db.Now, tokens.Now = clock, clock
 	e.accounts = auth.NewService(db, passwords, tokens)
+	e.accounts.Notify = &notify.Service{Store: db, Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
 	e.accounts.Now = clock
 	for _, l := range []*auth.Limiter{e.accounts.LoginByIP, e.accounts.LoginByAccount, e.accounts.RegisterByIP} {
 		l.Now = clock
 	}
 	e.srv = api.NewServer()
 	e.srv.Accounts, e.srv.Users, e.srv.Database, e.srv.Gallery = e.accounts, db, db, db
+	e.srv.Notifications, e.srv.Dashboards = db, db
 	e.srv.Version = "test-version"
 	e.srv.PublicHost, e.srv.LiveDomain = "localhost", "localhost"
 	e.srv.Web = webFS

@@ -56,6 +56,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: d.table}, DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
+		Notify:  e.accounts.Notify,
 	}
 	if d.svc.Secrets, err = secret.New(testSecret, "gantry env secrets v1"); err != nil {
 		t.Fatal(err)

@@ -44,6 +44,10 @@ type Server struct {
 	Accounts *auth.Service
 	// Users reads and updates accounts for the profile and stats calls.
 	Users gantry.UserStore
+	// Notifications lists and changes the signed-in user's notifications.
+	Notifications gantry.NotificationStore
+	// Dashboards computes GET /api/dashboard.
+	Dashboards gantry.DashboardStore
 	// Deploys runs projects and deployments (and owns their store).
 	Deploys *deploy.Service
 	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
@@ -113,6 +117,8 @@ func (s *Server) routes() {
 	s.healthRoutes()
 	s.authRoutes()
 	s.userRoutes()
+	s.notificationRoutes()
+	s.dashboardRoutes()
 	s.projectRoutes()
 	s.envRoutes()
 	s.deploymentRoutes()

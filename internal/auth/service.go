@@ -43,6 +43,10 @@ type Service struct {
 	LoginByAccount *Limiter
 	RegisterByIP   *Limiter
 
+	// Notify welcomes new accounts (gantry.WelcomeNotification). Nil sends
+	// nothing.
+	Notify gantry.Notifier
+
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 }
@@ -63,9 +67,10 @@ func NewService(users gantry.UserStore, passwords *Passwords, tokens *Tokens) *S
 // Register validates r by the SPEC §5 rules (EINVALID with the first
 // failing rule's message), creates the account with the defaults (role
 // student, free plan with 3 projects and 5 deployments, active, not
-// verified, no avatar, signed in now) and returns it with a token. A taken
-// username or email is ECONFLICT; more than RegisterLimit registrations
-// (created or refused as taken) from clientIP in the window are ETOOMANY.
+// verified, no avatar, signed in now), welcomes it with a notification and
+// returns it with a token. A taken username or email is ECONFLICT; more
+// than RegisterLimit registrations (created or refused as taken) from
+// clientIP in the window are ETOOMANY.
 func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Registration) (_ *gantry.User, _ string, err error) {
 	r.Normalize()
 	if err := r.Validate(); err != nil {
@@ -101,6 +106,9 @@ func (s *Service) Register(ctx context.Context, clientIP string, r gantry.Regist
 	token, _, err := s.Tokens.Issue(u.ID)
 	if err != nil {
 		return nil, "", err
+	}
+	if s.Notify != nil {
+		s.Notify.Notify(ctx, gantry.WelcomeNotification(u))
 	}
 	return u, token, nil
 }

@@ -54,6 +54,9 @@ type Service struct {
 	Repos   Repos
 	Hub     *events.Hub
 	Sites   Sites
+	// Notify tells owners about their projects and deployments: created,
+	// deleted, live, failed. Nil sends nothing.
+	Notify gantry.Notifier
 	// Decrypt opens a user's sealed GitHub access token (secret.Box.Open
 	// in cmd/gantry). Nil means stored tokens are never used: private
 	// repositories then cannot be looked up, synced or built.
@@ -225,8 +228,15 @@ func (s *Service) log(ctx context.Context, id, level, typ, msg string) {
 	}
 }
 
-// fail ends d as failed with reason as its last log line, and the project
-// follows.
+// notify hands n to Notify, when one is set.
+func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
+	if s.Notify != nil {
+		s.Notify.Notify(ctx, n)
+	}
+}
+
+// fail ends d as failed with reason as its last log line, the project
+// follows, and the owner is told.
 func (s *Service) fail(ctx context.Context, d *gantry.Deployment, reason string) {
 	ctx = context.WithoutCancel(ctx)
 	now := s.now()
@@ -240,6 +250,7 @@ func (s *Service) fail(ctx context.Context, d *gantry.Deployment, reason string)
 		s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
 	}
 	s.followProject(ctx, d.ProjectID)
+	s.notify(ctx, gantry.DeploymentFailedNotification(d, reason))
 }
 
 // followProject sets a project's status from its latest deployment.

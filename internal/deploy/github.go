@@ -118,6 +118,7 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	if err := s.Store.CreateProject(ctx, p); err != nil {
 		return nil, err
 	}
+	s.notify(ctx, gantry.ProjectCreatedNotification(p))
 	return s.Store.FindProject(ctx, u.ID, p.ID)
 }
 

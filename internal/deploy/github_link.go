@@ -53,6 +53,9 @@ type GitHubAccounts struct {
 	Tokens   *secret.Box // seals access tokens at rest
 	States   *secret.Box // seals OAuth states; a different purpose than Tokens
 	Sessions Sessions    // the bearer token the callback hands to the browser
+	// Notify tells users their account was connected, disconnected or
+	// revoked. Nil sends nothing.
+	Notify gantry.Notifier
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 }
@@ -159,8 +162,8 @@ type GitHubConnected struct {
 // state, a state that does not open, has expired or does not match the
 // browser's nonce; exchanges the code with the state's PKCE verifier; reads
 // the GitHub account and its repositories; stores the link with the token
-// sealed; and issues a bearer token for the state's user. Every failure is
-// a *CallbackError.
+// sealed; tells the user; and issues a bearer token for the state's user.
+// Every failure is a *CallbackError.
 func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitHubConnected, error) {
 	fail := func(code string, err error) (*GitHubConnected, error) {
 		return nil, &CallbackError{Code: code, Err: err}
@@ -222,6 +225,7 @@ func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitH
 	if u, err = g.Users.FindUserByID(ctx, u.ID); err != nil {
 		return fail(CallbackServerError, err)
 	}
+	g.notify(ctx, gantry.GitHubConnectedNotification(u.ID, u.GitHub.Username, len(u.GitHub.Repos)))
 	session, _, err := g.Sessions.Issue(u.ID)
 	if err != nil {
 		return fail(CallbackServerError, err)
@@ -278,22 +282,33 @@ func (g *GitHubAccounts) Refresh(ctx context.Context, u *gantry.User) ([]gantry.
 	return fresh.GitHub.Repos, fresh, nil
 }
 
-// revoked disconnects u and returns EINVALID MsgGitHubRevoked.
+// revoked disconnects u, tells u why, and returns EINVALID MsgGitHubRevoked.
 func (g *GitHubAccounts) revoked(ctx context.Context, u *gantry.User) error {
 	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
 		return err
 	}
+	g.notify(ctx, gantry.GitHubRevokedNotification(u.ID, u.GitHub.Username))
 	return gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
 }
 
 // Disconnect forgets u's GitHub account: the sealed token, the GitHub id,
 // username, avatar and repositories. Projects made from its repositories
 // stay; private ones can no longer be built until an account with access
-// is connected again. It returns the updated user and is not an error when
-// nothing was connected.
+// is connected again. It tells u (when something was connected), returns
+// the updated user and is not an error when nothing was connected.
 func (g *GitHubAccounts) Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error) {
 	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
 		return nil, err
 	}
+	if u.GitHub.Connected {
+		g.notify(ctx, gantry.GitHubDisconnectedNotification(u.ID, u.GitHub.Username))
+	}
 	return g.Users.FindUserByID(ctx, u.ID)
+}
+
+// notify hands n to Notify, when one is set.
+func (g *GitHubAccounts) notify(ctx context.Context, n *gantry.Notification) {
+	if g.Notify != nil {
+		g.Notify.Notify(ctx, n)
+	}
 }

@@ -219,6 +219,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
 		}
 		s.followProject(ctx, p.ID)
+		s.notify(ctx, gantry.DeploymentFailedNotification(d, msg))
 		return
 	}
 	if res.Commit != nil {
@@ -255,6 +256,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		s.logger().Error("live", "deployment", d.ID, "err", err)
 	}
 	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, "Deployment is live at "+d.URL)
+	s.notify(ctx, gantry.DeploymentLiveNotification(d))
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
@@ -447,7 +449,7 @@ func (s *Service) removeFiles(id string) {
 }
 
 // DeleteProject stops and removes every deployment of the owner's project,
-// then the project.
+// then the project, and tells the owner.
 func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) error {
 	p, err := s.Store.FindProject(ctx, userID, projectID)
 	if err != nil {
@@ -470,6 +472,7 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	for _, d := range ds {
 		s.removeFiles(d.ID)
 	}
+	s.notify(ctx, gantry.ProjectDeletedNotification(p, len(ds)))
 	return nil
 }
 

@@ -89,6 +89,7 @@ func (s *Service) CreatePublic(ctx context.Context, userID string, in ProjectInp
 	if err := s.Store.CreateProject(ctx, p); err != nil {
 		return nil, err
 	}
+	s.notify(ctx, gantry.ProjectCreatedNotification(p))
 	return s.Store.FindProject(ctx, userID, p.ID)
 }
 
