@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,6 +77,13 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	l := c.Limits.withDefaults()
 	bwrap := s.mode != ModeNone
+	network := s.network
+	if !bwrap {
+		network = NetworkHost
+	}
+	if err := checkForwards(c.Forward, network); err != nil {
+		return res, err
+	}
 	if bwrap && os.Geteuid() != 0 {
 		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", s.uid)
 	}
@@ -118,13 +128,32 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		if err != nil {
 			return res, ErrNotInstalled
 		}
-		args := append([]string{"sh", "-c", gateScript(l), "gantry-sandbox", bin, "--args", "4", "--"}, c.Args...)
-		cmd.Args = args
+		args := []string{"sh", "-c", gateScript(l), "gantry-sandbox"}
+		resolv := "/etc/resolv.conf"
+		if network == NetworkIsolated {
+			wrap, err := s.isolation(c.Forward)
+			if err != nil {
+				return res, err
+			}
+			args = append(args, wrap...)
+			if f, err := resolvConf(hostResolvConfs...); err == nil {
+				resolv = f
+			}
+		}
+		args = append(args, bin, "--args", "4", "--")
+		cmd.Args = append(args, c.Args...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
 		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.uid, Gid: s.gid, Groups: []uint32{}}
-		argData = nulJoin(bwrapArgs(dir, s.env(workspaceDir, "/tmp/.npm", c.Env)))
+		argData = nulJoin(bwrapArgs(bwrapOptions{
+			workspace: dir,
+			env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
+			uid:       s.uid,
+			gid:       s.gid,
+			shareNet:  network != NetworkNone,
+			resolv:    resolv,
+		}))
 	} else {
 		tmp, err := os.MkdirTemp("", "gantry-run-")
 		if err != nil {
@@ -270,18 +299,38 @@ func dedupEnv(env []string) []string {
 	return out
 }
 
+// bwrapOptions describe one bubblewrap invocation.
+type bwrapOptions struct {
+	workspace string   // host folder mounted at /workspace
+	env       []string // the command's whole environment
+	uid, gid  uint32   // ids inside the sandbox
+	shareNet  bool     // keep the network namespace bubblewrap starts in
+	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
+}
+
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
-// run in workspace with env. They travel through --args so that the
-// environment, which may hold secrets, never shows in a process list.
-func bwrapArgs(workspace string, env []string) []string {
-	a := []string{
-		"--unshare-all", "--share-net", "--die-with-parent", "--new-session",
+// run. They travel through --args so that the environment, which may hold
+// secrets, never shows in a process list. The command gets a user
+// namespace of its own, where it is o.uid and o.gid and holds no
+// capability (none in its bounding set either), whether bubblewrap starts
+// as the sandbox user on the host or as root in pasta's user namespace;
+// the network namespace it runs in is never its to change.
+func bwrapArgs(o bwrapOptions) []string {
+	a := []string{"--unshare-all", "--unshare-user"}
+	if o.shareNet {
+		a = append(a, "--share-net")
+	}
+	a = append(a,
+		"--die-with-parent", "--new-session",
+		"--uid", strconv.FormatUint(uint64(o.uid), 10),
+		"--gid", strconv.FormatUint(uint64(o.gid), 10),
+		"--cap-drop", "ALL",
 		"--ro-bind", "/usr", "/usr",
 		"--symlink", "usr/bin", "/bin",
 		"--symlink", "usr/lib", "/lib",
 		"--symlink", "usr/lib64", "/lib64",
 		"--symlink", "usr/sbin", "/sbin",
-		"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf",
+		"--ro-bind-try", o.resolv, "/etc/resolv.conf",
 		"--ro-bind-try", "/etc/ssl", "/etc/ssl",
 		"--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates",
 		"--ro-bind-try", "/etc/hosts", "/etc/hosts",
@@ -290,16 +339,130 @@ func bwrapArgs(workspace string, env []string) []string {
 		"--proc", "/proc",
 		"--dev", "/dev",
 		"--tmpfs", "/tmp",
-		"--bind", workspace, workspaceDir,
+		"--bind", o.workspace, workspaceDir,
 		"--chdir", workspaceDir,
 		"--hostname", "sandbox",
 		"--clearenv",
-	}
-	for _, kv := range env {
+	)
+	for _, kv := range o.env {
 		k, v, _ := strings.Cut(kv, "=")
 		a = append(a, "--setenv", k, v)
 	}
 	return a
+}
+
+// checkForwards validates fw for a run on network.
+func checkForwards(fw []Forward, network string) error {
+	for _, f := range fw {
+		if f.HostPort < 1 || f.HostPort > 65535 || f.Port < 1 || f.Port > 65535 {
+			return fmt.Errorf("sandbox: forward %d to %d: ports run from 1 to 65535", f.HostPort, f.Port)
+		}
+		switch network {
+		case NetworkNone:
+			return fmt.Errorf("sandbox: forward %d to %d: the command has no network", f.HostPort, f.Port)
+		case NetworkHost:
+			if f.HostPort != f.Port {
+				return fmt.Errorf("sandbox: forward %d to %d: on the host's network a command's port is the host's", f.HostPort, f.Port)
+			}
+		}
+	}
+	return nil
+}
+
+// isolation returns the command line that runs bubblewrap (appended to it)
+// in a network namespace of its own: pasta, which connects the namespace
+// to the outside, then a shell that, as root of pasta's user namespace,
+// shuts the host's addresses out of it (netScript).
+func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
+	pasta, err := exec.LookPath(s.pasta)
+	if err != nil {
+		return nil, ErrPastaNotInstalled
+	}
+	ip, err := lookIP()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	addrs, err := hostAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	args := append([]string{pasta}, pastaArgs(fw)...)
+	return append(args, "--", "/bin/sh", "-c", netScript(ip, addrs), "gantry-net"), nil
+}
+
+// pastaArgs returns pasta's options for a run forwarding fw. pasta
+// configures the namespace's interface like the host's (--config-net:
+// same addresses and routes), runs in the foreground (exiting with the
+// command's status) and quietly. Nothing of the host's loopback is mapped
+// in: not the gateway address (--no-map-gw, which would otherwise reach
+// the host's 127.0.0.1), nor any port of it (-T none, -U none); and
+// nothing is forwarded inward but fw's TCP ports (-t, -u none). The DNS
+// information pasta would hand out through DHCP and NDP is off (-D none):
+// commands read /etc/resolv.conf.
+func pastaArgs(fw []Forward) []string {
+	a := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", "none", "-U", "none", "-u", "none", "-D", "none"}
+	if len(fw) == 0 {
+		return append(a, "-t", "none")
+	}
+	for _, f := range fw {
+		a = append(a, "-t", fmt.Sprintf("127.0.0.1/%d:%d", f.HostPort, f.Port))
+	}
+	return a
+}
+
+// hostAddrs lists the host's own addresses outside loopback. pasta carries
+// a connection from an isolated command to any address by opening one from
+// the host, so without rules against them these addresses would lead to
+// the host's services as surely as 127.0.0.1 (the ones pasta copies into
+// the namespace are local there, and unaffected by the rules).
+func hostAddrs() ([]netip.Addr, error) {
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("host addresses: %w", err)
+	}
+	var out []netip.Addr
+	for _, ia := range ifaddrs {
+		ipn, ok := ia.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(ipn.IP)
+		if !ok {
+			continue
+		}
+		if a = a.Unmap(); a.IsLoopback() || a.IsUnspecified() {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// netScript returns the shell script pasta starts in the new namespace:
+// one policy-routing rule per address of the host ("prohibit": connecting
+// fails with EACCES, even to a link-local address with an interface
+// given), made with ip as root of pasta's user namespace; then it closes
+// the listening sockets pasta leaves open to its child (fds 3 and 5 to 9;
+// 4 carries bubblewrap's options) and execs its arguments, bubblewrap. A
+// rule that cannot be made ends the run with code 125 before the command
+// starts.
+func netScript(ip string, addrs []netip.Addr) string {
+	var b strings.Builder
+	for _, a := range addrs {
+		family := "-4"
+		if a.Is6() {
+			family = "-6"
+		}
+		fmt.Fprintf(&b, "%s %s rule add to %s prohibit || { echo \"sandbox: cannot shut %s out of the network\" >&2; exit 125; }; ",
+			shellQuote(ip), family, a.WithZone(""), a.WithZone(""))
+	}
+	b.WriteString(`exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"`)
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func nulJoin(args []string) []byte {

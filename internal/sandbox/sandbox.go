@@ -1,6 +1,6 @@
-// Package sandbox runs untrusted commands (install scripts, builds) under
-// bubblewrap as an unprivileged user, with limits on wall time, memory,
-// processes, file size, open files and captured output.
+// Package sandbox runs untrusted commands (install scripts, builds, apps)
+// under bubblewrap as an unprivileged user, with limits on wall time,
+// memory, processes, file size, open files and captured output.
 //
 // In the default mode ("bwrap") a command sees a read-only /usr (with the
 // usual /bin, /lib, /lib64 and /sbin symlinks), read-only copies of
@@ -9,14 +9,26 @@
 // /proc and /dev, a private /tmp, and its workspace read-write at
 // /workspace. It never sees the platform's data folder, database, secret
 // key, /root or another workspace. It runs in its own user, pid, ipc, uts,
-// mount and cgroup namespaces, shares the host's network (package installs
-// need it) and starts with an empty environment plus an explicit list.
+// mount and cgroup namespaces, with no capabilities, and starts with an
+// empty environment plus an explicit list.
+//
+// Its network is, by default (NetworkIsolated), a network namespace of its
+// own connected to the outside by pasta (Debian package passt): outbound
+// connections and DNS work (package installs need them), but the host's
+// loopback services — the platform's API, a local database, other apps —
+// are out of reach, and so are the host's own addresses on every other
+// interface (shut out with policy-routing rules, set up with iproute2's ip
+// before the command starts). A Command may forward host loopback ports to
+// ports inside (Command.Forward), which is how a sandboxed server app is
+// reached. NetworkHost shares the host's network instead (loopback
+// included) and NetworkNone gives no network at all.
 //
 // Memory and process limits are enforced with a cgroup created per run
 // under the platform's own cgroup (v1 or v2); the command's first process
-// is placed in it before it executes bubblewrap, so nothing the command
-// starts escapes the limits. Stopping a run (cancelling its context or
-// reaching its timeout) kills every process in that cgroup.
+// is placed in it before it executes pasta or bubblewrap, so nothing the
+// command starts escapes the limits. Stopping a run (cancelling its
+// context or reaching its timeout) kills every process in that cgroup,
+// pasta included.
 //
 // Mode "none" (GANTRY_SANDBOX=none) runs commands directly on the host with
 // the same environment, timeout, rlimits and output cap; it isolates
@@ -28,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +55,18 @@ const (
 	ModeNone  = "none"  // run directly on the host: development only
 )
 
+// Networks of a bwrap-mode Sandbox.
+const (
+	// NetworkIsolated gives each run a network namespace of its own,
+	// connected through pasta: outbound connections and DNS work, the
+	// host's loopback services and its own addresses do not (the default).
+	NetworkIsolated = "isolated"
+	// NetworkHost shares the host's network, loopback services included.
+	NetworkHost = "host"
+	// NetworkNone gives a run no network at all, only its own loopback.
+	NetworkNone = "none"
+)
+
 // DefaultUID and DefaultGID are the unprivileged user and group sandboxed
 // commands run as.
 const (
@@ -49,16 +74,24 @@ const (
 	DefaultGID = 10001
 )
 
-// Config configures a Sandbox. The zero value is usable: bwrap mode, uid and
-// gid 10001, bwrap found on the PATH, cgroups under /sys/fs/cgroup.
+// Config configures a Sandbox. The zero value is usable: bwrap mode, an
+// isolated network, uid and gid 10001, bwrap and pasta found on the PATH,
+// cgroups under /sys/fs/cgroup.
 type Config struct {
 	// Mode is ModeBwrap (default, also for "") or ModeNone.
 	Mode string
+	// Network is NetworkIsolated (default, also for ""), NetworkHost or
+	// NetworkNone. It applies to bwrap mode; mode none always runs on the
+	// host's network.
+	Network string
 	// UID and GID are the unprivileged ids commands run as in bwrap mode.
 	// Zero means DefaultUID/DefaultGID; root (0) is never used.
 	UID, GID uint32
 	// Bwrap is the bubblewrap binary; default: "bwrap" looked up on the PATH.
 	Bwrap string
+	// Pasta is the pasta binary (package passt) that connects isolated
+	// networks; default: "pasta" looked up on the PATH.
+	Pasta string
 	// CgroupRoot is where the cgroup filesystems are mounted; default
 	// /sys/fs/cgroup.
 	CgroupRoot string
@@ -72,8 +105,9 @@ type Limits struct {
 	// *TimeoutError.
 	Timeout time.Duration
 	// Memory is the cgroup memory limit in bytes, page cache and the
-	// private /tmp included (default 1 GiB). A run killed by the kernel's
-	// OOM killer returns a *MemoryError.
+	// private /tmp included (default 1 GiB). With an isolated network,
+	// pasta counts against it too (about 32 MiB). A run killed by the
+	// kernel's OOM killer returns a *MemoryError.
 	Memory int64
 	// Pids is the cgroup limit on processes and threads (default 1024).
 	Pids int64
@@ -161,6 +195,22 @@ type Command struct {
 	// produced, without its line ending, one call at a time. It must not
 	// block for long: the command's output waits while it runs.
 	Output func(stream Stream, line string)
+	// Forward lists TCP ports of the host's loopback interface that lead
+	// to ports inside the command's network: with an isolated network,
+	// pasta listens on 127.0.0.1:HostPort for as long as the run lasts and
+	// passes each connection to the command's port Port (on its loopback
+	// interface, or any address the command listens on). A host port that
+	// is taken makes the run fail at once. On the host's network (mode
+	// none, NetworkHost) only HostPort == Port is possible, and nothing is
+	// done for it; with NetworkNone forwarding is refused.
+	Forward []Forward
+}
+
+// Forward is one port forwarded from the host's loopback interface into a
+// command's network.
+type Forward struct {
+	HostPort int // TCP port on the host's 127.0.0.1
+	Port     int // TCP port inside the command's network
 }
 
 // Result describes a finished run.
@@ -173,17 +223,25 @@ type Result struct {
 // Sandbox runs commands. It is safe for concurrent use.
 type Sandbox struct {
 	mode       string
+	network    string
 	uid, gid   uint32
 	bwrap      string
+	pasta      string
 	cgroupRoot string
 }
 
-// New returns a Sandbox for cfg. It does not check that bubblewrap works:
-// call Available for that.
+// New returns a Sandbox for cfg. It does not check that bubblewrap and
+// pasta work: call Available for that.
 func New(cfg Config) *Sandbox {
-	s := &Sandbox{mode: cfg.Mode, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, cgroupRoot: cfg.CgroupRoot}
+	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot}
 	if s.mode == "" {
 		s.mode = ModeBwrap
+	}
+	if s.network == "" {
+		s.network = NetworkIsolated
+	}
+	if s.pasta == "" {
+		s.pasta = "pasta"
 	}
 	if s.uid == 0 {
 		s.uid = DefaultUID
@@ -203,6 +261,11 @@ func New(cfg Config) *Sandbox {
 // Mode returns ModeBwrap or ModeNone.
 func (s *Sandbox) Mode() string { return s.mode }
 
+// Network returns the network of bwrap-mode runs: NetworkIsolated,
+// NetworkHost or NetworkNone. Runs in mode none use the host's network
+// whatever it says.
+func (s *Sandbox) Network() string { return s.network }
+
 // UID returns the uid sandboxed commands run as (bwrap mode).
 func (s *Sandbox) UID() uint32 { return s.uid }
 
@@ -213,11 +276,17 @@ func (s *Sandbox) GID() uint32 { return s.gid }
 // missing.
 var ErrNotInstalled = errors.New("bubblewrap is not installed: run `apt-get install bubblewrap`, or set GANTRY_SANDBOX=none for development only")
 
+// ErrPastaNotInstalled is returned (wrapped) by Available when the network
+// is isolated and pasta is missing.
+var ErrPastaNotInstalled = errors.New("pasta is not installed: run `apt-get install passt` to give builds and apps a network of their own, or set the sandbox network to \"host\" to let them reach the host's loopback services (not recommended)")
+
 // Available reports whether the sandbox can run commands, with a message
 // saying how to fix it when it cannot: bubblewrap must be installed, the
 // platform must run as root (to switch to the sandbox uid), a cgroup must
 // be creatable for the limits, and a trivial command must run under bwrap.
-// In mode none it only checks the mode is known.
+// With an isolated network pasta and iproute2's ip must be installed too,
+// and the host must name a nameserver isolated commands can reach (see
+// resolvConf). In mode none it only checks the mode is known.
 func (s *Sandbox) Available() error {
 	switch s.mode {
 	case ModeNone:
@@ -226,11 +295,29 @@ func (s *Sandbox) Available() error {
 	default:
 		return fmt.Errorf("unknown sandbox mode %q: use %q or %q", s.mode, ModeBwrap, ModeNone)
 	}
+	switch s.network {
+	case NetworkIsolated, NetworkHost, NetworkNone:
+	default:
+		return fmt.Errorf("unknown sandbox network %q: use %q, %q or %q", s.network, NetworkIsolated, NetworkHost, NetworkNone)
+	}
 	path, err := exec.LookPath(s.bwrap)
 	if err != nil {
 		return ErrNotInstalled
 	}
 	s.bwrap = path
+	if s.network == NetworkIsolated {
+		path, err := exec.LookPath(s.pasta)
+		if err != nil {
+			return ErrPastaNotInstalled
+		}
+		s.pasta = path
+		if _, err := lookIP(); err != nil {
+			return err
+		}
+		if _, err := resolvConf(hostResolvConfs...); err != nil {
+			return err
+		}
+	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("the sandbox must start as root to run builds as uid %d: run gantry as root, or set GANTRY_SANDBOX=none for development only", s.uid)
 	}
@@ -253,6 +340,57 @@ func (s *Sandbox) Available() error {
 		return fmt.Errorf("bubblewrap cannot run builds here: %w %s(set GANTRY_SANDBOX=none for development only)", err, strings.TrimSpace(out.String())+" ")
 	}
 	return nil
+}
+
+// lookIP finds iproute2's ip, which shuts the host's own addresses out of
+// isolated networks: on the PATH, else in /usr/sbin or /sbin.
+func lookIP() (string, error) {
+	for _, p := range []string{"ip", "/usr/sbin/ip", "/sbin/ip"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path, nil
+		}
+	}
+	return "", errors.New("ip (iproute2) is not installed: run `apt-get install iproute2`; isolated networks need it")
+}
+
+// hostResolvConfs are the resolver configurations resolvConf picks from:
+// the host's own, then systemd-resolved's list of upstream servers.
+var hostResolvConfs = []string{"/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"}
+
+// resolvConf returns the first of files naming a nameserver outside
+// loopback: the file an isolated command gets as /etc/resolv.conf. Such a
+// nameserver is reached through pasta like any other address, whereas a
+// loopback one (systemd-resolved's stub at 127.0.0.53, a local dnsmasq) is
+// the host's and out of reach; systemd-resolved's second file names its
+// upstream servers instead. A file without nameserver lines means
+// localhost to the C library and does not qualify.
+func resolvConf(files ...string) (string, error) {
+	var seen []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) < 2 || fields[0] != "nameserver" {
+				continue
+			}
+			a, err := netip.ParseAddr(fields[1])
+			if err != nil {
+				continue
+			}
+			if !a.Unmap().IsLoopback() {
+				return f, nil
+			}
+			seen = append(seen, fields[1])
+		}
+	}
+	what := "names no nameserver"
+	if len(seen) > 0 {
+		what = "names only loopback nameservers (" + strings.Join(seen, ", ") + ")"
+	}
+	return "", fmt.Errorf("isolated builds cannot resolve names: %s %s, which a network of its own cannot reach; point it at a reachable nameserver, or set the sandbox network to %q (not recommended)", files[0], what, NetworkHost)
 }
 
 // PrepareWorkspace makes dir usable as a Command.Dir: in bwrap mode it

@@ -1,0 +1,317 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry/internal/sandbox"
+)
+
+// mustNetworkSandbox is mustSandbox for a given network.
+func mustNetworkSandbox(tb testing.TB, network string) *sandbox.Sandbox {
+	tb.Helper()
+	mustSandbox(tb) // skips where bubblewrap cannot run
+	s := sandbox.New(sandbox.Config{Network: network})
+	if err := s.Available(); err != nil {
+		tb.Fatalf("sandbox (network %s) not available: %v", network, err)
+	}
+	return s
+}
+
+// secretListener accepts TCP connections on addr, answers each with a
+// marker and counts them.
+type secretListener struct {
+	ln       net.Listener
+	accepted atomic.Int32
+}
+
+const hostSecret = "HOST-LOOPBACK-SECRET"
+
+func listenSecret(tb testing.TB, addr string) *secretListener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l := &secretListener{ln: ln}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.accepted.Add(1)
+			_, _ = io.WriteString(c, hostSecret+"\n")
+			c.Close()
+		}
+	}()
+	return l
+}
+
+func (l *secretListener) port() int { return l.ln.Addr().(*net.TCPAddr).Port }
+
+// hostTargets returns "host:port" targets (bash /dev/tcp syntax: no
+// brackets, a zone after %) for every address of this host: loopback and
+// the addresses of every other interface, link-local ones with their
+// interface as zone.
+func hostTargets(tb testing.TB, port int) []string {
+	tb.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, ifc := range ifs {
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			host := ipn.IP.String()
+			if ipn.IP.IsLinkLocalUnicast() && ipn.IP.To4() == nil {
+				host += "%" + ifc.Name
+			}
+			out = append(out, host+"/"+strconv.Itoa(port))
+		}
+	}
+	return out
+}
+
+// dialScript tries each /dev/tcp target from inside the sandbox and prints
+// what it reads, or "refused TARGET".
+const dialScript = `for t in "$@"; do
+  if out=$(timeout 3 bash -c 'exec 3<>/dev/tcp/'"$t"' && head -c 64 <&3' 2>/dev/null); then echo "reached $t: $out"; else echo "refused $t"; fi
+done`
+
+func TestIsolatedNetworkShutsOutHost(t *testing.T) {
+	loop := listenSecret(t, "127.0.0.1:0")
+	all := listenSecret(t, ":0") // every address of the host, IPv4 and IPv6
+	targets := append([]string{"127.0.0.1/" + strconv.Itoa(loop.port())}, hostTargets(t, all.port())...)
+	t.Logf("targets: %v", targets)
+
+	for _, tc := range []struct {
+		network   string
+		wantReach bool
+	}{
+		{sandbox.NetworkIsolated, false},
+		{sandbox.NetworkNone, false},
+		{sandbox.NetworkHost, true}, // the control: the client does reach what it may
+	} {
+		t.Run(tc.network, func(t *testing.T) {
+			s := mustNetworkSandbox(t, tc.network)
+			ws := workspace(t, s, platformDir(t), "a")
+			loop.accepted.Store(0)
+			all.accepted.Store(0)
+			c := &capture{}
+			_, err := s.Run(context.Background(), sandbox.Command{
+				Args:   append([]string{"bash", "-c", dialScript, "dial"}, targets...),
+				Dir:    ws,
+				Output: c.fn,
+			})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, c)
+			}
+			out := c.String()
+			reached := loop.accepted.Load() + all.accepted.Load()
+			if !tc.wantReach {
+				if reached > 0 || strings.Contains(out, hostSecret) {
+					t.Fatalf("the sandbox reached the host's services (%d connections accepted):\n%s", reached, out)
+				}
+				return
+			}
+			if !c.has(fmt.Sprintf("stdout: reached 127.0.0.1/%d: %s", loop.port(), hostSecret)) {
+				t.Fatalf("on the host's network the client did not reach 127.0.0.1:\n%s", out)
+			}
+		})
+	}
+}
+
+// hostCanDial reports whether this machine reaches addr over TCP.
+func hostCanDial(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func TestIsolatedNetworkGoesOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reaches the internet")
+	}
+	const host = "registry.npmjs.org"
+	if !hostCanDial(host + ":443") {
+		t.Skipf("this machine does not reach %s", host)
+	}
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	ws := workspace(t, s, platformDir(t), "a")
+	c, _, err := run(t, s, ws, sandbox.Limits{Timeout: time.Minute},
+		`getent hosts `+host+` >/dev/null && echo resolved; timeout 10 bash -c 'exec 3<>/dev/tcp/`+host+`/443' && echo connected`)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	for _, want := range []string{"stdout: resolved", "stdout: connected"} {
+		if !c.has(want) {
+			t.Errorf("missing %q in\n%s", want, c)
+		}
+	}
+}
+
+// freePort returns a TCP port free on 127.0.0.1 at the time of the call.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestForwardReachesApp(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	node, err := exec.LookPath("node")
+	if err != nil || !strings.HasPrefix(node, "/usr/") {
+		t.Skip("node is not installed under /usr")
+	}
+	ws := workspace(t, s, platformDir(t), "a")
+	hostPort := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	c := &capture{}
+	go func() {
+		_, err := s.Run(ctx, sandbox.Command{
+			Args:    []string{"node", "-e", `require('http').createServer((q,s)=>s.end('ok')).listen(3000)`},
+			Dir:     ws,
+			Forward: []sandbox.Forward{{HostPort: hostPort, Port: 3000}},
+			Output:  c.fn,
+		})
+		done <- err
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d/", hostPort)
+	client := &http.Client{Timeout: 2 * time.Second}
+	var body string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if body = string(b); body == "ok" {
+				break
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the app ended early: %v\n%s", err, c)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if body != "ok" {
+		t.Fatalf("got %q from %s, want ok\n%s", body, url, c)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+	if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", hostPort), time.Second); err == nil {
+		conn.Close()
+		t.Errorf("port %d still answers after the run ended", hostPort)
+	}
+}
+
+func TestForwardTakenPort(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	ws := workspace(t, s, platformDir(t), "a")
+	taken := listenSecret(t, "127.0.0.1:0")
+	start := time.Now()
+	c := &capture{}
+	_, err := s.Run(context.Background(), sandbox.Command{
+		Args:    []string{"sleep", "30"},
+		Dir:     ws,
+		Forward: []sandbox.Forward{{HostPort: taken.port(), Port: 3000}},
+		Output:  c.fn,
+	})
+	var ee *sandbox.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("got %v, want an ExitError\n%s", err, c)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v, want the run to fail at once", d)
+	}
+	if !strings.Contains(c.String(), strconv.Itoa(taken.port())) {
+		t.Errorf("the output does not name the port:\n%s", c)
+	}
+}
+
+func TestForwardRefused(t *testing.T) {
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		cfg  sandbox.Config
+		fw   sandbox.Forward
+		want string
+	}{
+		{"bad port", sandbox.Config{Mode: sandbox.ModeNone}, sandbox.Forward{HostPort: 0, Port: 3000}, "ports run from 1 to 65535"},
+		{"host network, other port", sandbox.Config{Mode: sandbox.ModeNone}, sandbox.Forward{HostPort: 8081, Port: 3000}, "on the host's network"},
+		{"no network", sandbox.Config{Network: sandbox.NetworkNone}, sandbox.Forward{HostPort: 8081, Port: 3000}, "has no network"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := sandbox.New(tc.cfg)
+			_, err := s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, Forward: []sandbox.Forward{tc.fw}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+	// On the host's network the same port needs nothing done.
+	s := sandbox.New(sandbox.Config{Mode: sandbox.ModeNone})
+	if _, err := s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, Forward: []sandbox.Forward{{HostPort: 3000, Port: 3000}}}); err != nil {
+		t.Fatalf("same port on the host's network: %v", err)
+	}
+}
+
+func TestPastaNotInstalled(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed")
+	}
+	err := sandbox.New(sandbox.Config{Pasta: "/nonexistent/pasta"}).Available()
+	if !errors.Is(err, sandbox.ErrPastaNotInstalled) {
+		t.Fatalf("got %v, want ErrPastaNotInstalled", err)
+	}
+	if !strings.Contains(err.Error(), "apt-get install passt") {
+		t.Errorf("got %q, want the install hint", err)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	// Without isolation pasta is not needed.
+	if err := sandbox.New(sandbox.Config{Pasta: "/nonexistent/pasta", Network: sandbox.NetworkHost}).Available(); err != nil {
+		t.Errorf("host network without pasta: %v", err)
+	}
+}
+
+func TestUnknownNetwork(t *testing.T) {
+	err := sandbox.New(sandbox.Config{Network: "bridge"}).Available()
+	if err == nil || !strings.Contains(err.Error(), `unknown sandbox network "bridge"`) {
+		t.Fatalf("got %v", err)
+	}
+}
