@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,19 +11,21 @@ import (
 
 var _ gantry.GalleryStore = (*DB)(nil)
 
-// galleryFrom selects the listed deployments: live, public, the active
-// deployment of their project, of an active account. Aliases: d the
-// deployment, p its project, u its owner.
-const galleryFrom = ` FROM projects p
-	JOIN deployments d ON d.id = p.active_deployment_id
-	JOIN users u ON u.id = p.user_id
-	WHERE d.status = 'live' AND d.is_public AND u.is_active`
-
+// The gallery reads gallery_apps (alias g): one row per listed deployment
+// (live, public, the active deployment of its project, of an active
+// account), kept in step with deployments, projects and users by the
+// triggers of migration 00004, in the same transaction as every change.
+//
 // gallerySearch matches a lowercased, LIKE-escaped pattern against the
-// project's name and description and the author's full name and username.
-// SQLite folds the case of ASCII letters only; PostgreSQL of every letter.
-const gallerySearch = ` AND (lower(p.name) LIKE ? ESCAPE '\' OR lower(p.description) LIKE ? ESCAPE '\'
-	OR lower(u.full_name) LIKE ? ESCAPE '\' OR lower(u.username) LIKE ? ESCAPE '\')`
+// project's name and description and the author's full name and username,
+// lowercased into g.search one per line. SQLite folds the case of ASCII
+// letters only; PostgreSQL of every letter.
+const gallerySearch = `g.search LIKE ? ESCAPE '\'`
+
+// walkLimit is how many rows a page may expect to step over in its sort's
+// index before the other plan (collect the matches, then sort them) is
+// cheaper; see ListPublicDeployments. Tests change it to try both plans.
+var walkLimit int64 = 2000
 
 // likePattern turns a search into a LIKE pattern matching it anywhere,
 // case-insensitively, with %, _ and \ taken literally.
@@ -42,31 +43,48 @@ func inList(values []string) (string, []any) {
 	return "(?" + strings.Repeat(", ?", len(values)-1) + ")", args
 }
 
-// galleryOrder returns the ORDER BY clause of a sort. Every order ends in
-// the deployment id so that pages never overlap. Trending orders by the
-// generated column trending_base (migration 00004): 0.4 × views + 0.6 ×
-// likes − 0.1 × createdAt in days since an epoch. That is
-// gantry.TrendingScore minus 0.1 × now in days, the same for every row, so
-// it orders exactly as the score does, and it can be indexed.
-func galleryOrder(sort string) string {
+// galleryOrder returns the ORDER BY clause of a sort and the index of
+// gallery_apps that serves it. Every order ends in the deployment id so
+// that pages never overlap. Trending orders by the generated column
+// trending_base: 0.4 × views + 0.6 × likes − 0.1 × createdAt in days since
+// an epoch. That is gantry.TrendingScore minus 0.1 × now in days, the same
+// for every row, so it orders exactly as the score does.
+func galleryOrder(sort string) (orderBy, index string) {
 	switch sort {
 	case gantry.SortOldest:
-		return ` ORDER BY d.created_at ASC, d.id ASC`
+		return ` ORDER BY g.created_at ASC, g.deployment_id ASC`, "gallery_apps_recent"
 	case gantry.SortName:
-		return ` ORDER BY lower(p.name) ASC, d.created_at DESC, d.id DESC`
+		return ` ORDER BY g.name_key ASC, g.created_at DESC, g.deployment_id DESC`, "gallery_apps_name"
 	case gantry.SortPopular:
-		return ` ORDER BY d.like_count DESC, d.views DESC, d.created_at DESC, d.id DESC`
+		return ` ORDER BY g.like_count DESC, g.views DESC, g.created_at DESC, g.deployment_id DESC`, "gallery_apps_popular"
 	case gantry.SortTrending:
-		return ` ORDER BY d.trending_base DESC, d.created_at DESC, d.id DESC`
+		return ` ORDER BY g.trending_base DESC, g.created_at DESC, g.deployment_id DESC`, "gallery_apps_trending"
 	}
-	return ` ORDER BY d.created_at DESC, d.id DESC`
+	return ` ORDER BY g.created_at DESC, g.deployment_id DESC`, "gallery_apps_recent"
+}
+
+// indexedBy returns SQLite's clause forcing index, or "" on PostgreSQL,
+// whose planner chooses well without it. SQLite's planner has no
+// statistics (nothing runs ANALYZE) and, left alone, reads gallery_apps
+// through the narrow type index for every search, a table lookup per row.
+func (db *DB) indexedBy(index string) string {
+	if db.dialect == SQLite {
+		return ` INDEXED BY ` + index
+	}
+	return ""
 }
 
 // ListPublicDeployments answers one page of the public gallery for q
 // (normalized and valid: see gantry.GalleryQuery), its total under the
-// search and category, the chip counts under the search, and the header
-// counts of the whole gallery. Every count and the page come from one
-// snapshot of the database.
+// search and category, the chip counts under the search, the header counts
+// of the whole gallery, and which of the page's apps q.Viewer likes. All of
+// it comes from one snapshot of the database.
+//
+// On SQLite each step has its plan: the counts read covering indexes
+// (gallery_apps_search holds the lowercased text, type and user); the page
+// steps through its sort's index when the matches are dense enough to fill
+// it within walkLimit rows, and otherwise collects the matches from the
+// search (or type) index and sorts just them.
 func (db *DB) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) (*gantry.GalleryPage, error) {
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.dialect == Postgres {
@@ -78,46 +96,72 @@ func (db *DB) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) 
 	}
 	defer rollback(tx)
 
-	where, args := galleryFrom, []any{}
-	if q.Search != "" {
-		pat := likePattern(q.Search)
-		where += gallerySearch
-		args = append(args, pat, pat, pat, pat)
+	page := &gantry.GalleryPage{Deployments: []*gantry.PublicDeployment{}}
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM gallery_apps`).Scan(&page.Stats.Apps); err != nil {
+		return nil, fmt.Errorf("count public deployments: %w", err)
+	}
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM (SELECT DISTINCT user_id FROM gallery_apps`+
+		db.indexedBy("gallery_apps_user")+`) developers`).Scan(&page.Stats.Developers); err != nil {
+		return nil, fmt.Errorf("count developers: %w", err)
 	}
 
-	page := &gantry.GalleryPage{Deployments: []*gantry.PublicDeployment{}}
-	// The chip counts under the search, and with no search the header's too.
-	counts := `SELECT COUNT(*), COUNT(DISTINCT p.user_id)`
-	var countArgs []any
-	for _, c := range []string{gantry.CategoryFrontend, gantry.CategoryBackend, gantry.CategoryStatic} {
-		list, a := inList(gantry.CategoryTypes[c])
-		counts += `, COALESCE(SUM(CASE WHEN p.type IN ` + list + ` THEN 1 ELSE 0 END), 0)`
-		countArgs = append(countArgs, a...)
+	// The chips: apps per type under the search, summed per category.
+	var filter []string
+	var args []any
+	countFrom := ` FROM gallery_apps g` + db.indexedBy("gallery_apps_type")
+	if q.Search != "" {
+		filter, args = append(filter, gallerySearch), append(args, likePattern(q.Search))
+		countFrom = ` FROM gallery_apps g` + db.indexedBy("gallery_apps_search")
 	}
-	var developers int
+	rows, err := tx.query(ctx, `SELECT g.type, COUNT(*)`+countFrom+where(filter)+` GROUP BY g.type`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count public deployments: %w", err)
+	}
 	c := &page.Categories
-	if err := tx.queryRow(ctx, counts+where, append(countArgs, args...)...).Scan(
-		&c.All, &developers, &c.Frontend, &c.Backend, &c.Static); err != nil {
+	for rows.Next() {
+		var typ string
+		var n int
+		if err := rows.Scan(&typ, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("count public deployments: %w", err)
+		}
+		c.All += n
+		switch gantry.CategoryOf(typ) {
+		case gantry.CategoryFrontend:
+			c.Frontend += n
+		case gantry.CategoryBackend:
+			c.Backend += n
+		case gantry.CategoryStatic:
+			c.Static += n
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("count public deployments: %w", err)
 	}
 	page.Total = c.Of(q.Category)
-	if q.Search == "" {
-		page.Stats = gantry.GalleryStats{Apps: c.All, Developers: developers}
-	} else if err := tx.queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT p.user_id)`+galleryFrom).Scan(
-		&page.Stats.Apps, &page.Stats.Developers); err != nil {
-		return nil, fmt.Errorf("count public deployments: %w", err)
-	}
 	if page.Total == 0 || q.Offset >= page.Total {
 		return page, nil
 	}
 
 	if types, ok := gantry.CategoryTypes[q.Category]; ok {
 		list, a := inList(types)
-		where += ` AND p.type IN ` + list
-		args = append(args, a...)
+		filter, args = append(filter, `g.type IN `+list), append(args, a...)
 	}
-	rows, err := tx.query(ctx, `SELECT d.id, d.url, d.created_at, p.name, p.description, p.type,
-			u.full_name, u.username, d.views, d.like_count`+where+galleryOrder(q.Sort)+` LIMIT ? OFFSET ?`,
+	orderBy, sortIndex := galleryOrder(q.Sort)
+	from := ` FROM gallery_apps g` + db.indexedBy(sortIndex) + where(filter)
+	// Rows the sort's index is expected to step over to fill the page.
+	walk := int64(q.Offset+q.Limit) * int64(page.Stats.Apps) / int64(page.Total)
+	if db.dialect == SQLite && len(filter) > 0 && walk > walkLimit {
+		matchIndex := "gallery_apps_type"
+		if q.Search != "" {
+			matchIndex = "gallery_apps_search"
+		}
+		from = ` FROM gallery_apps g NOT INDEXED WHERE g.rowid IN (SELECT g.rowid FROM gallery_apps g INDEXED BY ` +
+			matchIndex + where(filter) + `)`
+	}
+	rows, err = tx.query(ctx, `SELECT g.deployment_id, g.url, g.created_at, g.name, g.description, g.type,
+			g.full_name, g.username, g.views, g.like_count`+from+orderBy+` LIMIT ? OFFSET ?`,
 		append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list public deployments: %w", err)
@@ -165,22 +209,30 @@ func (db *DB) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) 
 	return page, nil
 }
 
+// where joins conditions into a WHERE clause ("" for none).
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return ` WHERE ` + strings.Join(conds, ` AND `)
+}
+
 // lockListed checks inside tx that deployment id is listed in the gallery
-// (ENOTFOUND "App not found" otherwise). With lock, on PostgreSQL, it also
+// (ENOTFOUND "App not found" otherwise). With lock, on PostgreSQL, it first
 // takes the deployment's row lock, so that writers of its counters queue
 // behind each other and each sees the rows the one before it committed
 // (SQLite's write transaction already holds the database's write lock).
 func lockListed(ctx context.Context, tx *Tx, id string, lock bool) error {
-	q := `SELECT d.id` + galleryFrom + ` AND d.id = ?`
 	if lock && tx.db.dialect == Postgres {
-		q += ` FOR UPDATE OF d`
+		if _, err := tx.exec(ctx, `SELECT id FROM deployments WHERE id = ? FOR UPDATE`, id); err != nil {
+			return fmt.Errorf("lock deployment: %w", err)
+		}
 	}
-	var got string
-	err := tx.queryRow(ctx, q, id).Scan(&got)
-	if errors.Is(err, sql.ErrNoRows) {
-		return gantry.Errorf(gantry.ENOTFOUND, gantry.MsgAppNotFound)
-	} else if err != nil {
+	var n int
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM gallery_apps WHERE deployment_id = ?`, id).Scan(&n); err != nil {
 		return fmt.Errorf("find public deployment: %w", err)
+	} else if n == 0 {
+		return gantry.Errorf(gantry.ENOTFOUND, gantry.MsgAppNotFound)
 	}
 	return nil
 }

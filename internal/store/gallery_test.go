@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,5 +256,133 @@ func TestRecordView(t *testing.T) {
 	}
 	if views["app"] != 6 || views["other"] != 1 {
 		t.Fatalf("got views %v, want app 6 other 1", views)
+	}
+}
+
+// TestGalleryPlansAgree lists every sort × category × search × page with
+// both of SQLite's plans for a page (step through the sort's index; collect
+// the matches and sort them) and wants the same answers. It changes a
+// package setting, so it does not run in parallel.
+func TestGalleryPlansAgree(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	users := []*gantry.User{
+		storetest.MustCreateUser(t, db, "ada", "Ada Lovelace"),
+		storetest.MustCreateUser(t, db, "grace", "Grace Hopper"),
+		storetest.MustCreateUser(t, db, "linus", "Linus Torvalds"),
+	}
+	types := []string{"react", "vue", "python", "static", "vanilla", "nodejs", "nextjs"}
+	words := []string{"Garden", "Quiz", "chat", "Map", "garden"}
+	now := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for i := 0; i < 40; i++ {
+		_, d := storetest.MustCreateApp(t, db, storetest.App{Owner: users[i%3], Type: types[i%len(types)],
+			Name:        fmt.Sprintf("%s %d", words[i%len(words)], i%7), // repeated names: ties for the name sort
+			Description: words[(i+2)%len(words)], CreatedAt: now.Add(-time.Duration(i%9) * time.Hour)})
+		for v := 0; v < i%4; v++ {
+			db.RecordView(ctx, d.ID, fmt.Sprint("visitor:", v))
+		}
+		for l := 0; l < i%3; l++ {
+			db.ToggleLike(ctx, d.ID, fmt.Sprint("visitor:", l))
+		}
+	}
+	list := func(q gantry.GalleryQuery, limit int64) string {
+		prev := store.SetWalkLimit(limit)
+		defer store.SetWalkLimit(prev)
+		page := listAll(t, db, q)
+		var b strings.Builder
+		for _, d := range page.Deployments {
+			fmt.Fprintf(&b, "%s %s %d %d\n", d.ID, d.Project.Name, d.Views, d.LikeCount)
+		}
+		return fmt.Sprintf("total %d %+v %+v\n%s", page.Total, page.Categories, page.Stats, b.String())
+	}
+	for _, sortBy := range gantry.GallerySorts {
+		for _, category := range gantry.GalleryCategories {
+			for _, search := range []string{"", "garden", "quiz", "grace", "zzz"} {
+				for _, offset := range []int{0, 5, 30} {
+					q := gantry.GalleryQuery{Sort: sortBy, Category: category, Search: search, Limit: 7, Offset: offset}
+					walked, collected := list(q, 1<<62), list(q, -1)
+					if walked != collected {
+						t.Fatalf("%+v:\nstepping through the index:\n%s\ncollecting the matches:\n%s", q, walked, collected)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGalleryFollowsChanges edits what the gallery shows through the
+// store's ordinary methods and wants the listing to follow at once: the
+// triggers of migration 00004 keep gallery_apps in step.
+func TestGalleryFollowsChanges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	bob := storetest.MustCreateUser(t, db, "bob", "Bob Builder")
+	p, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "Garden", Description: "plants", Type: "react"})
+	_, other := storetest.MustCreateApp(t, db, storetest.App{Owner: bob, Name: "Other", Type: "static"})
+	shown := func(q gantry.GalleryQuery) string {
+		t.Helper()
+		var out []string
+		for _, d := range listAll(t, db, q).Deployments {
+			out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s", d.Project.Name, d.Project.Description, d.Project.Type, d.User.FullName, d.User.Username))
+		}
+		return strings.Join(out, ", ")
+	}
+	byName := gantry.GalleryQuery{Sort: gantry.SortName}
+	if got := shown(byName); got != "Garden|plants|react|Ada Lovelace|ada, Other||static|Bob Builder|bob" {
+		t.Fatalf("got %s", got)
+	}
+
+	name, username := "Ada King", "ada_k"
+	if _, err := db.UpdateUser(ctx, ada.ID, gantry.UserUpdate{FullName: &name, Username: &username}); err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.Description, p.Type = "Zen Garden", "bonsai", "vue"
+	if err := db.UpdateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := shown(byName); got != "Other||static|Bob Builder|bob, Zen Garden|bonsai|vue|Ada King|ada_k" {
+		t.Fatalf("after edits: got %s", got)
+	}
+	if got := shown(gantry.GalleryQuery{Search: "KING"}); got != "Zen Garden|bonsai|vue|Ada King|ada_k" {
+		t.Fatalf("search by the new name: got %s", got)
+	}
+	if got := shown(gantry.GalleryQuery{Search: "lovelace"}); got != "" {
+		t.Fatalf("search by the old name: got %s", got)
+	}
+
+	if err := db.SetUserActive(ctx, ada.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := shown(byName); got != "Other||static|Bob Builder|bob" {
+		t.Fatalf("owner deactivated: got %s", got)
+	}
+	if err := db.SetUserActive(ctx, ada.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetActiveDeployment(ctx, p.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := shown(byName); got != "Other||static|Bob Builder|bob" {
+		t.Fatalf("no active deployment: got %s", got)
+	}
+	if err := db.SetActiveDeployment(ctx, p.ID, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteDeployment(ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := shown(byName); got != "Other||static|Bob Builder|bob" {
+		t.Fatalf("deployment deleted: got %s", got)
+	}
+	if err := db.DeleteUser(ctx, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	if page := listAll(t, db, byName); page.Total != 0 || page.Stats != (gantry.GalleryStats{}) {
+		t.Fatalf("owner deleted: got %+v", page)
+	}
+	if _, _, err := db.ToggleLike(ctx, other.ID, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Fatalf("like of a deleted owner's app: %v", err)
 	}
 }
