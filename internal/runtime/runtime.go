@@ -160,8 +160,12 @@ func (s *Supervisor) New(spec Spec) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{sup: s, spec: spec, port: port, stopc: make(chan struct{}), done: make(chan struct{})}
-	a.appPort = port
+	inner, err := appPort(s.Sandbox, port)
+	if err != nil {
+		s.release(&App{port: port})
+		return nil, err
+	}
+	a := &App{sup: s, spec: spec, port: port, appPort: inner, stopc: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.apps == nil {
 		s.apps = make(map[*App]bool)

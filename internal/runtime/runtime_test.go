@@ -160,7 +160,7 @@ func TestAppStartsWithItsEnvironmentAndStops(t *testing.T) {
 func TestAppThatExitsDuringStartup(t *testing.T) {
 	t.Parallel()
 	s, ws := newSupervisor(t)
-	app, err := s.New(runtime.Spec{Name: "t2", Dir: ws, Command: "echo loading config; echo 'Error: DATABASE_URL is not set' >&2; exit 3"})
+	app, err := s.New(runtime.Spec{Name: "t2", Dir: ws, Command: "echo loading config; sleep 0.2; echo 'Error: DATABASE_URL is not set' >&2; exit 3"})
 	if err != nil {
 		t.Fatal(err)
 	}
