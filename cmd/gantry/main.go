@@ -33,6 +33,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/notify"
+	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store"
@@ -211,7 +212,9 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	srv.Deploys = deploys
 	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: tokens,
 		Notify: notifier}
-	srv.LiveHandler = edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
+	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
+	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy})
+	srv.LiveHandler = liveEdge
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db, db
@@ -312,7 +315,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		LiveURL:      cfg.LiveURL,
 		Concurrency:  cfg.BuildConcurrency,
 		BuildTimeout: cfg.BuildTimeout,
-		Logger:       logger,
+		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids,
+			StartTimeout: cfg.AppStartTimeout, Logger: logger},
+		Logger: logger,
 	}
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 )
@@ -57,6 +58,8 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
 		Notify:  e.accounts.Notify,
+		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
+			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
 	if d.svc.Secrets, err = secret.New(testSecret, "gantry env secrets v1"); err != nil {
 		t.Fatal(err)

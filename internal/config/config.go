@@ -55,6 +55,9 @@ type Config struct {
 	Sandbox          string        // SandboxBwrap (default) or SandboxNone
 	BuildTimeout     time.Duration // default 10m
 	BuildConcurrency int           // builds at once, default 1
+	AppMemory        int64         // memory limit of each server app in bytes, default 512 MiB
+	AppPids          int64         // process limit of each server app, default 256
+	AppStartTimeout  time.Duration // how long a server app may take to answer HTTP, default 60s
 	PasswordCost     int           // argon2id memory in MiB, default 19; 1 in tests
 	TokenTTL         time.Duration // bearer token lifetime, default 168h (7 days)
 	TrustProxy       bool          // take client IPs from X-Forwarded-For (behind one reverse proxy)
@@ -75,6 +78,9 @@ const (
 	DefaultGitHubWebURL     = "https://github.com/"
 	DefaultBuildTimeout     = 10 * time.Minute
 	DefaultBuildConcurrency = 1
+	DefaultAppMemoryMiB     = 512
+	DefaultAppPids          = 256
+	DefaultAppStartTimeout  = 60 * time.Second
 	DefaultPasswordCost     = 19
 	DefaultTokenTTL         = 7 * 24 * time.Hour
 )
@@ -103,6 +109,9 @@ var settings = []setting{
 	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
+	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
+	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
+	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
 	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
 	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
@@ -236,6 +245,23 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))
 	} else if c.BuildConcurrency < 1 {
 		bad("build-concurrency", "must be at least 1")
+	}
+	if mib, err := strconv.ParseInt(v("app-memory"), 10, 64); err != nil {
+		bad("app-memory", "%q is not a whole number of MiB", v("app-memory"))
+	} else if mib < 16 || mib > 1<<20 {
+		bad("app-memory", "must be from 16 to 1048576 (MiB)")
+	} else {
+		c.AppMemory = mib << 20
+	}
+	if c.AppPids, err = strconv.ParseInt(v("app-pids"), 10, 64); err != nil {
+		bad("app-pids", "%q is not a whole number", v("app-pids"))
+	} else if c.AppPids < 8 {
+		bad("app-pids", "must be at least 8")
+	}
+	if c.AppStartTimeout, err = time.ParseDuration(v("app-start-timeout")); err != nil {
+		bad("app-start-timeout", "%q is not a duration (e.g. 60s, 2m)", v("app-start-timeout"))
+	} else if c.AppStartTimeout < time.Second {
+		bad("app-start-timeout", "must be at least 1s")
 	}
 	if c.PasswordCost, err = strconv.Atoi(v("password-cost")); err != nil {
 		bad("password-cost", "%q is not a whole number", v("password-cost"))

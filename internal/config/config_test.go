@@ -30,6 +30,7 @@ func TestDefaults(t *testing.T) {
 		"sandbox": c.Sandbox, "timeout": c.BuildTimeout, "concurrency": c.BuildConcurrency,
 		"cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
 		"secret": c.SecretKey, "gh": c.GitHubClientID,
+		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
 	}
 	want := map[string]any{
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
@@ -37,6 +38,7 @@ func TestDefaults(t *testing.T) {
 		"sandbox": "bwrap", "timeout": 10 * time.Minute, "concurrency": 1,
 		"cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
 		"secret": "", "gh": "",
+		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -115,6 +117,10 @@ func TestValidation(t *testing.T) {
 		{"negative duration", nil, map[string]string{"GANTRY_BUILD_TIMEOUT": "-1s"}, "--build-timeout (GANTRY_BUILD_TIMEOUT): must be positive"},
 		{"concurrency zero", []string{"--build-concurrency=0"}, nil, "--build-concurrency (GANTRY_BUILD_CONCURRENCY): must be at least 1"},
 		{"concurrency text", nil, map[string]string{"GANTRY_BUILD_CONCURRENCY": "two"}, `"two" is not a whole number`},
+		{"app memory", []string{"--app-memory=8"}, nil, "--app-memory (GANTRY_APP_MEMORY): must be from 16 to 1048576 (MiB)"},
+		{"app memory text", nil, map[string]string{"GANTRY_APP_MEMORY": "1G"}, `"1G" is not a whole number of MiB`},
+		{"app pids", []string{"--app-pids=2"}, nil, "--app-pids (GANTRY_APP_PIDS): must be at least 8"},
+		{"app start timeout", []string{"--app-start-timeout=100ms"}, nil, "--app-start-timeout (GANTRY_APP_START_TIMEOUT): must be at least 1s"},
 		{"sandbox", []string{"--sandbox", "docker"}, nil, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`},
 		{"public url scheme", []string{"--public-url", "ftp://x"}, nil, `--public-url (GANTRY_PUBLIC_URL): "ftp://x" must start with http:// or https://`},
 		{"public url no host", []string{"--public-url", "http://"}, nil, "has no host"},

@@ -19,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -29,6 +30,7 @@ type Store interface {
 	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
+	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -40,6 +42,8 @@ type Builder interface {
 type Sites interface {
 	// Serve routes sub to the published folder dir of deploymentID.
 	Serve(sub, deploymentID, dir string, spa bool)
+	// Proxy routes sub to the server app of deploymentID answering on addr.
+	Proxy(sub, deploymentID, addr string)
 	// Stopped makes sub answer the "app is stopped" page.
 	Stopped(sub, deploymentID string)
 	// Remove forgets sub: it answers the "no app here" page.
@@ -64,6 +68,16 @@ type Service struct {
 	// Secrets seals and opens the values of secret environment variables;
 	// nil refuses to store secrets.
 	Secrets *secret.Box
+	// Apps runs server apps (deployments with a start command) from their
+	// build workspaces. Nil fails their deployments with a message saying
+	// this Gantry serves static sites only.
+	Apps *runtime.Supervisor
+	// DrainTimeout bounds how long an app replaced by a newer deployment
+	// keeps serving the requests it already has (default 10 s).
+	DrainTimeout time.Duration
+	// RuntimeLogLimit is how many runtime log entries (app output) a
+	// deployment keeps, the oldest dropped first (default 2000).
+	RuntimeLogLimit int
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
 	DataDir string
 	// LiveURL writes the public URL of a subdomain.
@@ -83,6 +97,8 @@ type Service struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	running map[string]*runningBuild
+	apps    map[string]*appRun // server apps running, by deployment id
+	appWG   sync.WaitGroup     // apps being restored or drained in the background
 	// switchMu serialises changes of which deployment a subdomain serves.
 	switchMu sync.Mutex
 }
@@ -118,8 +134,9 @@ func (s *Service) SiteDir(id string) string { return filepath.Join(s.DataDir, "s
 func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "builds", id) }
 
 // Open recovers from a crash or restart — builds that were cut off end
-// failed with a log line saying so, every live site is routed again without
-// rebuilding, stopped subdomains answer their 503 page — and starts the
+// failed with a log line saying so, every live site is routed again and
+// every live server app started again without rebuilding (in the
+// background), stopped subdomains answer their 503 page — and starts the
 // build workers. Queued deployments then run in order.
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
@@ -151,6 +168,11 @@ func (s *Service) Open(ctx context.Context) error {
 		return fmt.Errorf("deploy: restore: %w", err)
 	}
 	for _, d := range live {
+		if IsApp(d) {
+			s.appWG.Add(1)
+			go s.restoreApp(d)
+			continue
+		}
 		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
 	}
 	n := s.Concurrency
@@ -167,13 +189,15 @@ func (s *Service) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the workers, cancelling running builds; they are failed as
-// interrupted at the next Open.
+// Close stops the workers, cancelling running builds (they are failed as
+// interrupted at the next Open), then stops the server apps, which stay
+// live: the next Open starts them again.
 func (s *Service) Close() error {
 	if s.stop != nil {
 		s.stop()
 	}
 	s.wg.Wait()
+	s.closeApps()
 	return nil
 }
 

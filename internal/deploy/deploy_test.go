@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
@@ -67,6 +68,8 @@ func newEnv(t *testing.T) *env {
 		DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
+		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
+			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
 	if err := e.svc.Open(context.Background()); err != nil {

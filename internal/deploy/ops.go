@@ -189,7 +189,16 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		Timeout:      timeout,
 		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
 		Env:          env,
+		// A server app runs from its workspace: it is removed below unless
+		// the build made one.
+		KeepWorkspace: true,
 	}
+	keepWorkspace := false
+	defer func() {
+		if !keepWorkspace {
+			os.RemoveAll(job.Workspace)
+		}
+	}()
 	logger := build.LoggerFunc(func(level, msg string) {
 		s.log(ctx, d.ID, level, gantry.LogDeployment, redact(msg, secrets))
 	})
@@ -245,7 +254,30 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if ctx.Err() != nil {
 		return
 	}
-	if err := s.goLive(context.WithoutCancel(ctx), d); err != nil {
+	target := "" // a server app's address
+	if IsApp(d) {
+		keepWorkspace = true // kept for restarts, also when stopped while starting
+		app, err := s.startApp(ctx, d, nil)
+		switch {
+		case err == nil:
+			target = app.Addr()
+		case errors.Is(context.Cause(ctx), errStopped):
+			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped by user")
+			return
+		case wctx.Err() != nil:
+			return // shutting down: the next Open marks it interrupted
+		default:
+			keepWorkspace = false
+			s.fail(ctx, d, appFailure(err))
+			return
+		}
+		if ctx.Err() != nil {
+			s.stopApp(d.ID, false)
+			return
+		}
+	}
+	if err := s.goLive(context.WithoutCancel(ctx), d, target); err != nil {
+		s.stopApp(d.ID, false)
 		s.fail(ctx, d, "Publishing failed: "+gantry.ErrorMessage(err))
 		return
 	}
@@ -261,16 +293,22 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
 
-// goLive points d's subdomain at d atomically and stops the deployment it
-// replaces (its files stay, so restarting it is a rollback).
-func (s *Service) goLive(ctx context.Context, d *gantry.Deployment) error {
+// goLive points d's subdomain at d atomically — at its published files, or
+// at its running server app when target (the app's address) is set — and
+// stops the deployment it replaces (its files stay, so restarting it is a
+// rollback); a replaced app is drained and stopped in the background.
+func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target string) error {
 	s.switchMu.Lock()
 	defer s.switchMu.Unlock()
 	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
 	if err != nil {
 		return err
 	}
-	s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	if target != "" {
+		s.Sites.Proxy(d.Subdomain, d.ID, target)
+	} else {
+		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	}
 	d.Status = gantry.DeploymentLive
 	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
 		return err
@@ -279,6 +317,7 @@ func (s *Service) goLive(ctx context.Context, d *gantry.Deployment) error {
 		return err
 	}
 	if prev := p.ActiveDeployment; prev != nil && prev.ID != d.ID {
+		s.stopAppLater(prev.ID)
 		if old, err := s.Store.FindDeployment(ctx, "", prev.ID); err == nil && old.Status == gantry.DeploymentLive {
 			old.Status = gantry.DeploymentStopped
 			if err := s.Store.UpdateDeployment(ctx, old); err == nil {
@@ -329,7 +368,9 @@ func (s *Service) target(ctx context.Context, userID, sub, deploymentID string, 
 
 // Stop stops the owner's deployment on sub: a queued or running build is
 // cancelled (its whole process tree killed), a live site answers the
-// "stopped" page. deploymentID picks one deployment when several share sub.
+// "stopped" page and a server app's processes are ended (SIGTERM, then
+// SIGKILL after the runtime's grace period). deploymentID picks one
+// deployment when several share sub.
 func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentLive, gantry.DeploymentDeploying,
 		gantry.DeploymentBuilding, gantry.DeploymentPending)
@@ -356,6 +397,7 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 		return nil, err
 	}
 	s.cancelBuild(d.ID)
+	s.stopApp(d.ID, false)
 	if wasLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
 	}
@@ -375,9 +417,11 @@ func (s *Service) cancelBuild(id string) {
 }
 
 // Restart brings a stopped deployment back live on its subdomain from its
-// published files, without rebuilding: for an older deployment this is a
-// rollback, and the one it replaces is stopped. Without deploymentID it is
-// the deployment the subdomain last served.
+// published files, or for a server app by starting it again from its
+// workspace (it must answer HTTP before it takes the subdomain), without
+// rebuilding: for an older deployment this is a rollback, and the one it
+// replaces is stopped. Without deploymentID it is the deployment the
+// subdomain last served.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -399,7 +443,7 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	if !d.CanRestart() {
 		return nil, gantry.Errorf(gantry.EINVALID, "Only stopped deployments can be restarted (this one is %s)", d.Status)
 	}
-	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil {
+	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
 		return nil, gantry.Errorf(gantry.EINVALID, "This deployment never finished building, so there is nothing to restart: deploy the project again")
 	}
 	p, err := s.Store.FindProject(ctx, userID, d.ProjectID)
@@ -409,15 +453,30 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
 		return nil, err
 	}
-	if err := s.goLive(ctx, d); err != nil {
+	target := ""
+	if IsApp(d) {
+		// The app answers before it takes the subdomain; a client that
+		// leaves does not stop it starting.
+		app, err := s.startApp(context.WithoutCancel(ctx), d, nil)
+		if err != nil {
+			if gantry.ErrorCode(err) == gantry.EINTERNAL {
+				s.logger().Error("restart app", "deployment", d.ID, "err", err)
+			}
+			return nil, gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
+		}
+		target = app.Addr()
+	}
+	if err := s.goLive(ctx, d, target); err != nil {
+		s.stopApp(d.ID, false)
 		return nil, err
 	}
 	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, "Deployment restarted: live at "+d.URL)
 	return s.Store.FindDeployment(ctx, userID, d.ID)
 }
 
-// Delete stops the owner's deployment if it runs, then removes its record,
-// log entries, published files and workspace. If its project's subdomain
+// Delete stops the owner's deployment if it runs (a build or a server
+// app), then removes its record, log entries, published files and
+// workspace. If its project's subdomain
 // served it, the subdomain answers "no app here" afterwards.
 func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	d, err := s.Store.FindDeployment(ctx, userID, id)
@@ -425,6 +484,7 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 		return err
 	}
 	s.cancelBuild(d.ID)
+	s.stopApp(d.ID, false)
 	s.switchMu.Lock()
 	p, perr := s.Store.FindProject(ctx, "", d.ProjectID)
 	if perr == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
@@ -461,6 +521,7 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	}
 	for _, d := range ds {
 		s.cancelBuild(d.ID)
+		s.stopApp(d.ID, false)
 	}
 	s.switchMu.Lock()
 	s.Sites.Remove(p.Subdomain)

@@ -1,0 +1,400 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/runtime"
+	"github.com/gantryhq/gantry/internal/sandbox"
+)
+
+// Defaults of the service's server apps.
+const (
+	DefaultDrainTimeout    = 10 * time.Second
+	DefaultRuntimeLogLimit = 2000
+)
+
+// Drainer is implemented by Sites that can tell when no request is being
+// proxied to an app address any more (edge.Table).
+type Drainer interface {
+	Drain(ctx context.Context, addr string)
+}
+
+// appRun is a server app the service runs for one deployment.
+type appRun struct {
+	app  *runtime.App
+	logs *appLog
+}
+
+// IsApp reports whether d is a server app: it has a start command, and the
+// runtime runs it from its workspace rather than the edge serving files.
+func IsApp(d *gantry.Deployment) bool { return d.BuildInfo.StartCommand != "" }
+
+func (s *Service) drainTimeout() time.Duration {
+	if s.DrainTimeout > 0 {
+		return s.DrainTimeout
+	}
+	return DefaultDrainTimeout
+}
+
+func (s *Service) runtimeLogLimit() int {
+	if s.RuntimeLogLimit > 0 {
+		return s.RuntimeLogLimit
+	}
+	return DefaultRuntimeLogLimit
+}
+
+// startApp starts d's app from its workspace with the project's current
+// environment variables and waits until it answers HTTP. route, when not
+// nil, is called with the app's address before it starts (the platform's
+// restart routes the subdomain at once, so visitors see "starting" rather
+// than "no app"). The error's message is what the owner reads; the
+// app's last output lines are logged before it returns.
+func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func(addr string)) (*runtime.App, error) {
+	if s.Apps == nil {
+		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps: set an output directory to publish the site statically")
+	}
+	dir := s.WorkDir(d.ID)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
+	}
+	vars, secrets, err := s.buildEnv(ctx, d.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	env := make([]string, 0, len(vars))
+	for _, v := range vars {
+		env = append(env, v.Key+"="+v.Value)
+	}
+	host := ""
+	if u, err := url.Parse(d.URL); err == nil {
+		host = u.Host
+	}
+	lg := s.newAppLog(d.ID, secrets)
+	ev := &appEvents{s: s, id: d.ID, logs: lg}
+	app, err := s.Apps.New(runtime.Spec{Name: d.ID, Dir: dir, Command: d.BuildInfo.StartCommand, Env: env, Host: host, Events: ev})
+	if err != nil {
+		lg.close()
+		return nil, fmt.Errorf("start app: %w", err)
+	}
+	run := &appRun{app: app, logs: lg}
+	go func() { <-app.Done(); lg.close() }()
+	if old := s.swapApp(d.ID, run); old != nil {
+		s.stopRun(old, false)
+	}
+	if route != nil {
+		route(app.Addr())
+	}
+	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("Starting the app: %s (PORT=%d)", d.BuildInfo.StartCommand, app.Port()))
+	start := time.Now()
+	if err := app.Start(ctx); err != nil {
+		s.takeApp(d.ID, run)
+		app.Stop()
+		lg.close() // its output is stored before the lines below
+		var se *runtime.StartError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+		if len(se.Output) > 0 {
+			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "Last output of the app:")
+			for _, l := range se.Output {
+				s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "  "+redact(l, secrets))
+			}
+		}
+		return nil, gantry.Errorf(gantry.EINVALID, "%s", redact(se.Message, secrets))
+	}
+	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("App answered on port %d after %s", app.Port(), roundStartup(time.Since(start))))
+	return app, nil
+}
+
+func roundStartup(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// swapApp registers run as id's app and returns the one it replaces.
+func (s *Service) swapApp(id string, run *appRun) *appRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.apps == nil {
+		s.apps = make(map[string]*appRun)
+	}
+	old := s.apps[id]
+	s.apps[id] = run
+	return old
+}
+
+// takeApp unregisters id's app and returns it; with want set, only when it
+// is that one.
+func (s *Service) takeApp(id string, want *appRun) *appRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run := s.apps[id]
+	if run == nil || want != nil && run != want {
+		return nil
+	}
+	delete(s.apps, id)
+	return run
+}
+
+// stopApp stops id's app if it runs. With drain, requests the edge is
+// still proxying to it may finish first (at most DrainTimeout): the app
+// was just replaced by a newer one.
+func (s *Service) stopApp(id string, drain bool) {
+	if run := s.takeApp(id, nil); run != nil {
+		s.stopRun(run, drain)
+	}
+}
+
+func (s *Service) stopRun(run *appRun, drain bool) {
+	if d, ok := s.Sites.(Drainer); ok && drain {
+		ctx, cancel := context.WithTimeout(context.Background(), s.drainTimeout())
+		d.Drain(ctx, run.app.Addr())
+		cancel()
+	}
+	run.app.Stop()
+	run.logs.close()
+}
+
+// stopAppLater drains and stops id's app in the background; Close waits
+// for it.
+func (s *Service) stopAppLater(id string) {
+	run := s.takeApp(id, nil)
+	if run == nil {
+		return
+	}
+	s.appWG.Add(1)
+	go func() {
+		defer s.appWG.Done()
+		s.stopRun(run, true)
+		s.log(context.Background(), id, gantry.LevelInfo, gantry.LogDeployment, "App stopped: a newer deployment serves the subdomain")
+	}()
+}
+
+// closeApps stops every app for the platform's shutdown, leaving their
+// deployments live: the next Open starts them again.
+func (s *Service) closeApps() {
+	s.appWG.Wait()
+	s.mu.Lock()
+	runs := make([]*appRun, 0, len(s.apps))
+	for id, run := range s.apps {
+		runs = append(runs, run)
+		delete(s.apps, id)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stopRun(run, false) }()
+	}
+	wg.Wait()
+}
+
+// restoreApp starts a live app again after a platform restart, without
+// rebuilding. Its subdomain answers "not responding" until the app does;
+// an app that no longer starts ends failed.
+func (s *Service) restoreApp(d *gantry.Deployment) {
+	defer s.appWG.Done()
+	ctx := context.Background()
+	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, "Platform restarted: starting the app again")
+	_, err := s.startApp(ctx, d, func(addr string) { s.Sites.Proxy(d.Subdomain, d.ID, addr) })
+	if err == nil {
+		return
+	}
+	s.switchMu.Lock()
+	cur, ferr := s.Store.FindDeployment(ctx, "", d.ID)
+	if ferr != nil || cur.Status != gantry.DeploymentLive {
+		s.switchMu.Unlock()
+		return // stopped or deleted meanwhile
+	}
+	if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
+		s.Sites.Stopped(d.Subdomain, d.ID)
+	}
+	s.switchMu.Unlock()
+	s.fail(ctx, cur, "The app did not start again after the platform restarted: "+gantry.ErrorMessage(err))
+}
+
+// appCrashLoop ends a live app the runtime gave up on after repeated
+// crashes: the deployment fails with the reason, its subdomain answers the
+// "stopped" page, and the owner is notified.
+func (s *Service) appCrashLoop(id string, run *appRun, crashes int, reason string) {
+	ctx := context.Background()
+	s.takeApp(id, run)
+	s.switchMu.Lock()
+	d, err := s.Store.FindDeployment(ctx, "", id)
+	if err != nil || d.Status != gantry.DeploymentLive {
+		s.switchMu.Unlock()
+		return
+	}
+	if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == id {
+		s.Sites.Stopped(d.Subdomain, id)
+	}
+	msg := fmt.Sprintf("App stopped after crashing %d times in a row (%s): check its runtime logs, then restart it or deploy a fix", crashes, reason)
+	d.Status, d.Error = gantry.DeploymentFailed, msg
+	err = s.Store.UpdateDeployment(ctx, d)
+	s.switchMu.Unlock()
+	if err != nil {
+		s.logger().Error("fail crashed app", "deployment", id, "err", err)
+	}
+	run.logs.add(gantry.LevelError, gantry.LogDeployment, msg)
+	s.followProject(ctx, d.ProjectID)
+	s.notifyCrashLoop(ctx, d, crashes, reason)
+}
+
+// notifyCrashLoop is the notification hook of an app stopped after
+// repeated crashes.
+func (s *Service) notifyCrashLoop(ctx context.Context, d *gantry.Deployment, crashes int, reason string) {
+	s.notify(ctx, gantry.AppCrashedNotification(d, crashes, reason))
+}
+
+// appEvents passes an app's output and the runtime's reports to the
+// deployment's log.
+type appEvents struct {
+	s    *Service
+	id   string
+	logs *appLog
+}
+
+// errorLine matches output lines that report an error: "Error: …",
+// "TypeError", "Exception", "Traceback", "FATAL", "npm ERR!", a stack
+// frame "    at f (file.js:1:2)".
+var errorLine = regexp.MustCompile(`(?i)(error|exception)\b|\b(fatal|panic|traceback|uncaught|unhandled|critical)\b|\bERR!|^\s+at .+:\d+:\d+\)?$`)
+
+// Output stores a line the app printed: stdout at level info, stderr at
+// warning, or error when the line reads like one.
+func (e *appEvents) Output(stream sandbox.Stream, line string) {
+	level := gantry.LevelInfo
+	if stream == sandbox.Stderr {
+		level = gantry.LevelWarning
+		if errorLine.MatchString(line) {
+			level = gantry.LevelError
+		}
+	}
+	e.logs.add(level, gantry.LogRuntime, line)
+}
+
+// Log stores a line of the runtime's about the app (crashes, restarts).
+func (e *appEvents) Log(level, msg string) { e.logs.add(level, gantry.LogRuntime, msg) }
+
+// Failed ends the deployment after a crash loop.
+func (e *appEvents) Failed(crashes int, reason string) {
+	e.s.mu.Lock()
+	run := e.s.apps[e.id]
+	e.s.mu.Unlock()
+	if run == nil || run.logs != e.logs {
+		return // already stopped or replaced
+	}
+	e.s.appCrashLoop(e.id, run, crashes, reason)
+}
+
+// appLog stores an app's log entries in order, off the app's output path:
+// a full queue drops lines (and says how many), so a chatty app never
+// waits for the database. Secrets are redacted from every line, and the
+// deployment keeps only its newest RuntimeLogLimit runtime entries.
+type appLog struct {
+	s       *Service
+	id      string
+	secrets []string
+	ch      chan gantry.LogEntry
+	done    chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	dropped int
+}
+
+// appLogQueue is how many entries wait to be stored before lines are dropped.
+const appLogQueue = 1024
+
+func (s *Service) newAppLog(id string, secrets []string) *appLog {
+	l := &appLog{s: s, id: id, secrets: secrets, ch: make(chan gantry.LogEntry, appLogQueue), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+// add queues one entry, stamped now; after close it does nothing.
+func (l *appLog) add(level, typ, msg string) {
+	e := gantry.LogEntry{Timestamp: l.s.now(), Level: level, Type: typ, Message: redact(msg, l.secrets)}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	select {
+	case l.ch <- e:
+	default:
+		l.dropped++
+	}
+}
+
+// close stores what is queued and stops; it may be called more than once.
+func (l *appLog) close() {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.ch)
+	}
+	l.mu.Unlock()
+	<-l.done
+}
+
+func (l *appLog) run() {
+	defer close(l.done)
+	ctx := context.Background()
+	limit := l.s.runtimeLogLimit()
+	sinceTrim := 0
+	for e := range l.ch {
+		l.mu.Lock()
+		dropped := l.dropped
+		l.dropped = 0
+		l.mu.Unlock()
+		if dropped > 0 {
+			l.s.store(ctx, l.id, gantry.LogEntry{Timestamp: e.Timestamp, Level: gantry.LevelWarning, Type: gantry.LogRuntime,
+				Message: fmt.Sprintf("%d lines of output were dropped: the app printed them faster than they could be stored", dropped)})
+		}
+		l.s.store(ctx, l.id, e)
+		if e.Type == gantry.LogRuntime {
+			if sinceTrim++; sinceTrim >= 100 {
+				sinceTrim = 0
+				if _, err := l.s.Store.TrimRuntimeLogs(ctx, l.id, limit); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
+					l.s.logger().Error("trim runtime logs", "deployment", l.id, "err", err)
+				}
+			}
+		}
+	}
+	if sinceTrim > 0 {
+		_, _ = l.s.Store.TrimRuntimeLogs(ctx, l.id, limit)
+	}
+}
+
+// store appends e to the deployment's log and publishes it to its stream.
+func (s *Service) store(ctx context.Context, id string, e gantry.LogEntry) {
+	if err := s.Store.AppendLog(ctx, id, &e); err != nil {
+		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			s.logger().Error("append log", "deployment", id, "err", err)
+		}
+		return
+	}
+	if s.Hub != nil {
+		s.Hub.Publish(Topic(id), e)
+	}
+}
+
+// appFailure is the message of a deployment whose app did not start: the
+// app's own failure as startApp explained it, or the platform's error.
+func appFailure(err error) string {
+	if gantry.ErrorCode(err) != gantry.EINTERNAL {
+		return gantry.ErrorMessage(err)
+	}
+	return "The app could not be started: " + strings.TrimPrefix(err.Error(), "start app: ")
+}
