@@ -34,5 +34,8 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     css: false,
+    // Form tests type with user-event; on a busy 2-core CI machine a test
+    // can take several seconds, which is slowness, not failure.
+    testTimeout: 30_000,
   },
 })
