@@ -349,11 +349,6 @@ func (a *App) terminate(p *process) {
 		return
 	default:
 	}
-	if !terminateSupported {
-		p.kill()
-		<-p.exited
-		return
-	}
 	close(p.term)
 	t := time.NewTimer(a.sup.stopGrace())
 	defer t.Stop()

@@ -297,3 +297,56 @@ func TestCancelledStart(t *testing.T) {
 	}
 	ln.Close()
 }
+
+func TestStopIsGracefulThenForceful(t *testing.T) {
+	t.Parallel()
+	s, ws := newSupervisor(t)
+	s.StopGrace = time.Second
+	// A server that finishes its work on SIGTERM.
+	graceful := `python3 -c "
+import os, signal, sys, time, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+def stop(*a):
+    print('draining', flush=True)
+    time.sleep(0.2)
+    print('bye', flush=True)
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+ThreadingHTTPServer(('0.0.0.0', int(os.environ['PORT'])), BaseHTTPRequestHandler).serve_forever()
+"`
+	ev := newEvents()
+	app, err := s.New(runtime.Spec{Name: "g", Dir: ws, Command: graceful, Events: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatalf("start: %v\n%s", err, ev.dump())
+	}
+	app.Stop()
+	if !ev.has(&ev.lines, "stdout: bye") {
+		t.Fatalf("the app was not let finish:\n%s", ev.dump())
+	}
+
+	// One that ignores SIGTERM is killed after the grace period.
+	stubborn := `python3 -c "
+import os, signal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+ThreadingHTTPServer(('0.0.0.0', int(os.environ['PORT'])), BaseHTTPRequestHandler).serve_forever()
+"`
+	app, err = s.New(runtime.Spec{Name: "s", Dir: ws, Command: stubborn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	app.Stop()
+	if d := time.Since(start); d < time.Second || d > 8*time.Second {
+		t.Fatalf("stop took %s, want the 1s grace period and a kill", d)
+	}
+	if _, _, err := get(t, app.Addr(), "/"); err == nil {
+		t.Fatal("the stubborn app still answers")
+	}
+}

@@ -11,11 +11,6 @@ import (
 // own namespace. On the host's network the app gets its host port instead.
 const AppPort = 3000
 
-// terminateSupported reports whether the sandbox can deliver SIGTERM to a
-// running command. Until it can, Stop kills apps at once (SIGKILL to the
-// whole tree) instead of giving them StopGrace to finish.
-const terminateSupported = false
-
 // appPort returns the PORT of an app reached on hostPort.
 func appPort(sb *sandbox.Sandbox, hostPort int) (int, error) {
 	if sb.Mode() == sandbox.ModeNone || sb.Network() == sandbox.NetworkHost {
@@ -31,4 +26,5 @@ func appPort(sb *sandbox.Sandbox, hostPort int) (int, error) {
 // forwarded to the app's PORT and the channel that asks it to terminate.
 func (a *App) sandboxCommand(cmd *sandbox.Command, p *process) {
 	cmd.Forward = []sandbox.Forward{{HostPort: a.port, Port: a.appPort}}
+	cmd.Terminate = p.term
 }

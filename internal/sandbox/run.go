@@ -202,12 +202,19 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 
 	var waitErr error
 	killed := false
-	select {
-	case waitErr = <-waitc:
-	case <-runCtx.Done():
-		killed = true
-		s.killTree(pid, cg)
-		waitErr = <-waitc
+	for term, waiting := c.Terminate, true; waiting; {
+		select {
+		case waitErr = <-waitc:
+			waiting = false
+		case <-term:
+			term = nil
+			s.termTree(pid, cg)
+		case <-runCtx.Done():
+			killed = true
+			s.killTree(pid, cg)
+			waitErr = <-waitc
+			waiting = false
+		}
 	}
 	res.Duration = time.Since(start)
 

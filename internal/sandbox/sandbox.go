@@ -204,6 +204,14 @@ type Command struct {
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
+	// Terminate, when closed, asks the command to stop: its processes get
+	// SIGTERM once, except the sandbox's own (pasta, bubblewrap) and
+	// shells, which end when the processes they wait for do (a shell that
+	// died first would take the command's pid namespace, and everything
+	// still shutting down in it, with it). Run keeps waiting for the
+	// command to exit; cancelling ctx then kills whatever is left. Nil
+	// never asks.
+	Terminate <-chan struct{}
 }
 
 // Forward is one port forwarded from the host's loopback interface into a
