@@ -28,7 +28,7 @@ import (
 // exiting 1. It prints its greeting at start-up, so logs can be checked for
 // redaction.
 func pyApp(version string) map[string]string {
-	return map[string]string{"app.py": `import os, sys, urllib.parse
+	return map[string]string{"app.py": `import os, sys, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 VERSION = "` + version + `"
@@ -41,6 +41,12 @@ class Handler(BaseHTTPRequestHandler):
             os._exit(1)
         if url.path.startswith("/env/"):
             body = os.environ.get(url.path[5:], "")
+        elif url.path == "/fetch":
+            try:
+                with urllib.request.urlopen(urllib.parse.parse_qs(url.query)["url"][0], timeout=3) as r:
+                    body = "fetched: %s" % r.read().decode()
+            except Exception as e:
+                body = "denied: %s" % e
         elif url.path == "/read":
             path = urllib.parse.parse_qs(url.query)["path"][0]
             try:
@@ -279,6 +285,17 @@ func TestAppIsolation(t *testing.T) {
 		_, body := e.get("beta", "/read?path="+target)
 		if !strings.HasPrefix(body, "denied: ") {
 			t.Errorf("beta read %s: %q", target, body)
+		}
+	}
+	// The host's loopback services (the platform's API, a database, other
+	// apps) are out of reach: only its own forwarded port leads in.
+	platform := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "platform secrets")
+	}))
+	defer platform.Close()
+	for _, target := range []string{platform.URL, "http://" + appAddr(t, e.table, "alpha") + "/"} {
+		if _, body := e.get("beta", "/fetch?url="+target); !strings.HasPrefix(body, "denied: ") {
+			t.Errorf("beta fetched %s: %q", target, body)
 		}
 	}
 	// Its own files are readable.
