@@ -12,6 +12,12 @@ export const GITHUB_ERROR_REDIRECT_MS = 3000
 
 /** Notifications are refetched this often. */
 export const NOTIFICATIONS_REFETCH_MS = 30_000
+/** The bell fetches this many of the newest notifications (the API's default). */
+export const NOTIFICATIONS_BELL_LIMIT = 50
+/** The bell's dropdown shows this many of them. */
+export const NOTIFICATIONS_DROPDOWN_SHOWN = 6
+/** The notifications page fetches this many (all the server keeps). */
+export const NOTIFICATIONS_PAGE_LIMIT = 200
 /** A deployment detail refetches this often while building or deploying. */
 export const DEPLOYMENT_REFETCH_MS = 5000
 

@@ -1,69 +1,78 @@
+import { useEffect } from 'react'
 import { Link } from 'react-router'
-import { ArrowRight, BarChart3, Compass, FolderGit2, LogIn, Plus, Rocket, type LucideIcon } from 'lucide-react'
-import { buttonClasses } from '@/components/ui/button'
+import { AlertTriangle, LogIn } from 'lucide-react'
+import toast from 'react-hot-toast'
+import { Button, buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
-import { ComingNext } from '@/components/ui/coming-next'
 import { PageHeader } from '@/components/ui/page-header'
 import { paths } from '@/config/paths'
+import { useDashboard } from '@/features/dashboard/api/get-dashboard'
+import { GettingStarted } from '@/features/dashboard/components/getting-started'
+import { QuickActions } from '@/features/dashboard/components/quick-actions'
+import { RecentDeployments } from '@/features/dashboard/components/recent-deployments'
+import { RecentProjects } from '@/features/dashboard/components/recent-projects'
+import { StatCards } from '@/features/dashboard/components/stat-cards'
+import { WelcomeBanner } from '@/features/dashboard/components/welcome-banner'
+import { DeploymentStatusBadge } from '@/features/deployments/components/deployment-status'
+import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { useAuth } from '@/lib/auth'
 
-const quickActions: Array<{ to: string; icon: LucideIcon; title: string; text: string }> = [
-  { to: paths.newProject.getHref(), icon: Plus, title: 'New Project', text: 'Import a repository and deploy it.' },
-  { to: paths.projects.getHref(), icon: FolderGit2, title: 'My Projects', text: 'Build settings and status.' },
-  { to: paths.deployments.getHref(), icon: Rocket, title: 'Deployments', text: 'Live apps, builds and logs.' },
-  { to: paths.discover.getHref(), icon: Compass, title: 'Discover', text: 'See what others have shipped.' },
-]
+const LOAD_FAILED = 'Failed to load dashboard data'
 
-/** The dashboard of a signed-in user (SPEC §2). */
+/** The dashboard of a signed-in user (SPEC §2), from GET /api/dashboard. */
 export function DashboardRoute() {
   const { user } = useAuth()
-  const firstName = (user?.fullName || user?.username || '').split(' ')[0]
+  const dashboard = useDashboard()
+  const firstName = (user?.fullName || user?.username || '').trim().split(/\s+/)[0]
+
+  // SPEC §8: the failure is a toast, with a retry on the screen.
+  useEffect(() => {
+    if (dashboard.isError) toast.error(LOAD_FAILED, { id: 'dashboard-load' })
+  }, [dashboard.isError, dashboard.errorUpdatedAt])
+
+  const data = dashboard.data
+  const loading = dashboard.isPending
   return (
     <>
       <PageHeader title="Dashboard" description="Your projects and deployments at a glance." />
-      <section
-        aria-label="Welcome"
-        className="relative mb-8 overflow-hidden rounded-xl border border-indigo-200 bg-gradient-to-br from-indigo-50 to-white p-6 sm:p-8 dark:border-indigo-500/20 dark:from-indigo-500/10 dark:to-zinc-900"
-      >
-        <h2 className="text-xl font-semibold text-zinc-900 dark:text-zinc-50">Welcome back, {firstName}!</h2>
-        <p className="mt-1 max-w-xl text-sm text-zinc-600 dark:text-zinc-400">
-          Pick up where you left off, or import a repository and have it live in minutes.
-        </p>
-      </section>
+      <WelcomeBanner name={firstName} stats={data?.stats} />
+      <QuickActions />
 
-      <h2 className="sr-only">Quick actions</h2>
-      <ul className="mb-8 grid gap-4 sm:grid-cols-2 lg:grid-cols-4">
-        {quickActions.map(({ to, icon: Icon, title, text }) => (
-          <li key={to}>
-            <Link
-              to={to}
-              className="group block h-full rounded-xl border border-zinc-200 bg-white p-5 transition-colors hover:border-indigo-300 hover:bg-indigo-50/40 dark:border-zinc-800 dark:bg-zinc-900 dark:hover:border-indigo-500/40 dark:hover:bg-indigo-500/5"
-            >
-              <div className="flex items-center justify-between">
-                <span className="flex size-9 items-center justify-center rounded-lg bg-zinc-100 text-zinc-700 group-hover:bg-indigo-100 group-hover:text-indigo-700 dark:bg-zinc-800 dark:text-zinc-300 dark:group-hover:bg-indigo-500/20 dark:group-hover:text-indigo-300">
-                  <Icon className="size-4.5" aria-hidden="true" />
-                </span>
-                <ArrowRight
-                  className="size-4 text-zinc-300 transition-transform group-hover:translate-x-0.5 group-hover:text-indigo-500 dark:text-zinc-600"
-                  aria-hidden="true"
-                />
-              </div>
-              <p className="mt-4 font-medium text-zinc-900 dark:text-zinc-50">{title}</p>
-              <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">{text}</p>
-            </Link>
-          </li>
-        ))}
-      </ul>
+      {dashboard.isError && !data ? (
+        <div
+          role="alert"
+          className="mb-8 flex flex-col items-start gap-3 rounded-xl border border-red-200 bg-red-50 p-5 sm:flex-row sm:items-center sm:justify-between dark:border-red-500/30 dark:bg-red-500/10"
+        >
+          <p className="flex items-center gap-2 text-sm font-medium text-red-800 dark:text-red-200">
+            <AlertTriangle className="size-4 shrink-0" aria-hidden="true" />
+            {LOAD_FAILED}
+          </p>
+          <Button variant="secondary" size="sm" onClick={() => void dashboard.refetch()} loading={dashboard.isFetching}>
+            Try Again
+          </Button>
+        </div>
+      ) : null}
 
-      <ComingNext
-        icon={BarChart3}
-        description="Your stats, recent projects and deployments, and a getting-started guide will appear here."
-        action={
-          <Link to={paths.newProject.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            Create a project
-          </Link>
-        }
-      />
+      <StatCards stats={data?.stats} loading={loading} />
+
+      <div className="grid gap-6 lg:grid-cols-2">
+        <RecentProjects
+          projects={data?.recentProjects}
+          loading={loading}
+          refreshing={dashboard.isFetching && !loading}
+          onRefresh={() => void dashboard.refetch()}
+          renderIcon={(type) => <ProjectTypeIcon type={type} />}
+          renderStatus={(status) => <ProjectStatusBadge status={status} />}
+        />
+        <RecentDeployments
+          deployments={data?.recentDeployments}
+          loading={loading}
+          renderStatus={(status) => <DeploymentStatusBadge status={status} />}
+        />
+      </div>
+
+      <GettingStarted githubConnected={Boolean(user?.github?.connected)} stats={data?.stats} />
     </>
   )
 }

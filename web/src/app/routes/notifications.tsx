@@ -1,24 +1,6 @@
-import { Link } from 'react-router'
-import { Bell } from 'lucide-react'
-import { buttonClasses } from '@/components/ui/button'
-import { ComingNext } from '@/components/ui/coming-next'
-import { PageHeader } from '@/components/ui/page-header'
-import { paths } from '@/config/paths'
+import { NotificationCenter } from '@/features/notifications/components/notification-center'
 
-/** /notifications (SPEC §2). */
+/** /notifications (SPEC §2 names it; its content is Gantry's own). */
 export function NotificationsRoute() {
-  return (
-    <>
-      <PageHeader title="Notifications" description="Updates about your projects and deployments." />
-      <ComingNext
-        icon={Bell}
-        description="Build results, deployment changes and account news will be collected here."
-        action={
-          <Link to={paths.dashboard.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            Back to Dashboard
-          </Link>
-        }
-      />
-    </>
-  )
+  return <NotificationCenter />
 }

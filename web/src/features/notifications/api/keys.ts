@@ -1,4 +1,5 @@
 export const notificationKeys = {
   all: ['notifications'] as const,
-  list: () => [...notificationKeys.all, 'list'] as const,
+  lists: () => [...notificationKeys.all, 'list'] as const,
+  list: (limit: number) => [...notificationKeys.lists(), { limit }] as const,
 }

@@ -1,0 +1,4 @@
+export const dashboardKeys = {
+  all: ['dashboard'] as const,
+  data: () => [...dashboardKeys.all, 'data'] as const,
+}
