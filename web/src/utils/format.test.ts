@@ -47,11 +47,17 @@ describe('formatRelativeTime (landing and Discover)', () => {
     [59, 'Just now'],
     [60, '1m ago'],
     [45 * MIN, '45m ago'],
+    [59 * MIN + 59, '59m ago'],
+    [HOUR, '1h ago'],
     [5 * HOUR, '5h ago'],
+    [DAY - 1, '23h ago'],
     [DAY, '1d ago'],
     [7 * DAY, '7d ago'],
     [29 * DAY, '29d ago'],
+    [30 * DAY - 1, '29d ago'],
     [30 * DAY, '1mo ago'],
+    [59 * DAY, '1mo ago'],
+    [60 * DAY, '2mo ago'],
     [95 * DAY, '3mo ago'],
     [400 * DAY, '13mo ago'],
   ])('%i seconds ago reads %s', (seconds, want) => {
@@ -60,6 +66,12 @@ describe('formatRelativeTime (landing and Discover)', () => {
 
   it('returns nothing for an invalid date', () => {
     expect(formatRelativeTime('not a date', now)).toBe('')
+  })
+
+  it('treats a future time as just now, and accepts dates and timestamps', () => {
+    expect(formatRelativeTime(new Date(now.getTime() + 90_000), now)).toBe('Just now')
+    expect(formatRelativeTime(new Date(now.getTime() - 2 * DAY * 1000), now)).toBe('2d ago')
+    expect(formatRelativeTime(now.getTime() - 3 * HOUR * 1000, now)).toBe('3h ago')
   })
 })
 

@@ -11,6 +11,7 @@ import type { PublicDeployment } from '@/types/api'
 import { formatRelativeTime } from '@/utils/format'
 import { useFeaturedDeployments } from '../api/get-featured-deployments'
 import { recordView } from '../api/record-view'
+import { AppTypeIcon, appTypeLabel } from './app-type-icon'
 
 /** Up to three of the newest public deployments, for the landing page. */
 export function FeaturedProjects({ emptyAction }: { emptyAction?: { label: string; to: string } }) {
@@ -63,11 +64,16 @@ function FeaturedCard({ deployment }: { deployment: PublicDeployment }) {
   const { project, user } = deployment
   return (
     <Card className="flex h-full flex-col p-6">
-      <div className="flex items-start justify-between gap-3">
-        <h3 className="font-semibold text-zinc-900 dark:text-zinc-50">{project.name}</h3>
-        {project.type ? <Badge tone="accent">{project.type}</Badge> : null}
+      <div className="flex items-start gap-3">
+        <AppTypeIcon type={project.type} />
+        <h3 className="min-w-0 flex-1 self-center truncate font-semibold text-zinc-900 dark:text-zinc-50" title={project.name}>
+          {project.name}
+        </h3>
+        <Badge tone="accent" className="shrink-0">
+          {appTypeLabel(project.type)}
+        </Badge>
       </div>
-      <p className="mt-2 line-clamp-3 flex-1 text-sm text-zinc-600 dark:text-zinc-400">
+      <p className="mt-3 line-clamp-3 flex-1 text-sm text-zinc-600 dark:text-zinc-400">
         {project.description || 'No description'}
       </p>
       <div className="mt-4 flex items-center justify-between gap-3 text-sm">
