@@ -15,6 +15,7 @@ import {
   startServer,
   uniqueUser,
 } from './lib/harness.mjs'
+import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 
 const DEVICES = {
@@ -164,6 +165,7 @@ export const SCREENS = [
     },
   },
   { name: 'notifications', path: '/notifications', auth: true, ready: anyH1 },
+  ...NOTIFICATION_SCREENS,
 ]
 
 /**

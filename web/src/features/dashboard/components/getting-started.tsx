@@ -44,9 +44,11 @@ export function GettingStarted({ githubConnected, stats }: { githubConnected: bo
         <h2 id="getting-started" className="text-base font-semibold text-zinc-900 dark:text-zinc-50">
           Getting Started
         </h2>
-        <p className="text-sm text-zinc-500 dark:text-zinc-400">
-          {done} of {steps.length} done
-        </p>
+        {stats ? (
+          <p className="text-sm text-zinc-500 dark:text-zinc-400">
+            {done} of {steps.length} done
+          </p>
+        ) : null}
       </div>
       <ol className="mt-5 grid gap-4 md:grid-cols-3">
         {steps.map((step, i) => (

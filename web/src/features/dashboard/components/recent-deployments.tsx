@@ -51,7 +51,10 @@ export function RecentDeployments({ deployments, loading, renderStatus }: Recent
                 >
                   <div className="min-w-0 flex-1">
                     <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-50">{d.projectName}</p>
-                    <p className="truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">{d.subdomain}</p>
+                    <p className="truncate text-xs text-zinc-500 dark:text-zinc-400">
+                      <span className="font-mono">{d.subdomain}</span>
+                      <span className="sm:hidden"> · {formatRelativeTime(d.deployedAt)}</span>
+                    </p>
                   </div>
                   <div className="hidden shrink-0 text-right text-xs text-zinc-500 sm:block dark:text-zinc-400">
                     <p className="flex items-center justify-end gap-1" title="Build time">

@@ -157,7 +157,7 @@ function NotificationRow({ notification: n }: { notification: Notification }) {
       data-read={n.read}
     >
       {n.read ? null : (
-        <span className="absolute left-1.5 top-1/2 size-1.5 -translate-y-1/2 rounded-full bg-indigo-500 sm:left-2" aria-hidden="true" />
+        <span className="absolute left-1.5 top-6 size-1.5 rounded-full bg-indigo-500 sm:left-2" aria-hidden="true" />
       )}
       <NotificationIcon type={n.type} className="mt-0.5" />
       <div className="min-w-0 flex-1">
