@@ -111,7 +111,8 @@ func SQLiteDSN(path string) string {
 		"&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
 }
 
-// migrate applies the embedded migrations of db's dialect. On PostgreSQL it
+// migrate applies the embedded migrations of db's dialect, also those
+// numbered below the newest applied one (out of order). On PostgreSQL it
 // holds an advisory lock, keyed by the current schema, so replicas starting
 // together migrate once.
 func (db *DB) migrate(ctx context.Context) error {
@@ -120,7 +121,10 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
-	var opts []goose.ProviderOption
+	// Migrations written on parallel branches can land in another order
+	// than their numbers: a database that already has a later one still
+	// gets an earlier one that arrived after it.
+	opts := []goose.ProviderOption{goose.WithAllowOutofOrder(true)}
 	if db.dialect == Postgres {
 		dialect = goose.DialectPostgres
 		var schema string
