@@ -100,21 +100,35 @@ func (w *responseWriter) Flush() {
 // Unwrap returns the wrapped writer, for http.ResponseController.
 func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// logRequest writes the one log line of a request.
+// logRequest writes the one log line of a request: method, host, path,
+// status, duration, bytes and client IP, at level INFO (ERROR for a 5xx
+// answer). It runs on every request, live sites' included, so it is kept
+// cheap: nothing is built when the logger would drop the line, and the
+// record goes straight to the handler, without the caller's program
+// counter that slog.Logger's methods capture (so a handler with AddSource
+// shows no source for these lines).
 func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time) {
 	level := slog.LevelInfo
 	if w.status >= 500 {
 		level = slog.LevelError
 	}
-	s.Logger.LogAttrs(r.Context(), level, "request",
+	ctx := r.Context()
+	h := s.Logger.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	now := time.Now()
+	rec := slog.NewRecord(now, level, "request", 0)
+	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("host", r.Host),
 		slog.String("path", r.URL.Path),
 		slog.Int("status", w.status),
-		slog.Duration("duration", time.Since(start)),
+		slog.Duration("duration", now.Sub(start)),
 		slog.Int64("bytes", w.bytes),
 		slog.String("ip", s.clientIP(r)),
 	)
+	_ = h.Handle(ctx, rec)
 }
 
 // recoverPanic turns a handler's panic into a logged 500 answer. The

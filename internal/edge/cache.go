@@ -177,14 +177,7 @@ func serveCached(w http.ResponseWriter, r *http.Request, cf *cachedFile) {
 		h["Content-Encoding"] = rep.encoding
 	}
 	h["Etag"] = rep.etag
-	conditional := false
-	for _, k := range conditionalHeaders {
-		if _, ok := r.Header[k]; ok {
-			conditional = true
-			break
-		}
-	}
-	if conditional {
+	if isConditional(r) {
 		if rep.encoding != nil {
 			h["Content-Length"] = rep.length // ServeContent leaves it out when encoded
 		}

@@ -40,6 +40,9 @@
 // up to 128 KiB (with their .br and .gz variants) cached in memory with
 // their headers, up to 64 MiB per cache generation; published files never
 // change in place, and setting a site again starts a fresh cache for it.
+// Other files are sent with sendfile(2); on an http.Server with
+// ConnContext set, the connection is corked meanwhile (TCP_CORK), so that
+// the header and the file leave in full-sized segments.
 //
 // Unknown subdomains get a Gantry 404 page ("No app lives at … yet"),
 // stopped sites a 503 page ("This app is stopped").
@@ -328,7 +331,52 @@ func serveFile(w http.ResponseWriter, r *http.Request, root *siteRoot, rel strin
 		}
 	}
 	h["Etag"] = []string{etag(served, enc)}
-	http.ServeContent(w, r, "", fi.ModTime(), body)
+	if _, typed := h["Content-Type"]; !typed || isConditional(r) {
+		// Sniffing the type, validators and ranges: ServeContent's work.
+		http.ServeContent(w, r, "", fi.ModTime(), body)
+		return
+	}
+	// A plain GET or HEAD: the whole file, the size known from its stat.
+	h["Last-Modified"] = []string{fi.ModTime().UTC().Format(http.TimeFormat)}
+	h["Content-Length"] = []string{strconv.FormatInt(served.Size(), 10)}
+	h["Accept-Ranges"] = acceptRanges
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	sendFile(w, r, body, served.Size())
+}
+
+// sendFile sends the header and then size bytes of body, an open file,
+// with sendfile(2) (through the connection's ReadFrom). Where the request's
+// TCP connection is known (ConnContext), it is corked meanwhile, so that
+// the header and the file leave together in full-sized segments rather
+// than a packet for the header and many small ones, as nginx's tcp_nopush
+// does.
+func sendFile(w http.ResponseWriter, r *http.Request, body io.Reader, size int64) {
+	if rc, ok := r.Context().Value(connKey{}).(syscall.RawConn); ok {
+		setCork(rc, true)
+		defer setCork(rc, false)
+		w.WriteHeader(http.StatusOK)
+		// The header goes into the corked socket now, so that net/http does
+		// not read the file's first 512 bytes through user space to send
+		// them along with it.
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	_, _ = io.CopyN(w, body, size)
+}
+
+// isConditional reports whether r carries a header that needs
+// http.ServeContent: a range or a validator to check.
+func isConditional(r *http.Request) bool {
+	for _, k := range conditionalHeaders {
+		if _, ok := r.Header[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // notFound sends the site's own 404.html with status 404, or Gantry's.
@@ -411,7 +459,10 @@ func cleanPath(p string) string {
 	if p == "" || p == "/" {
 		return "."
 	}
-	c := path.Clean("/" + p)
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	c := path.Clean(p) // no allocation when p is clean already
 	if c == "/" {
 		return "."
 	}
