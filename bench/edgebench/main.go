@@ -1,15 +1,40 @@
 // Command edgebench compares Gantry's edge with nginx serving the same
-// published site, in the same run, with wrk: requests per second and p99
-// latency for a small HTML page and a 200 KB asset, and the ratios.
+// published site, in the same run, with wrk: requests per second, p99
+// latency and CPU time per request for a small HTML page and a 200 KB
+// asset, and the ratios.
 //
-//	go run ./bench/edgebench [-d 10s] [-c 64] [-t 2]
+//	go run ./bench/edgebench [-d 5s] [-c 64] [-t 2] [-rounds 3] [-log=true] [-floor=true]
 //
-// Both servers listen on loopback. Gantry serves through its whole request
-// path (host routing, request log, edge); its request log goes to
-// /dev/null and nginx's access log is off, so neither pays for disk writes.
+// The servers listen on loopback and are loaded in turn (never at the same
+// time), round after round with the order swapped each round, so that a
+// machine shared with other work disturbs them alike; the figures are the
+// medians over the rounds. CPU per request (the server's user+system time
+// during a run divided by the requests wrk completed) is the steadiest
+// figure on a busy machine: wrk runs on the same cores, and the req/s of
+// each server depend on how much CPU the rest leaves it.
+//
+// Gantry serves through its whole request path: the top-level handler
+// (Host routing, panic recovery, the one log line per request) and the
+// edge, behind an http.Server with the settings of `gantry serve`
+// (timeouts, header limit) and edge.ConnContext. With -floor (the default)
+// a bare net/http handler on the same settings serves the same two files
+// too, as plainly as net/http allows: what is left between it and nginx is
+// the cost of Go's HTTP server itself, not of Gantry's code.
+//
+// The comparison is fair on logging: by default Gantry and nginx both
+// write one access log line per request, unbuffered, to a file in the
+// benchmark's temporary folder (Gantry with the slog text handler `gantry
+// serve` uses, nginx with its combined format); with -log=false neither
+// logs (nginx access_log off, Gantry's handler disabled). nginx runs with
+// the settings of Debian's nginx.conf that matter here (sendfile,
+// tcp_nopush, worker_processes auto) and keepalive_requests raised so that
+// wrk's connections stay open for both.
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"flag"
@@ -21,10 +46,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -33,9 +63,15 @@ import (
 )
 
 func main() {
-	duration := flag.Duration("d", 10*time.Second, "duration of each wrk run")
+	duration := flag.Duration("d", 5*time.Second, "duration of each wrk run")
 	conns := flag.Int("c", 64, "wrk connections")
 	threads := flag.Int("t", 2, "wrk threads")
+	rounds := flag.Int("rounds", 3, "runs of each server per file; the medians are reported")
+	logging := flag.Bool("log", true, "both servers write one access log line per request (false: neither does)")
+	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .html and .js")
+	only := flag.String("only", "", "load only this server: gantry, nginx or net/http")
+	floor := flag.Bool("floor", true, "load a bare net/http handler too (the same bytes, no routing, no log, on the same http.Server settings): the floor of a Go server here")
+	serve := flag.Bool("serve", false, "start both servers, print their URLs and wait (for strace, perf or a manual wrk)")
 	flag.Parse()
 	for _, tool := range []string{"wrk", "nginx"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -44,33 +80,44 @@ func main() {
 	}
 
 	dir, err := os.MkdirTemp("", "gantry-edgebench-")
-	if err != nil {
-		log.Fatal(err)
-	}
+	must(err)
 	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
+	must(os.Chmod(dir, 0o755))
 	site := filepath.Join(dir, "site")
 	must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
 	must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
 	asset := make([]byte, 150*1024)
-	rand.Read(asset)
-	// 200 KB of base64 text: a realistic bundle size, compressible like JS is not — the
-	// benchmark measures serving, not compression.
+	_, _ = rand.Read(asset)
+	// 200 KB of base64 text: a realistic bundle size. wrk asks for no
+	// compression, so both servers send the file as it is.
 	must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
 
 	// Gantry: the real top-level handler with the edge as live handler.
+	gantryLog := filepath.Join(dir, "gantry-access.log")
+	nginxLog := filepath.Join(dir, "nginx-access.log")
 	table := edge.NewTable()
 	table.Set("bench", edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive})
 	srv := api.NewServer()
 	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
 	srv.LiveHandler = edge.New("localhost", table, "http://localhost")
-	srv.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if *logging {
+		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		must(err)
+		defer f.Close()
+		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
+	} else {
+		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	}
 	gln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)
-	go (&http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}).Serve(gln)
+	go newHTTPServer(srv).Serve(gln)
 
 	// nginx on the same folder.
 	nport := freePort()
+	accessLog := "access_log off;"
+	if *logging {
+		accessLog = "access_log " + nginxLog + " combined;"
+	}
 	conf := fmt.Sprintf(`worker_processes auto;
 pid %[1]s/nginx.pid;
 error_log %[1]s/error.log warn;
@@ -78,12 +125,13 @@ daemon off;
 events { worker_connections 4096; }
 http {
   include /etc/nginx/mime.types;
-  access_log off;
+  default_type application/octet-stream;
+  %[4]s
   sendfile on; tcp_nopush on; keepalive_requests 100000;
   client_body_temp_path %[1]s/tmp; proxy_temp_path %[1]s/tmp; fastcgi_temp_path %[1]s/tmp; uwsgi_temp_path %[1]s/tmp; scgi_temp_path %[1]s/tmp;
   server { listen 127.0.0.1:%[2]d; root %[3]s; index index.html; etag on; }
 }
-`, dir, nport, site)
+`, dir, nport, site, accessLog)
 	must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
 	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
@@ -92,27 +140,178 @@ http {
 	defer nginx.Process.Kill()
 	waitPort(fmt.Sprintf("127.0.0.1:%d", nport))
 
-	gantryURL := "http://" + gln.Addr().String()
-	nginxURL := fmt.Sprintf("http://127.0.0.1:%d", nport)
-	fmt.Printf("wrk -t%d -c%d -d%s, Gantry edge vs nginx %s on the same folder\n\n", *threads, *conns, *duration, nginxVersion())
-	fmt.Printf("%-22s %14s %14s %10s %12s %12s %10s\n", "file", "gantry req/s", "nginx req/s", "ratio", "gantry p99", "nginx p99", "p99 ratio")
-	for _, path := range []string{"/", "/assets/app-3f9a2c1d.js"} {
-		g := runWrk(*threads, *conns, *duration, gantryURL+path, "bench.localhost")
-		n := runWrk(*threads, *conns, *duration, nginxURL+path, "")
-		fmt.Printf("%-22s %14.0f %14.0f %9.2fx %12s %12s %9.2fx\n", path, g.rps, n.rps, g.rps/n.rps,
-			g.p99.Round(time.Microsecond), n.p99.Round(time.Microsecond), float64(g.p99)/float64(n.p99))
+	servers := []*server{
+		{name: "gantry", url: "http://" + gln.Addr().String(), host: "bench.localhost", cpu: selfCPU},
+		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return treeCPU(nginx.Process.Pid) }},
 	}
-	fmt.Println("\nratio > 1 means Gantry served more requests per second; p99 ratio < 1 means lower tail latency.")
+	if *floor {
+		fln, err := net.Listen("tcp", "127.0.0.1:0")
+		must(err)
+		go newHTTPServer(bareHandler(site)).Serve(fln)
+		servers = append(servers, &server{name: "net/http", url: "http://" + fln.Addr().String(), cpu: selfCPU})
+	}
+	if *serve {
+		fmt.Printf("gantry: %s/ (Host: bench.localhost), pid %d\nnginx:  %s/, master pid %d\nsite:   %s\nstop with Ctrl-C\n",
+			servers[0].url, os.Getpid(), servers[1].url, nginx.Process.Pid, site)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		<-ctx.Done()
+		return
+	}
+	if *only != "" {
+		servers = slices.DeleteFunc(servers, func(s *server) bool { return s.name != *only })
+	}
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
+		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), nginxVersion(), runtime.NumCPU(), runtime.NumCPU())
+	if *logging {
+		fmt.Println("access logs: both write one line per request to a file")
+	} else {
+		fmt.Println("access logs: off for both")
+	}
+	fmt.Println()
+
+	type row struct {
+		path string
+		res  map[string]result
+	}
+	var rows []row
+	for _, path := range []string{"/", "/assets/app-3f9a2c1d.js"} {
+		runs := map[string][]result{}
+		for round := range *rounds {
+			order := slices.Clone(servers)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, s := range order {
+				stop := func() {}
+				if s.name == "gantry" && *cpuprofile != "" && round == 0 {
+					kind := "html"
+					if path != "/" {
+						kind = "js"
+					}
+					stop = startProfile(*cpuprofile + "." + kind)
+				}
+				r := s.load(*threads, *conns, *duration, path)
+				stop()
+				runs[s.name] = append(runs[s.name], r)
+			}
+		}
+		rw := row{path: path, res: map[string]result{}}
+		for name, rs := range runs {
+			rw.res[name] = median(rs)
+		}
+		rows = append(rows, rw)
+	}
+
+	fmt.Printf("%-24s %-8s %10s %10s %12s\n", "file", "server", "req/s", "p99", "CPU µs/req")
+	for _, rw := range rows {
+		for _, s := range servers {
+			r := rw.res[s.name]
+			fmt.Printf("%-24s %-8s %10.0f %10s %12.1f\n", rw.path, s.name, r.rps, r.p99.Round(10*time.Microsecond), r.cpuPerReq)
+		}
+	}
+	if _, ok := rows[0].res["nginx"]; ok && *only == "" {
+		fmt.Printf("\n%-24s %14s %14s %16s\n", "Gantry / nginx", "req/s ratio", "p99 ratio", "CPU/req ratio")
+		for _, rw := range rows {
+			g, n := rw.res["gantry"], rw.res["nginx"]
+			fmt.Printf("%-24s %13.2fx %13.2fx %15.2fx\n", rw.path, g.rps/n.rps, float64(g.p99)/float64(n.p99), g.cpuPerReq/n.cpuPerReq)
+		}
+		fmt.Println("\nreq/s ratio > 1: Gantry served more; p99 and CPU/req ratios < 1: Gantry was faster or cheaper.")
+	}
+	if *logging {
+		fmt.Printf("access log lines written: gantry %d, nginx %d\n", countLines(gantryLog), countLines(nginxLog))
+	}
+}
+
+// newHTTPServer returns an http.Server for h set up as `gantry serve` sets
+// up its own.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ConnContext:       edge.ConnContext,
+	}
+}
+
+// bareHandler serves the benchmark's two files as plainly as net/http
+// allows: the page from memory, the asset with sendfile, with a
+// Content-Type and nothing else (no Host routing, no log, no validators).
+// Gantry cannot be cheaper than this on the same http.Server.
+func bareHandler(site string) http.Handler {
+	page, err := os.ReadFile(filepath.Join(site, "index.html"))
+	must(err)
+	html := []string{"text/html; charset=utf-8"}
+	js := []string{"text/javascript; charset=utf-8"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			w.Header()["Content-Type"] = html
+			_, _ = w.Write(page)
+			return
+		}
+		f, err := os.Open(filepath.Join(site, filepath.FromSlash(r.URL.Path)))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header()["Content-Type"] = js
+		w.Header()["Content-Length"] = []string{strconv.FormatInt(fi.Size(), 10)}
+		_, _ = io.CopyN(w, f, fi.Size())
+	})
+}
+
+// server is one of the servers under test.
+type server struct {
+	name, url, host string
+	cpu             func() time.Duration // CPU time used so far
+}
+
+// load runs wrk against path and measures the server's CPU time meanwhile.
+func (s *server) load(threads, conns int, d time.Duration, path string) result {
+	before := s.cpu()
+	r := runWrk(threads, conns, d, s.url+path, s.host)
+	if r.requests > 0 {
+		r.cpuPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.requests)
+	}
+	return r
 }
 
 type result struct {
-	rps float64
-	p99 time.Duration
+	rps       float64
+	p99       time.Duration
+	requests  int64
+	cpuPerReq float64 // µs
+}
+
+// median returns the median of each figure over rs, separately.
+func median(rs []result) result {
+	mid := func(v []float64) float64 {
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	var rps, p99, cpu []float64
+	for _, r := range rs {
+		rps = append(rps, r.rps)
+		p99 = append(p99, float64(r.p99))
+		cpu = append(cpu, r.cpuPerReq)
+	}
+	return result{rps: mid(rps), p99: time.Duration(mid(p99)), cpuPerReq: mid(cpu)}
 }
 
 var (
-	rpsRe = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
-	p99Re = regexp.MustCompile(`\s99%\s+([\d.]+)(us|ms|s)`)
+	rpsRe   = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
+	p99Re   = regexp.MustCompile(`\s99%\s+([\d.]+)(us|ms|s)`)
+	countRe = regexp.MustCompile(`(\d+) requests in`)
 )
 
 func runWrk(threads, conns int, d time.Duration, url, host string) result {
@@ -136,10 +335,78 @@ func runWrk(threads, conns int, d time.Duration, url, host string) result {
 		unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(m[2])]
 		r.p99 = time.Duration(v * float64(unit))
 	}
+	if m := countRe.FindSubmatch(out); m != nil {
+		r.requests, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
 	if r.rps == 0 {
 		log.Fatalf("wrk %s: no result:\n%s", url, out)
 	}
 	return r
+}
+
+// selfCPU is this process's user+system time (the Gantry server's; wrk
+// runs in a child process, not counted).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// treeCPU is the user+system time of process pid and its children (nginx's
+// master and workers), from /proc in clock ticks of 10 ms.
+func treeCPU(pid int) time.Duration {
+	var total time.Duration
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name (which is in parentheses).
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if p != pid && ppid != pid {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return total
+}
+
+// startProfile starts a CPU profile into file and returns its stop.
+func startProfile(file string) func() {
+	f, err := os.Create(file)
+	must(err)
+	must(pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+func countLines(file string) int {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		n++
+	}
+	return n
 }
 
 func nginxVersion() string {
@@ -155,7 +422,7 @@ func freePort() int {
 }
 
 func waitPort(addr string) {
-	for i := 0; i < 100; i++ {
+	for range 100 {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			return
