@@ -15,6 +15,7 @@ import {
   startServer,
   uniqueUser,
 } from './lib/harness.mjs'
+import { DISCOVER_SCREENS } from './lib/discover-screens.mjs'
 import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 
@@ -67,7 +68,8 @@ async function withGitHubAccount(page) {
 /**
  * The screens. `auth` screens are taken signed in. `ready` waits for the
  * content; `act` puts the screen in the state to show; `only` limits it to
- * one device; `full` (default true) captures the whole page.
+ * one device; `full` (default true) captures the whole page; `element`
+ * (page → locator) captures just that part of it.
  */
 export const SCREENS = [
   { name: 'landing', path: '/', ready: h1(/ship your projects/i) },
@@ -93,7 +95,6 @@ export const SCREENS = [
     },
   },
   { name: 'dashboard-visitor', path: '/dashboard', ready: h1('Sign in to see your dashboard') },
-  { name: 'discover-visitor', path: '/discover', ready: anyH1 },
   {
     name: 'github-callback-error',
     path: '/github-callback?error=access_denied',
@@ -119,8 +120,8 @@ export const SCREENS = [
     ready: anyH1,
     act: (page) => page.getByRole('button', { name: 'Open navigation' }).click(),
   },
-  { name: 'discover', path: '/discover', auth: true, ready: anyH1 },
   ...PROJECT_SCREENS,
+  ...DISCOVER_SCREENS,
   {
     name: 'profile',
     path: '/profile',
@@ -210,7 +211,8 @@ export async function takeScreenshots({ browser, baseURL, apiURL, filter = '' })
           if (screen.act) await screen.act(page)
           await page.waitForTimeout(150)
           const file = path.join(SCREENSHOT_DIR, `${screen.name}-${theme}-${device}.png`)
-          await page.screenshot({ path: file, fullPage: screen.full !== false })
+          if (screen.element) await screen.element(page).screenshot({ path: file })
+          else await page.screenshot({ path: file, fullPage: screen.full !== false })
           count += 1
         } catch (err) {
           throw new Error(`screen ${screen.name} (${theme}, ${device}): ${err.message}`, { cause: err })

@@ -14,6 +14,8 @@ export function formatCount(n: number): string {
   return compact.format(n)
 }
 
+const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+
 type AppCardProps = {
   app: DiscoverApp
   onVisit: (app: DiscoverApp) => void
@@ -28,17 +30,19 @@ export function AppCard({ app, onVisit, onToggleLike }: AppCardProps) {
       <div className="flex items-start gap-3">
         <AppTypeIcon type={project.type} />
         <div className="min-w-0 flex-1">
-          <h3 className="truncate font-semibold text-zinc-900 dark:text-zinc-50" title={project.name}>
-            {project.name}
-          </h3>
-          <p className="truncate text-sm text-zinc-600 dark:text-zinc-400">
+          <div className="flex items-start justify-between gap-2">
+            <h3 className="min-w-0 truncate font-semibold text-zinc-900 dark:text-zinc-50" title={project.name}>
+              {project.name}
+            </h3>
+            <Badge tone="accent" className="mt-0.5 shrink-0">
+              {appTypeLabel(project.type)}
+            </Badge>
+          </div>
+          <p className="truncate text-sm text-zinc-600 dark:text-zinc-400" title={`${user.fullName} @${user.username}`}>
             by <span className="text-zinc-800 dark:text-zinc-200">{user.fullName}</span>{' '}
             <span className="text-zinc-500 dark:text-zinc-400">@{user.username}</span>
           </p>
         </div>
-        <Badge tone="accent" className="shrink-0">
-          {appTypeLabel(project.type)}
-        </Badge>
       </div>
 
       <p className="mt-3 line-clamp-2 min-h-10 text-sm text-zinc-600 dark:text-zinc-400">
@@ -46,12 +50,12 @@ export function AppCard({ app, onVisit, onToggleLike }: AppCardProps) {
       </p>
 
       <div className="mt-4 flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-zinc-500 dark:text-zinc-400">
-        <span className="inline-flex items-center gap-1" title={`${app.views} views`}>
+        <span className="inline-flex items-center gap-1" title={plural(app.views, 'view')}>
           <Eye className="size-3.5" aria-hidden="true" />
           <span>{formatCount(app.views)}</span>
           <span className="sr-only">views</span>
         </span>
-        <span className="inline-flex items-center gap-1" title={`${app.likeCount} likes`}>
+        <span className="inline-flex items-center gap-1" title={plural(app.likeCount, 'like')}>
           <Heart className="size-3.5" aria-hidden="true" />
           <span data-testid="like-count">{formatCount(app.likeCount)}</span>
           <span className="sr-only">likes</span>

@@ -149,7 +149,7 @@ export function DiscoverScreen() {
             type="search"
             value={input}
             onChange={(e) => setInput(e.target.value)}
-            placeholder="Search apps, descriptions or developers"
+            placeholder="Search apps or developers"
             maxLength={100}
             autoComplete="off"
             className={cn(fieldClasses, 'h-10 border-zinc-300 pr-9 pl-9 dark:border-zinc-700 [&::-webkit-search-cancel-button]:hidden')}
@@ -213,12 +213,12 @@ export function DiscoverScreen() {
             aria-label="Apps"
             aria-busy={query.isPlaceholderData || undefined}
             className={cn(
-              'grid gap-4 sm:grid-cols-2 lg:grid-cols-3',
+              'grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3',
               query.isPlaceholderData && 'opacity-60 transition-opacity',
             )}
           >
             {apps.map((app) => (
-              <li key={app._id}>
+              <li key={app._id} className="min-w-0">
                 <AppCard app={app} onVisit={onVisit} onToggleLike={onToggleLike} />
               </li>
             ))}
@@ -241,7 +241,7 @@ export function DiscoverScreen() {
 
 function AppGridSkeleton() {
   return (
-    <div className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3" aria-busy="true" aria-label="Loading apps">
+    <div className="grid grid-cols-1 gap-4 sm:grid-cols-2 lg:grid-cols-3" aria-busy="true" aria-label="Loading apps">
       {Array.from({ length: 6 }, (_, i) => (
         <Card key={i} className="p-5">
           <div className="flex items-center gap-3">

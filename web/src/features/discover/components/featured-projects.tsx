@@ -50,9 +50,9 @@ export function FeaturedProjects({ emptyAction }: { emptyAction?: { label: strin
   }
 
   return (
-    <ul className="grid gap-6 md:grid-cols-3">
+    <ul className="grid grid-cols-1 gap-6 md:grid-cols-3">
       {deployments.map((d) => (
-        <li key={d._id}>
+        <li key={d._id} className="min-w-0">
           <FeaturedCard deployment={d} />
         </li>
       ))}

@@ -20,9 +20,9 @@ export function TrendingStrip({ apps, onVisit }: { apps: DiscoverApp[]; onVisit:
         <Flame className="size-5 text-amber-600 dark:text-amber-400" aria-hidden="true" />
         Trending This Week
       </h2>
-      <ol className="mt-4 grid gap-3 md:grid-cols-3">
+      <ol className="mt-4 grid grid-cols-1 gap-3 md:grid-cols-3">
         {top.map((app, i) => (
-          <li key={app._id}>
+          <li key={app._id} className="min-w-0">
             <a
               href={app.url}
               target="_blank"
@@ -41,20 +41,18 @@ export function TrendingStrip({ apps, onVisit }: { apps: DiscoverApp[]; onVisit:
                 <span className="block truncate text-sm font-semibold text-zinc-900 group-hover:underline dark:text-zinc-50">
                   {app.project.name}
                 </span>
-                <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400">
-                  @{app.user.username}
-                </span>
-              </span>
-              <span className="flex shrink-0 flex-col items-end gap-0.5 text-xs text-zinc-600 dark:text-zinc-400">
-                <span className="inline-flex items-center gap-1">
-                  <Eye className="size-3" aria-hidden="true" />
-                  {formatCount(app.views)}
-                  <span className="sr-only">views</span>
-                </span>
-                <span className="inline-flex items-center gap-1">
-                  <Heart className="size-3" aria-hidden="true" />
-                  {formatCount(app.likeCount)}
-                  <span className="sr-only">likes</span>
+                <span className="flex items-center gap-2 text-xs text-zinc-600 dark:text-zinc-400">
+                  <span className="min-w-0 truncate">@{app.user.username}</span>
+                  <span className="inline-flex shrink-0 items-center gap-1">
+                    <Eye className="size-3" aria-hidden="true" />
+                    {formatCount(app.views)}
+                    <span className="sr-only">views</span>
+                  </span>
+                  <span className="inline-flex shrink-0 items-center gap-1">
+                    <Heart className="size-3" aria-hidden="true" />
+                    {formatCount(app.likeCount)}
+                    <span className="sr-only">likes</span>
+                  </span>
                 </span>
               </span>
               <ExternalLink className="size-3.5 shrink-0 text-zinc-400" aria-hidden="true" />
