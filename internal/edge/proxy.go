@@ -43,9 +43,9 @@ type ProxyConfig struct {
 	TrustForwarded bool
 }
 
-// proxyState is the Edge's reverse proxy: one ReverseProxy and one shared
-// transport (with a pool of connections per app address). Its zero value
-// is ready: both are made on first use.
+// proxyState is the Edge's reverse proxy: one ReverseProxy and its
+// transport (appTransport, with a pool of connections per app address). Its
+// zero value is ready: both are made on first use.
 type proxyState struct {
 	once    sync.Once
 	cfg     ProxyConfig
@@ -74,7 +74,9 @@ func (e *Edge) initProxy(c ProxyConfig) {
 	}
 	p := &e.proxy
 	p.cfg = c
-	transport := &http.Transport{
+	// upgrade carries WebSocket and other Upgrade requests; appTransport
+	// every other one.
+	upgrade := &http.Transport{
 		Proxy:                 nil, // never through the platform's own HTTP proxy settings
 		DialContext:           (&net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          4096,
@@ -108,19 +110,27 @@ func (e *Edge) initProxy(c ProxyConfig) {
 				pr.Out.Header.Set("X-Forwarded-Proto", proto)
 			}
 		},
-		Transport:     transport,
-		FlushInterval: -1, // stream every write: SSE and long polls work
-		BufferPool:    &p.buffers,
-		ErrorHandler:  e.proxyError,
-		ErrorLog:      log.New(io.Discard, "", 0), // clients leaving mid-answer are not news
+		Transport: &appTransport{
+			dialer:        net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second},
+			headerTimeout: c.ResponseHeaderTimeout,
+			idleTimeout:   c.IdleConnTimeout,
+			maxIdle:       1024,
+			upgrade:       upgrade,
+		},
+		// FlushInterval 0: answers of known length are written as the
+		// server buffers them; event streams (text/event-stream) and answers
+		// of unknown length (chunked) are flushed on every write.
+		BufferPool:   &p.buffers,
+		ErrorHandler: e.proxyError,
+		ErrorLog:     log.New(io.Discard, "", 0), // clients leaving mid-answer are not news
 	}
 }
 
 // serveProxy passes the request to the server app at target (a loopback
 // "host:port") with httputil.ReverseProxy: the Host header is kept,
 // X-Forwarded-For, -Host and -Proto are set, WebSocket and other Upgrade
-// requests are tunnelled, and answers are streamed as the app writes them.
-// A body larger than MaxBodySize is answered 413, an app that cannot be
+// requests are tunnelled, and event streams and answers of unknown length
+// (chunked) are passed on as the app writes them. A body larger than MaxBodySize is answered 413, an app that cannot be
 // reached 502, one that does not start its answer in time 504, each with a
 // Gantry page. Requests are counted per target while they last, for
 // Table.Drain.
