@@ -457,8 +457,8 @@ func (a *App) waitReady(ctx context.Context, p *process) error {
 		}
 		if !time.Now().Before(deadline) {
 			return &StartError{
-				Message: fmt.Sprintf("App did not answer on port %d within %s: make sure it listens on the PORT environment variable",
-					a.appPort, timeout.Round(time.Second)),
+				Message: fmt.Sprintf("App did not answer on port %d within %ds: make sure it listens on the PORT environment variable",
+					a.appPort, int((timeout+time.Second-1)/time.Second)),
 				Output: a.lastOutput(),
 			}
 		}
