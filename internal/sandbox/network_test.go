@@ -315,3 +315,75 @@ func TestUnknownNetwork(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestPastaSharesTheRunsCgroup checks that pasta, bubblewrap and the
+// command all sit in the run's cgroup, and that stopping the run leaves
+// none of them.
+func TestPastaSharesTheRunsCgroup(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	ws := workspace(t, s, platformDir(t), "a")
+	marker := "sleep 4" + strconv.Itoa(int(time.Now().UnixNano()%100000)) // unique in process lists
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx, sandbox.Command{
+			Args: []string{"sh", "-c", "echo ready; " + marker},
+			Dir:  ws,
+			Output: func(_ sandbox.Stream, line string) {
+				if line == "ready" {
+					close(ready)
+				}
+			},
+		})
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the run ended early: %v", err)
+	}
+	time.Sleep(200 * time.Millisecond) // let sh start sleep
+	cgroups := map[string][]string{}   // memory cgroup → processes
+	var names []string
+	for _, p := range processesMatching(t, marker) {
+		pid, _, _ := strings.Cut(p, ": ")
+		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+		names = append(names, strings.TrimSpace(string(comm)))
+		b, err := os.ReadFile("/proc/" + pid + "/cgroup")
+		if err != nil {
+			continue
+		}
+		cg := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			if parts := strings.SplitN(line, ":", 3); len(parts) == 3 && (strings.Contains(parts[1], "memory") || parts[0] == "0") {
+				cg = parts[2] // the v1 memory line wins over the v2 one below it
+				if strings.Contains(parts[1], "memory") {
+					break
+				}
+			}
+		}
+		cgroups[cg] = append(cgroups[cg], strings.TrimSpace(string(comm)))
+	}
+	joined := strings.Join(names, " ")
+	if !strings.Contains(joined, "pass") || !strings.Contains(joined, "bwrap") || !strings.Contains(joined, "sleep") {
+		t.Fatalf("got processes %v, want pasta, bwrap and sleep", names)
+	}
+	t.Logf("processes by cgroup: %v", cgroups)
+	if len(cgroups) != 1 {
+		t.Fatalf("the run's processes are in several cgroups: %v", cgroups)
+	}
+	for cg := range cgroups {
+		if !strings.Contains(cg, "gantry-") {
+			t.Errorf("got cgroup %q, want the run's gantry-* cgroup", cg)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+	if left := processesMatching(t, marker); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
