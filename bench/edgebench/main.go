@@ -69,7 +69,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "runs of each server per file; the medians are reported")
 	logging := flag.Bool("log", true, "both servers write one access log line per request (false: neither does)")
 	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .html and .js")
-	only := flag.String("only", "", "load only this server: gantry, nginx or net/http")
+	only := flag.String("only", "", "load only these servers (comma-separated): gantry, nginx, net/http")
 	floor := flag.Bool("floor", true, "load a bare net/http handler too (the same bytes, no routing, no log, on the same http.Server settings): the floor of a Go server here")
 	serve := flag.Bool("serve", false, "start both servers, print their URLs and wait (for strace, perf or a manual wrk)")
 	flag.Parse()
@@ -159,7 +159,8 @@ http {
 		return
 	}
 	if *only != "" {
-		servers = slices.DeleteFunc(servers, func(s *server) bool { return s.name != *only })
+		names := strings.Split(*only, ",")
+		servers = slices.DeleteFunc(servers, func(s *server) bool { return !slices.Contains(names, s.name) })
 	}
 	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
 		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), nginxVersion(), runtime.NumCPU(), runtime.NumCPU())
@@ -210,7 +211,9 @@ http {
 			fmt.Printf("%-24s %-8s %10.0f %10s %12.1f\n", rw.path, s.name, r.rps, r.p99.Round(10*time.Microsecond), r.cpuPerReq)
 		}
 	}
-	if _, ok := rows[0].res["nginx"]; ok && *only == "" {
+	_, withGantry := rows[0].res["gantry"]
+	_, withNginx := rows[0].res["nginx"]
+	if withGantry && withNginx {
 		fmt.Printf("\n%-24s %14s %14s %16s\n", "Gantry / nginx", "req/s ratio", "p99 ratio", "CPU/req ratio")
 		for _, rw := range rows {
 			g, n := rw.res["gantry"], rw.res["nginx"]
