@@ -88,7 +88,11 @@ func cgroupParents(root string) ([]string, error) {
 	return []string{filepath.Join(base, "memory", own["memory"]), filepath.Join(base, "pids", own["pids"])}, nil
 }
 
-// sweepCgroups removes empty run cgroups ("gantry-*") under the parents.
+// sweepCgroups removes the empty run cgroups ("gantry-*") under the
+// parents that no living process owns. Runs name their cgroups
+// "gantry-<pid>-<random>" after the platform process that made them, so a
+// sweep never removes the cgroup of another process's run that is being set
+// up (empty for a moment) — tests and replicas start side by side.
 func sweepCgroups(root string) error {
 	parents, err := cgroupParents(root)
 	if err != nil {
@@ -100,7 +104,7 @@ func sweepCgroups(root string) error {
 			return fmt.Errorf("cgroups: %w", err)
 		}
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "gantry-") {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "gantry-") && !ownerAlive(e.Name()) {
 				_ = syscall.Rmdir(filepath.Join(p, e.Name())) // fails while processes remain
 			}
 		}
@@ -363,4 +367,24 @@ func readInt(path string) int64 {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// cgroupName is the name of a new run cgroup of this process.
+func cgroupName() string {
+	return fmt.Sprintf("gantry-%d-%s", os.Getpid(), randomHex(8))
+}
+
+// ownerAlive reports whether the process that named a run cgroup
+// ("gantry-<pid>-…") still runs. Names without a pid have no owner.
+func ownerAlive(name string) bool {
+	rest := strings.TrimPrefix(name, "gantry-")
+	pidText, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil || syscall.Kill(pid, 0) == syscall.EPERM
 }

@@ -94,3 +94,33 @@ func TestSweep(t *testing.T) {
 		t.Errorf("Sweep removed a cgroup that is not Gantry's")
 	}
 }
+
+func TestSweepKeepsLivingOwners(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	parents, err := cgroupParents("/sys/fs/cgroup")
+	if err != nil {
+		t.Skipf("no usable cgroups here: %v", err)
+	}
+	mine := filepath.Join(parents[0], cgroupName()) // this process lives: another run is being set up
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(mine)
+	// A pid that cannot be running (above the kernel's maximum).
+	dead := filepath.Join(parents[0], "gantry-99999999-0123456789abcdef")
+	if err := os.Mkdir(dead, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(dead)
+	if err := New(Config{}).Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("Sweep removed the cgroup of a living process: %v", err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("Sweep kept the cgroup of a dead process")
+	}
+}

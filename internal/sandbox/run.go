@@ -100,7 +100,7 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 
 	var cg *cgroup
 	if bwrap {
-		cg, err = newCgroup(s.cgroupRoot, "gantry-"+randomHex(8), l)
+		cg, err = newCgroup(s.cgroupRoot, cgroupName(), l)
 		if err != nil {
 			return res, fmt.Errorf("sandbox: %w", err)
 		}
@@ -448,20 +448,25 @@ func hostAddrs() ([]netip.Addr, error) {
 // netScript returns the shell script pasta starts in the new namespace:
 // one policy-routing rule per address of the host ("prohibit": connecting
 // fails with EACCES, even to a link-local address with an interface
-// given), made with ip as root of pasta's user namespace; then it closes
-// the listening sockets pasta leaves open to its child (fds 3 and 5 to 9;
-// 4 carries bubblewrap's options) and execs its arguments, bubblewrap. A
-// rule that cannot be made ends the run with code 125 before the command
-// starts.
+// given), made with ip as root of pasta's user namespace, in one batch per
+// family; then it closes the listening sockets pasta leaves open to its
+// child (fds 3 and 5 to 9; 4 carries bubblewrap's options) and execs its
+// arguments, bubblewrap. A rule that cannot be made ends the run with code
+// 125 before the command starts.
 func netScript(ip string, addrs []netip.Addr) string {
 	var b strings.Builder
-	for _, a := range addrs {
-		family := "-4"
-		if a.Is6() {
-			family = "-6"
+	for _, family := range []string{"-4", "-6"} {
+		var rules strings.Builder
+		for _, a := range addrs {
+			if a.Is6() == (family == "-6") {
+				fmt.Fprintf(&rules, "rule add to %s prohibit\n", a.WithZone(""))
+			}
 		}
-		fmt.Fprintf(&b, "%s %s rule add to %s prohibit || { echo \"sandbox: cannot shut %s out of the network\" >&2; exit 125; }; ",
-			shellQuote(ip), family, a.WithZone(""), a.WithZone(""))
+		if rules.Len() == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s -batch - <<'EOF' || { echo \"sandbox: cannot shut the host's addresses out of the network\" >&2; exit 125; }\n%sEOF\n",
+			shellQuote(ip), family, rules.String())
 	}
 	b.WriteString(`exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"`)
 	return b.String()
