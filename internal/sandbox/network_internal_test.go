@@ -66,16 +66,19 @@ func TestPastaArgs(t *testing.T) {
 }
 
 func TestNetScript(t *testing.T) {
-	got := netScript("/usr/sbin/ip", []netip.Addr{netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("fe80::1%eth0")})
-	for _, want := range []string{
-		`'/usr/sbin/ip' -4 rule add to 192.0.2.2 prohibit || {`,
-		`'/usr/sbin/ip' -6 rule add to fe80::1 prohibit || {`,
-		`exit 125; }`,
-		`exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"`,
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q in\n%s", want, got)
-		}
+	got := netScript("/usr/sbin/ip", []netip.Addr{
+		netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("fe80::1%eth0"), netip.MustParseAddr("198.51.100.7"),
+	})
+	want := `'/usr/sbin/ip' -4 -batch - <<'EOF' || { echo "sandbox: cannot shut the host's addresses out of the network" >&2; exit 125; }
+rule add to 192.0.2.2 prohibit
+rule add to 198.51.100.7 prohibit
+EOF
+'/usr/sbin/ip' -6 -batch - <<'EOF' || { echo "sandbox: cannot shut the host's addresses out of the network" >&2; exit 125; }
+rule add to fe80::1 prohibit
+EOF
+exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if got := netScript("ip", nil); got != `exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"` {
 		t.Errorf("no addresses: got %q", got)

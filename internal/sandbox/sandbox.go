@@ -198,9 +198,9 @@ type Command struct {
 	// Forward lists TCP ports of the host's loopback interface that lead
 	// to ports inside the command's network: with an isolated network,
 	// pasta listens on 127.0.0.1:HostPort for as long as the run lasts and
-	// passes each connection to the command's port Port (on its loopback
-	// interface, or any address the command listens on). A host port that
-	// is taken makes the run fail at once. On the host's network (mode
+	// passes each connection to port Port of the command's loopback
+	// interface (a command listening on 0.0.0.0, :: or 127.0.0.1 gets
+	// it). A host port that is taken makes the run fail at once. On the host's network (mode
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
