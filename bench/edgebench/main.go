@@ -81,7 +81,8 @@ func main() {
 
 	dir, err := os.MkdirTemp("", "gantry-edgebench-")
 	must(err)
-	defer os.RemoveAll(dir)
+	atExit(func() { os.RemoveAll(dir) })
+	defer runExit()
 	must(os.Chmod(dir, 0o755))
 	site := filepath.Join(dir, "site")
 	must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
@@ -136,8 +137,9 @@ http {
 	must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
 	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
 	nginx.Stderr = os.Stderr
+	nginx.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // nginx ends with the benchmark
 	must(nginx.Start())
-	defer nginx.Process.Kill()
+	atExit(func() { _ = nginx.Process.Signal(syscall.SIGTERM); _, _ = nginx.Process.Wait() })
 	waitPort(fmt.Sprintf("127.0.0.1:%d", nport))
 
 	servers := []*server{
@@ -324,10 +326,10 @@ func runWrk(threads, conns int, d time.Duration, url, host string) result {
 	}
 	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
 	if err != nil {
-		log.Fatalf("wrk %s: %v\n%s", url, err, out)
+		fatalf("wrk %s: %v\n%s", url, err, out)
 	}
 	if strings.Contains(string(out), "Non-2xx") {
-		log.Fatalf("wrk %s: errors in the answers:\n%s", url, out)
+		fatalf("wrk %s: errors in the answers:\n%s", url, out)
 	}
 	var r result
 	if m := rpsRe.FindSubmatch(out); m != nil {
@@ -342,7 +344,7 @@ func runWrk(threads, conns int, d time.Duration, url, host string) result {
 		r.requests, _ = strconv.ParseInt(string(m[1]), 10, 64)
 	}
 	if r.rps == 0 {
-		log.Fatalf("wrk %s: no result:\n%s", url, out)
+		fatalf("wrk %s: no result:\n%s", url, out)
 	}
 	return r
 }
@@ -432,11 +434,31 @@ func waitPort(addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log.Fatalf("nothing listens on %s", addr)
+	fatalf("nothing listens on %s", addr)
 }
 
 func must(err error) {
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
+}
+
+// exits are the clean-ups run when the benchmark ends, last first, also
+// when it fails.
+var exits []func()
+
+func atExit(f func()) { exits = append(exits, f) }
+
+func runExit() {
+	for i := len(exits) - 1; i >= 0; i-- {
+		exits[i]()
+	}
+	exits = nil
+}
+
+// fatalf stops nginx, removes the temporary folder and exits with the
+// message.
+func fatalf(format string, args ...any) {
+	runExit()
+	log.Fatalf(format, args...)
 }
