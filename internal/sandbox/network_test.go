@@ -142,6 +142,21 @@ func TestIsolatedNetworkShutsOutHost(t *testing.T) {
 	}
 }
 
+func TestIsolatedNetworkShutsOutCloudMetadata(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	ws := workspace(t, s, platformDir(t), "a")
+	c, _, err := run(t, s, ws, sandbox.Limits{Timeout: time.Minute},
+		`for t in 169.254.169.254/80 fd00:ec2::254/80; do timeout 5 bash -c "exec 3<>/dev/tcp/$t" 2>&1 | grep -q 'Permission denied' && echo "denied $t"; done; true`)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	for _, want := range []string{"stdout: denied 169.254.169.254/80", "stdout: denied fd00:ec2::254/80"} {
+		if !c.has(want) {
+			t.Errorf("missing %q in\n%s", want, c)
+		}
+	}
+}
+
 // hostCanDial reports whether this machine reaches addr over TCP.
 func hostCanDial(addr string) bool {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)

@@ -445,14 +445,24 @@ func hostAddrs() ([]netip.Addr, error) {
 	return out, nil
 }
 
+// metadataRules shut the cloud metadata services (AWS, GCP, Azure and
+// others at 169.254.169.254, AWS's IPv6 one at fd00:ec2::254) out of
+// isolated networks: their HTTP port hands out the machine's credentials.
+// Only TCP port 80 is refused, since some clouds answer DNS at that address.
+var metadataRules = map[string]string{
+	"-4": "rule add to 169.254.169.254 ipproto tcp dport 80 prohibit\n",
+	"-6": "rule add to fd00:ec2::254 ipproto tcp dport 80 prohibit\n",
+}
+
 // netScript returns the shell script pasta starts in the new namespace:
-// one policy-routing rule per address of the host ("prohibit": connecting
-// fails with EACCES, even to a link-local address with an interface
-// given), made with ip as root of pasta's user namespace, in one batch per
-// family; then it closes the listening sockets pasta leaves open to its
-// child (fds 3 and 5 to 9; 4 carries bubblewrap's options) and execs its
-// arguments, bubblewrap. A rule that cannot be made ends the run with code
-// 125 before the command starts.
+// policy-routing rules ("prohibit": connecting fails with EACCES, even to
+// a link-local address with an interface given) for every address of the
+// host and for the cloud metadata services (metadataRules), made with ip as
+// root of pasta's user namespace, in one batch per family; then it closes
+// the listening sockets pasta leaves open to its child (fds 3 and 5 to 9;
+// 4 carries bubblewrap's options) and execs its arguments, bubblewrap. A
+// rule that cannot be made ends the run with code 125 before the command
+// starts.
 func netScript(ip string, addrs []netip.Addr) string {
 	var b strings.Builder
 	for _, family := range []string{"-4", "-6"} {
@@ -462,9 +472,7 @@ func netScript(ip string, addrs []netip.Addr) string {
 				fmt.Fprintf(&rules, "rule add to %s prohibit\n", a.WithZone(""))
 			}
 		}
-		if rules.Len() == 0 {
-			continue
-		}
+		rules.WriteString(metadataRules[family])
 		fmt.Fprintf(&b, "%s %s -batch - <<'EOF' || { echo \"sandbox: cannot shut the host's addresses out of the network\" >&2; exit 125; }\n%sEOF\n",
 			shellQuote(ip), family, rules.String())
 	}

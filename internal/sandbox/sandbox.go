@@ -17,8 +17,9 @@
 // connections and DNS work (package installs need them), but the host's
 // loopback services — the platform's API, a local database, other apps —
 // are out of reach, and so are the host's own addresses on every other
-// interface (shut out with policy-routing rules, set up with iproute2's ip
-// before the command starts). A Command may forward host loopback ports to
+// interface and the HTTP port of cloud metadata services (shut out with
+// policy-routing rules, set up with iproute2's ip before the command
+// starts). A Command may forward host loopback ports to
 // ports inside (Command.Forward), which is how a sandboxed server app is
 // reached. NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
