@@ -71,3 +71,10 @@ export type RepoLookup = {
   framework?: string
   detectError?: string
 }
+
+/** One environment variable of a project; a secret's value is always masked. */
+export type EnvVar = {
+  key: string
+  value: string
+  isSecret: boolean
+}

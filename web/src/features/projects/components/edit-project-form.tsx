@@ -11,6 +11,7 @@ import { paths } from '@/config/paths'
 import { useUpdateProject } from '../api/update-project'
 import type { Project } from '../types'
 import { BuildSettingsFields, type BuildSettings } from './build-settings-fields'
+import { EnvEditor } from './env-editor'
 
 export const EDIT_TIPS = [
   'Leave the build command empty for static sites.',
@@ -52,54 +53,57 @@ export function EditProjectForm({ project }: { project: Project }) {
   const repo = project.repository
   return (
     <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_20rem]">
-      <Card>
-        <form onSubmit={onSubmit}>
-          <CardHeader>
-            <CardTitle>Project settings</CardTitle>
-            <CardDescription>Changes apply to the next deployment.</CardDescription>
-          </CardHeader>
-          <CardContent className="space-y-5">
-            <div className="grid gap-5 sm:grid-cols-2">
-              <Input
-                label="Project name"
-                name="name"
-                required
-                value={name}
-                onChange={(e) => setName(e.target.value)}
-                autoComplete="off"
+      <div className="min-w-0 space-y-6">
+        <Card>
+          <form onSubmit={onSubmit}>
+            <CardHeader>
+              <CardTitle>Project settings</CardTitle>
+              <CardDescription>Changes apply to the next deployment.</CardDescription>
+            </CardHeader>
+            <CardContent className="space-y-5">
+              <div className="grid gap-5 sm:grid-cols-2">
+                <Input
+                  label="Project name"
+                  name="name"
+                  required
+                  value={name}
+                  onChange={(e) => setName(e.target.value)}
+                  autoComplete="off"
+                />
+                <Input
+                  label="Branch"
+                  name="branch"
+                  value={branch}
+                  onChange={(e) => setBranch(e.target.value)}
+                  className="[&_input]:font-mono"
+                  autoComplete="off"
+                  spellCheck={false}
+                />
+              </div>
+              <Textarea
+                label="Description"
+                name="description"
+                value={description}
+                onChange={(e) => setDescription(e.target.value)}
+                rows={3}
               />
-              <Input
-                label="Branch"
-                name="branch"
-                value={branch}
-                onChange={(e) => setBranch(e.target.value)}
-                className="[&_input]:font-mono"
-                autoComplete="off"
-                spellCheck={false}
-              />
-            </div>
-            <Textarea
-              label="Description"
-              name="description"
-              value={description}
-              onChange={(e) => setDescription(e.target.value)}
-              rows={3}
-            />
-            <div>
-              <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>
-              <BuildSettingsFields values={build} onChange={(f, v) => setBuild((b) => ({ ...b, [f]: v }))} />
-            </div>
-          </CardContent>
-          <CardFooter className="justify-end">
-            <Link to={paths.project.getHref(project._id)} className={buttonClasses({ variant: 'ghost' })}>
-              Cancel
-            </Link>
-            <Button type="submit" loading={update.isPending}>
-              {update.isPending ? 'Saving...' : 'Save Changes'}
-            </Button>
-          </CardFooter>
-        </form>
-      </Card>
+              <div>
+                <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>
+                <BuildSettingsFields values={build} onChange={(f, v) => setBuild((b) => ({ ...b, [f]: v }))} />
+              </div>
+            </CardContent>
+            <CardFooter className="justify-end">
+              <Link to={paths.project.getHref(project._id)} className={buttonClasses({ variant: 'ghost' })}>
+                Cancel
+              </Link>
+              <Button type="submit" loading={update.isPending}>
+                {update.isPending ? 'Saving...' : 'Save Changes'}
+              </Button>
+            </CardFooter>
+          </form>
+        </Card>
+        <EnvEditor projectId={project._id} />
+      </div>
 
       <div className="space-y-6">
         <Card>
