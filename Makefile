@@ -9,7 +9,7 @@ NPM   ?= npm
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-APT_RUN  := git bubblewrap passt
+APT_RUN  := git bubblewrap passt iproute2
 APT_TEST := chromium postgresql
 APT_BENCH := nginx wrk
 

@@ -232,6 +232,8 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// Lets the edge cork connections while it sends large files.
+		ConnContext: edge.ConnContext,
 	}
 	httpServer.RegisterOnShutdown(srv.Shutdown)
 
