@@ -3,7 +3,8 @@
 // the switch of a project's subdomain to its newest live deployment, stop,
 // restart (an instant rollback) and delete, and the log entries every step
 // writes and streams. It owns no SQL: state lives behind gantry's store
-// interfaces, builds run in internal/build, sites are served by the edge.
+// interfaces, builds run in internal/build, server apps under
+// internal/runtime (app.go), and sites and apps are served by the edge.
 package deploy
 
 import (
