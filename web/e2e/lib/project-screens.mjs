@@ -275,8 +275,21 @@ export const PROJECT_SCREENS = [
     auth: true,
     ready,
     act: async (page) => {
-      await withData(page, { path: '/projects/demo-project/edit' })
+      await withData(page, {
+        path: '/projects/demo-project/edit',
+        extra: {
+          'GET /api/projects/demo-project/env': () =>
+            ok({
+              variables: [
+                { key: 'NODE_ENV', value: 'production', isSecret: false },
+                { key: 'API_BASE_URL', value: 'https://api.example.com', isSecret: false },
+                { key: 'STRIPE_SECRET_KEY', value: '••••••••', isSecret: true },
+              ],
+            }),
+        },
+      })
       await page.getByLabel('Project name').waitFor()
+      await page.getByRole('form', { name: 'Environment variables' }).getByText('Secret').first().waitFor()
     },
   },
   { name: 'project-not-found', path: '/projects/no-such-project', auth: true, ready: heading('Project not found') },

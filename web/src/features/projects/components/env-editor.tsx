@@ -116,7 +116,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
               return (
                 <li
                   key={row.id}
-                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-[minmax(0,1fr)_minmax(0,1.4fr)_auto] sm:items-start dark:border-zinc-800"
+                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-[minmax(0,1fr)_minmax(0,1fr)_auto] sm:items-start dark:border-zinc-800"
                 >
                   <Input
                     label="Name"
