@@ -67,10 +67,11 @@ async function run(ctx) {
   // The server searches; only the app matches its author's unique username.
   await page.getByRole('searchbox', { name: 'Search apps' }).fill(site.user.username)
   await page.waitForURL(/search=/)
+  // The earlier answer stays on screen until the search's answer arrives.
+  await page.getByText('Showing 1 of 1 app', { exact: true }).waitFor()
   const card = page.getByTestId('app-card').filter({ hasText: site.name })
-  await card.waitFor()
   assert.equal(await page.getByTestId('app-card').count(), 1)
-  await page.getByText('Showing 1 of 1 app').waitFor()
+  await card.waitFor()
   await card.getByText('Grace Hopper').waitFor()
   await card.getByText('Static', { exact: true }).waitFor()
   await card.getByText('Just now').or(card.getByText(/^\dm ago$/)).first().waitFor()
