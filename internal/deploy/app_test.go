@@ -453,3 +453,24 @@ func TestCrashLoopFailsTheDeployment(t *testing.T) {
 		t.Fatalf("no give-up line:\n%s", rt)
 	}
 }
+
+func TestRuntimeLogsAreCapped(t *testing.T) {
+	e := newEnv(t)
+	e.svc.RuntimeLogLimit = 50
+	files := pyApp("v1")
+	files["app.py"] = "for i in range(300):\n    print('line', i)\n" + files["app.py"]
+	p := e.project("Chatty", files)
+	d := e.deploy(p)
+	e.mustLive(d)
+	e.waitLog(d.ID, "line 299")
+	if _, err := e.svc.Stop(context.Background(), e.user.ID, "chatty", ""); err != nil {
+		t.Fatal(err)
+	}
+	rt := e.runtimeLogs(d.ID)
+	if len(rt) != 50 || !strings.Contains(strings.Join(rt, "\n"), "info: line 299") || strings.Contains(strings.Join(rt, "\n"), "line 200\n") {
+		t.Fatalf("got %d runtime entries, want the newest 50:\n%s", len(rt), strings.Join(rt, "\n"))
+	}
+	if all := strings.Join(e.logs(d.ID), "\n"); !strings.Contains(all, "Build started") {
+		t.Fatal("build entries were trimmed too")
+	}
+}
