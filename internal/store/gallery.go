@@ -249,7 +249,8 @@ func checkKey(key string) error {
 // the same visitor was counted for it less than gantry.ViewWindow ago, and
 // reports whether it counted. One row per deployment and visitor holds the
 // time of the last counted visit; the upsert that moves it forward only
-// when it is old enough is what makes concurrent visits count once.
+// when it is old enough is what makes concurrent visits count once. Rows
+// of the app older than the window are deleted on the way.
 func (db *DB) RecordView(ctx context.Context, deploymentID, visitor string) (bool, error) {
 	if err := checkKey(visitor); err != nil {
 		return false, err
@@ -262,10 +263,17 @@ func (db *DB) RecordView(ctx context.Context, deploymentID, visitor string) (boo
 	if err := lockListed(ctx, tx, deploymentID, false); err != nil {
 		return false, err
 	}
+	// A visit counted a full window ago says nothing any more: forget it, so
+	// the table holds only the last window's visitors of each app.
+	windowStart := tx.now.Add(-gantry.ViewWindow)
+	if _, err := tx.exec(ctx, `DELETE FROM deployment_views WHERE deployment_id = ? AND counted_at <= ?`,
+		deploymentID, windowStart); err != nil {
+		return false, fmt.Errorf("prune views: %w", err)
+	}
 	res, err := tx.exec(ctx, `INSERT INTO deployment_views (deployment_id, visitor, counted_at) VALUES (?, ?, ?)
 		ON CONFLICT (deployment_id, visitor) DO UPDATE SET counted_at = excluded.counted_at
 		WHERE deployment_views.counted_at <= ?`,
-		deploymentID, visitor, tx.now, tx.now.Add(-gantry.ViewWindow))
+		deploymentID, visitor, tx.now, windowStart)
 	if err != nil {
 		return false, fmt.Errorf("record view: %w", err)
 	}

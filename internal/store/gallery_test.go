@@ -386,3 +386,27 @@ func TestGalleryFollowsChanges(t *testing.T) {
 		t.Fatalf("like of a deleted owner's app: %v", err)
 	}
 }
+
+// TestRecordViewPrunes keeps only the last hour's visitors of an app.
+func TestRecordViewPrunes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	_, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "app", Type: "react"})
+	t0 := time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+	now := t0
+	db.Now = func() time.Time { return now }
+	for i := 0; i < 50; i++ {
+		if _, err := db.RecordView(ctx, d.ID, fmt.Sprint("visitor:", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = t0.Add(gantry.ViewWindow + time.Second)
+	if counted, err := db.RecordView(ctx, d.ID, "visitor:late"); err != nil || !counted {
+		t.Fatalf("got %v %v", counted, err)
+	}
+	if n := store.CountViewRows(t, db, d.ID); n != 1 {
+		t.Fatalf("got %d rows of visits, want 1 (the last hour's)", n)
+	}
+}

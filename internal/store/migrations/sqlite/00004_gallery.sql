@@ -19,6 +19,8 @@ CREATE TABLE deployment_views (
     counted_at    TIMESTAMP NOT NULL,
     PRIMARY KEY (deployment_id, visitor)
 );
+-- Rows older than the view window are pruned as the app is visited.
+CREATE INDEX deployment_views_counted ON deployment_views (deployment_id, counted_at);
 CREATE TABLE gallery_apps (
     deployment_id TEXT PRIMARY KEY REFERENCES deployments (id) ON DELETE CASCADE,
     user_id       TEXT NOT NULL,
