@@ -560,7 +560,9 @@ func TestGalleryWriteLimit(t *testing.T) {
 	}
 }
 
-func TestGalleryCookieSecureBehindHTTPS(t *testing.T) {
+// TestGalleryCookieAndRoutes checks the Secure cookie behind an HTTPS proxy and
+// that the gallery routes never collide with the owner's deployment routes.
+func TestGalleryCookieAndRoutes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.srv.TrustProxy = true
