@@ -1,7 +1,11 @@
 import '@testing-library/jest-dom/vitest'
-import { cleanup } from '@testing-library/react'
+import { cleanup, configure } from '@testing-library/react'
 import toast from 'react-hot-toast'
 import { afterEach, vi } from 'vitest'
+
+// findBy*/waitFor wait up to 5 s (not 1 s): on a loaded 2-core CI machine a
+// render can take longer than a second, which is slowness, not failure.
+configure({ asyncUtilTimeout: 5000 })
 
 // Dates in tests are formatted in UTC whatever the machine's zone.
 process.env.TZ = 'UTC'
