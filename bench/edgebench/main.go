@@ -32,8 +32,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -48,9 +46,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +54,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/bench/internal/load"
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/edge"
 )
@@ -80,18 +77,18 @@ func main() {
 	}
 
 	dir, err := os.MkdirTemp("", "gantry-edgebench-")
-	must(err)
-	atExit(func() { os.RemoveAll(dir) })
-	defer runExit()
-	must(os.Chmod(dir, 0o755))
+	load.Must(err)
+	load.AtExit(func() { os.RemoveAll(dir) })
+	defer load.RunExit()
+	load.Must(os.Chmod(dir, 0o755))
 	site := filepath.Join(dir, "site")
-	must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
-	must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
+	load.Must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
+	load.Must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
 	asset := make([]byte, 150*1024)
 	_, _ = rand.Read(asset)
 	// 200 KB of base64 text: a realistic bundle size. wrk asks for no
 	// compression, so both servers send the file as it is.
-	must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
+	load.Must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
 
 	// Gantry: the real top-level handler with the edge as live handler.
 	gantryLog := filepath.Join(dir, "gantry-access.log")
@@ -103,18 +100,18 @@ func main() {
 	srv.LiveHandler = edge.New("localhost", table, "http://localhost")
 	if *logging {
 		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		must(err)
+		load.Must(err)
 		defer f.Close()
 		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
 	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(err)
+	load.Must(err)
 	go newHTTPServer(srv).Serve(gln)
 
 	// nginx on the same folder.
-	nport := freePort()
+	nport := load.FreePort()
 	accessLog := "access_log off;"
 	if *logging {
 		accessLog = "access_log " + nginxLog + " combined;"
@@ -133,24 +130,24 @@ http {
   server { listen 127.0.0.1:%[2]d; root %[3]s; index index.html; etag on; }
 }
 `, dir, nport, site, accessLog)
-	must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
-	must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
+	load.Must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
+	load.Must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
 	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
 	nginx.Stderr = os.Stderr
 	nginx.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // nginx ends with the benchmark
-	must(nginx.Start())
-	atExit(func() { _ = nginx.Process.Signal(syscall.SIGTERM); _, _ = nginx.Process.Wait() })
-	waitPort(fmt.Sprintf("127.0.0.1:%d", nport))
+	load.Must(nginx.Start())
+	load.AtExit(func() { _ = nginx.Process.Signal(syscall.SIGTERM); _, _ = nginx.Process.Wait() })
+	load.WaitPort(fmt.Sprintf("127.0.0.1:%d", nport))
 
 	servers := []*server{
-		{name: "gantry", url: "http://" + gln.Addr().String(), host: "bench.localhost", cpu: selfCPU},
-		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return treeCPU(nginx.Process.Pid) }},
+		{name: "gantry", url: "http://" + gln.Addr().String(), host: "bench.localhost", cpu: load.SelfCPU},
+		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginx.Process.Pid) }},
 	}
 	if *floor {
 		fln, err := net.Listen("tcp", "127.0.0.1:0")
-		must(err)
+		load.Must(err)
 		go newHTTPServer(bareHandler(site)).Serve(fln)
-		servers = append(servers, &server{name: "net/http", url: "http://" + fln.Addr().String(), cpu: selfCPU})
+		servers = append(servers, &server{name: "net/http", url: "http://" + fln.Addr().String(), cpu: load.SelfCPU})
 	}
 	if *serve {
 		fmt.Printf("gantry: %s/ (Host: bench.localhost), pid %d\nnginx:  %s/, master pid %d\nsite:   %s\nstop with Ctrl-C\n",
@@ -165,7 +162,7 @@ http {
 		servers = slices.DeleteFunc(servers, func(s *server) bool { return !slices.Contains(names, s.name) })
 	}
 	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
-		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), nginxVersion(), runtime.NumCPU(), runtime.NumCPU())
+		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
 	if *logging {
 		fmt.Println("access logs: both write one line per request to a file")
 	} else {
@@ -175,11 +172,11 @@ http {
 
 	type row struct {
 		path string
-		res  map[string]result
+		res  map[string]load.Result
 	}
 	var rows []row
 	for _, path := range []string{"/", "/assets/app-3f9a2c1d.js"} {
-		runs := map[string][]result{}
+		runs := map[string][]load.Result{}
 		for round := range *rounds {
 			order := slices.Clone(servers)
 			if round%2 == 1 {
@@ -192,16 +189,16 @@ http {
 					if path != "/" {
 						kind = "js"
 					}
-					stop = startProfile(*cpuprofile + "." + kind)
+					stop = load.StartProfile(*cpuprofile + "." + kind)
 				}
 				r := s.load(*threads, *conns, *duration, path)
 				stop()
 				runs[s.name] = append(runs[s.name], r)
 			}
 		}
-		rw := row{path: path, res: map[string]result{}}
+		rw := row{path: path, res: map[string]load.Result{}}
 		for name, rs := range runs {
-			rw.res[name] = median(rs)
+			rw.res[name] = load.Median(rs)
 		}
 		rows = append(rows, rw)
 	}
@@ -210,7 +207,7 @@ http {
 	for _, rw := range rows {
 		for _, s := range servers {
 			r := rw.res[s.name]
-			fmt.Printf("%-24s %-8s %10.0f %10s %12.1f\n", rw.path, s.name, r.rps, r.p99.Round(10*time.Microsecond), r.cpuPerReq)
+			fmt.Printf("%-24s %-8s %10.0f %10s %12.1f\n", rw.path, s.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq)
 		}
 	}
 	_, withGantry := rows[0].res["gantry"]
@@ -219,12 +216,12 @@ http {
 		fmt.Printf("\n%-24s %14s %14s %16s\n", "Gantry / nginx", "req/s ratio", "p99 ratio", "CPU/req ratio")
 		for _, rw := range rows {
 			g, n := rw.res["gantry"], rw.res["nginx"]
-			fmt.Printf("%-24s %13.2fx %13.2fx %15.2fx\n", rw.path, g.rps/n.rps, float64(g.p99)/float64(n.p99), g.cpuPerReq/n.cpuPerReq)
+			fmt.Printf("%-24s %13.2fx %13.2fx %15.2fx\n", rw.path, g.RPS/n.RPS, float64(g.P99)/float64(n.P99), g.CPUPerReq/n.CPUPerReq)
 		}
 		fmt.Println("\nreq/s ratio > 1: Gantry served more; p99 and CPU/req ratios < 1: Gantry was faster or cheaper.")
 	}
 	if *logging {
-		fmt.Printf("access log lines written: gantry %d, nginx %d\n", countLines(gantryLog), countLines(nginxLog))
+		fmt.Printf("access log lines written: gantry %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(nginxLog))
 	}
 }
 
@@ -246,7 +243,7 @@ func newHTTPServer(h http.Handler) *http.Server {
 // Gantry cannot be cheaper than this on the same http.Server.
 func bareHandler(site string) http.Handler {
 	page, err := os.ReadFile(filepath.Join(site, "index.html"))
-	must(err)
+	load.Must(err)
 	html := []string{"text/html; charset=utf-8"}
 	js := []string{"text/javascript; charset=utf-8"}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -279,186 +276,11 @@ type server struct {
 }
 
 // load runs wrk against path and measures the server's CPU time meanwhile.
-func (s *server) load(threads, conns int, d time.Duration, path string) result {
+func (s *server) load(threads, conns int, d time.Duration, path string) load.Result {
 	before := s.cpu()
-	r := runWrk(threads, conns, d, s.url+path, s.host)
-	if r.requests > 0 {
-		r.cpuPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.requests)
+	r := load.Wrk(threads, conns, d, s.url+path, s.host)
+	if r.Requests > 0 {
+		r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
 	}
 	return r
-}
-
-type result struct {
-	rps       float64
-	p99       time.Duration
-	requests  int64
-	cpuPerReq float64 // µs
-}
-
-// median returns the median of each figure over rs, separately.
-func median(rs []result) result {
-	mid := func(v []float64) float64 {
-		slices.Sort(v)
-		if len(v)%2 == 1 {
-			return v[len(v)/2]
-		}
-		return (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	var rps, p99, cpu []float64
-	for _, r := range rs {
-		rps = append(rps, r.rps)
-		p99 = append(p99, float64(r.p99))
-		cpu = append(cpu, r.cpuPerReq)
-	}
-	return result{rps: mid(rps), p99: time.Duration(mid(p99)), cpuPerReq: mid(cpu)}
-}
-
-var (
-	rpsRe   = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
-	p99Re   = regexp.MustCompile(`\s99%\s+([\d.]+)(us|ms|s)`)
-	countRe = regexp.MustCompile(`(\d+) requests in`)
-)
-
-func runWrk(threads, conns int, d time.Duration, url, host string) result {
-	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency"}
-	if host != "" {
-		args = append(args, "-H", "Host: "+host)
-	}
-	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
-	if err != nil {
-		fatalf("wrk %s: %v\n%s", url, err, out)
-	}
-	if strings.Contains(string(out), "Non-2xx") {
-		fatalf("wrk %s: errors in the answers:\n%s", url, out)
-	}
-	var r result
-	if m := rpsRe.FindSubmatch(out); m != nil {
-		r.rps, _ = strconv.ParseFloat(string(m[1]), 64)
-	}
-	if m := p99Re.FindSubmatch(out); m != nil {
-		v, _ := strconv.ParseFloat(string(m[1]), 64)
-		unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[string(m[2])]
-		r.p99 = time.Duration(v * float64(unit))
-	}
-	if m := countRe.FindSubmatch(out); m != nil {
-		r.requests, _ = strconv.ParseInt(string(m[1]), 10, 64)
-	}
-	if r.rps == 0 {
-		fatalf("wrk %s: no result:\n%s", url, out)
-	}
-	return r
-}
-
-// selfCPU is this process's user+system time (the Gantry server's; wrk
-// runs in a child process, not counted).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// treeCPU is the user+system time of process pid and its children (nginx's
-// master and workers), from /proc in clock ticks of 10 ms.
-func treeCPU(pid int) time.Duration {
-	var total time.Duration
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the command name (which is in parentheses).
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		if p != pid && ppid != pid {
-			continue
-		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(ut+st) * 10 * time.Millisecond
-	}
-	return total
-}
-
-// startProfile starts a CPU profile into file and returns its stop.
-func startProfile(file string) func() {
-	f, err := os.Create(file)
-	must(err)
-	must(pprof.StartCPUProfile(f))
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
-}
-
-func countLines(file string) int {
-	f, err := os.Open(file)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		n++
-	}
-	return n
-}
-
-func nginxVersion() string {
-	out, _ := exec.Command("nginx", "-v").CombinedOutput()
-	return strings.TrimSpace(strings.TrimPrefix(string(out), "nginx version: "))
-}
-
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func waitPort(addr string) {
-	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	fatalf("nothing listens on %s", addr)
-}
-
-func must(err error) {
-	if err != nil {
-		fatalf("%v", err)
-	}
-}
-
-// exits are the clean-ups run when the benchmark ends, last first, also
-// when it fails.
-var exits []func()
-
-func atExit(f func()) { exits = append(exits, f) }
-
-func runExit() {
-	for i := len(exits) - 1; i >= 0; i-- {
-		exits[i]()
-	}
-	exits = nil
-}
-
-// fatalf stops nginx, removes the temporary folder and exits with the
-// message.
-func fatalf(format string, args ...any) {
-	runExit()
-	log.Fatalf(format, args...)
 }
