@@ -1,65 +1,14 @@
-import {
-  Atom,
-  Braces,
-  Coffee,
-  Cog,
-  FileCode,
-  FileType,
-  FlaskConical,
-  FolderGit2,
-  Gauge,
-  Globe,
-  Hash,
-  Hexagon,
-  Layers,
-  Palette,
-  Route,
-  Server,
-  Shield,
-  SquareTerminal,
-  Triangle,
-  type LucideIcon,
-} from 'lucide-react'
-import { cn } from '@/lib/cn'
+import { TypeIcon } from '@/components/ui/type-icon'
 import { frameworkName } from '../frameworks'
 
-/** An icon for each SPEC §3 type; others get a generic repository icon. */
-const ICONS: Record<string, { icon: LucideIcon; className: string }> = {
-  react: { icon: Atom, className: 'bg-sky-50 text-sky-600 dark:bg-sky-500/15 dark:text-sky-300' },
-  vue: { icon: Triangle, className: 'bg-emerald-50 text-emerald-600 dark:bg-emerald-500/15 dark:text-emerald-300' },
-  nextjs: { icon: Layers, className: 'bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900' },
-  angular: { icon: Shield, className: 'bg-red-50 text-red-600 dark:bg-red-500/15 dark:text-red-300' },
-  python: { icon: SquareTerminal, className: 'bg-blue-50 text-blue-600 dark:bg-blue-500/15 dark:text-blue-300' },
-  nodejs: { icon: Hexagon, className: 'bg-green-50 text-green-700 dark:bg-green-500/15 dark:text-green-300' },
-  vanilla: { icon: Braces, className: 'bg-yellow-50 text-yellow-700 dark:bg-yellow-500/15 dark:text-yellow-300' },
-  static: { icon: Globe, className: 'bg-indigo-50 text-indigo-600 dark:bg-indigo-500/15 dark:text-indigo-300' },
-  flask: { icon: FlaskConical, className: 'bg-zinc-100 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300' },
-  django: { icon: Server, className: 'bg-emerald-50 text-emerald-800 dark:bg-emerald-500/15 dark:text-emerald-300' },
-  express: { icon: Route, className: 'bg-zinc-100 text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300' },
-  html: { icon: FileCode, className: 'bg-orange-50 text-orange-600 dark:bg-orange-500/15 dark:text-orange-300' },
-  css: { icon: Palette, className: 'bg-blue-50 text-blue-600 dark:bg-blue-500/15 dark:text-blue-300' },
-  javascript: { icon: Braces, className: 'bg-yellow-50 text-yellow-700 dark:bg-yellow-500/15 dark:text-yellow-300' },
-  typescript: { icon: FileType, className: 'bg-blue-50 text-blue-700 dark:bg-blue-500/15 dark:text-blue-300' },
-  php: { icon: FileCode, className: 'bg-violet-50 text-violet-600 dark:bg-violet-500/15 dark:text-violet-300' },
-  java: { icon: Coffee, className: 'bg-orange-50 text-orange-700 dark:bg-orange-500/15 dark:text-orange-300' },
-  csharp: { icon: Hash, className: 'bg-purple-50 text-purple-700 dark:bg-purple-500/15 dark:text-purple-300' },
-  go: { icon: Gauge, className: 'bg-cyan-50 text-cyan-700 dark:bg-cyan-500/15 dark:text-cyan-300' },
-  rust: { icon: Cog, className: 'bg-orange-50 text-orange-800 dark:bg-orange-500/15 dark:text-orange-300' },
-}
-
-const FALLBACK = { icon: FolderGit2, className: 'bg-zinc-100 text-zinc-600 dark:bg-zinc-800 dark:text-zinc-300' }
-
+/** The type's icon on a tinted square, named "<Type> project" with the type as its tooltip. */
 export function ProjectTypeIcon({ type, className }: { type: string | undefined; className?: string }) {
-  const look = (type && ICONS[type]) || FALLBACK
-  const Icon = look.icon
   return (
-    <span
-      role="img"
-      aria-label={type ? `${frameworkName(type)} project` : 'Project'}
+    <TypeIcon
+      type={type}
+      label={type ? `${frameworkName(type)} project` : 'Project'}
       title={type ? frameworkName(type) : undefined}
-      className={cn('flex size-10 shrink-0 items-center justify-center rounded-lg', look.className, className)}
-    >
-      <Icon className="size-5" aria-hidden="true" />
-    </span>
+      className={className}
+    />
   )
 }
