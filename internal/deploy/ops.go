@@ -276,18 +276,15 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			return
 		}
 	}
-	if err := s.goLive(context.WithoutCancel(ctx), d, target); err != nil {
-		s.stopApp(d.ID, false)
-		s.fail(ctx, d, "Publishing failed: "+gantry.ErrorMessage(err))
-		return
-	}
 	now := s.now()
 	d.BuildInfo.EndTime = &now
 	d.BuildInfo.Duration = now.Sub(start).Milliseconds()
-	if err := s.Store.UpdateDeployment(context.WithoutCancel(ctx), d); err != nil {
-		s.logger().Error("live", "deployment", d.ID, "err", err)
+	if err := s.goLive(context.WithoutCancel(ctx), d, target, "Deployment is live at "+d.URL); err != nil {
+		s.stopApp(d.ID, false)
+		d.BuildInfo.EndTime = nil
+		s.fail(ctx, d, "Publishing failed: "+gantry.ErrorMessage(err))
+		return
 	}
-	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, "Deployment is live at "+d.URL)
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
 }
 
@@ -297,7 +294,8 @@ func (s *Service) sitesDir() string { return s.SiteDir("") }
 // at its running server app when target (the app's address) is set — and
 // stops the deployment it replaces (its files stay, so restarting it is a
 // rollback); a replaced app is drained and stopped in the background.
-func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target string) error {
+// liveLine is logged (level success) as the switch happens.
+func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target, liveLine string) error {
 	s.switchMu.Lock()
 	defer s.switchMu.Unlock()
 	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
@@ -309,6 +307,8 @@ func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target strin
 	} else {
 		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
 	}
+	// The line comes before the status, so whoever sees "live" finds it.
+	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, liveLine)
 	d.Status = gantry.DeploymentLive
 	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
 		return err
@@ -466,11 +466,10 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 		}
 		target = app.Addr()
 	}
-	if err := s.goLive(ctx, d, target); err != nil {
+	if err := s.goLive(ctx, d, target, "Deployment restarted: live at "+d.URL); err != nil {
 		s.stopApp(d.ID, false)
 		return nil, err
 	}
-	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, "Deployment restarted: live at "+d.URL)
 	return s.Store.FindDeployment(ctx, userID, d.ID)
 }
 

@@ -361,8 +361,14 @@ func TestCancelKillsTree(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
-	if got := processesMatching(t, "sleep 200"); len(got) > 0 {
-		t.Errorf("processes left: %v", got)
+	// The exact command lines of this test's sleeps (not any "sleep 200…"
+	// of another program on the machine).
+	for _, cmd := range []string{"sleep 2001", "sleep 2002"} {
+		for _, p := range processesMatching(t, cmd) {
+			if strings.HasSuffix(p, ": "+cmd) {
+				t.Errorf("process left: %v", p)
+			}
+		}
 	}
 }
 
