@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ type Result struct {
 	SPA       bool               // serve /index.html for unknown extension-less paths
 	SiteDir   string             // the published folder; "" for a server app (Config.StartCommand set)
 	Files     int                // files published, precompressed variants not counted
-	Size      int64              // bytes published, precompressed variants not counted
+	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
 }
 
@@ -249,7 +250,11 @@ func (r *run) steps() (*Result, error) {
 		}
 	}
 	if cfg.StartCommand != "" {
-		return res, nil // a server app: the runtime starts it from the workspace
+		// A server app: the runtime starts it from the workspace, whose size
+		// is the build's.
+		res.Size = workspaceSize(job.Workspace)
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
+		return res, nil
 	}
 
 	// Locate and publish the output.
@@ -510,6 +515,27 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// workspaceSize adds up the regular files under dir, without following
+// symlinks and without the .git folder.
+func workspaceSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts do not count
+		}
+		if d.IsDir() && d.Name() == ".git" && path != dir {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // formatSize writes bytes in the units the UI uses (KB = 1000 bytes).

@@ -127,7 +127,7 @@ func TestPythonAppLifecycle(t *testing.T) {
 	}
 	d1 := e.deploy(p)
 	e.mustLive(d1)
-	if d1.BuildInfo.StartCommand != "python3 app.py" || d1.BuildInfo.Framework != "python" {
+	if d1.BuildInfo.StartCommand != "python3 app.py" || d1.BuildInfo.Framework != "python" || d1.BuildInfo.BuildSize <= 0 {
 		t.Fatalf("got build info %+v", d1.BuildInfo)
 	}
 	if code, body := e.get("py-api", "/"); code != 200 || body != "v1 hunter2-secret" {
