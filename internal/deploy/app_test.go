@@ -474,3 +474,25 @@ func TestRuntimeLogsAreCapped(t *testing.T) {
 		t.Fatal("build entries were trimmed too")
 	}
 }
+
+func TestOldAppWorkspacesArePruned(t *testing.T) {
+	e := newEnv(t)
+	p := e.project("Prune", pyApp("v1"))
+	var ids []string
+	for i := 0; i < deploy.KeepStoppedApps+2; i++ {
+		d := e.deploy(p)
+		e.mustLive(d)
+		ids = append(ids, d.ID)
+	}
+	for i, id := range ids {
+		_, err := os.Stat(e.svc.WorkDir(id))
+		// The live one and the newest KeepStoppedApps replaced ones keep theirs.
+		if keep := i >= len(ids)-1-deploy.KeepStoppedApps; keep != (err == nil) {
+			t.Errorf("deployment %d of %d: workspace kept = %v, want %v", i+1, len(ids), err == nil, keep)
+		}
+	}
+	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, ids[0]); err == nil ||
+		!strings.Contains(gantry.ErrorMessage(err), "deploy the project again") {
+		t.Fatalf("restart of a pruned app: got %v", err)
+	}
+}

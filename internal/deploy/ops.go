@@ -286,6 +286,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		return
 	}
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
+	if IsApp(d) {
+		s.pruneAppWorkspaces(context.WithoutCancel(ctx), d.UserID, d.ProjectID)
+	}
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
