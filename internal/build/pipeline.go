@@ -24,8 +24,16 @@ import (
 const (
 	DefaultTimeout     = 10 * time.Minute
 	DefaultMemory      = 1 << 30 // bytes
+	DefaultDisk        = 4 << 30 // bytes
 	DefaultMaxLogLines = 5000
 )
+
+// diskPoll is how often the workspace's size is measured while install
+// and build run.
+var diskPoll = time.Second
+
+// errDiskFull is the cause of a step cut short for writing too much.
+var errDiskFull = errors.New("build: workspace over its disk limit")
 
 // Cloner makes a shallow clone of one branch of a repository into dir
 // (which does not exist yet) and returns the commit it checked out. The
@@ -79,6 +87,11 @@ type Job struct {
 	Timeout time.Duration
 	// Memory is the memory limit of install and build in bytes (default 1 GiB).
 	Memory int64
+	// Disk caps what the workspace may hold while install and build run,
+	// in bytes (default 4 GiB): it is measured every second and a step
+	// that goes over it is killed. Single files are also capped by the
+	// sandbox's file-size limit, and /tmp by the memory limit.
+	Disk int64
 }
 
 // Result is what a successful build produced.
@@ -134,6 +147,9 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	}
 	if job.Memory <= 0 {
 		job.Memory = DefaultMemory
+	}
+	if job.Disk <= 0 {
+		job.Disk = DefaultDisk
 	}
 	if p.Sandbox == nil || p.Cloner == nil {
 		return nil, errors.New("build: the pipeline needs a sandbox and a cloner")
@@ -316,7 +332,27 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	l := r.p.Limits
 	l.Timeout = r.job.Timeout
 	l.Memory = r.job.Memory
-	_, err = r.p.Sandbox.Run(r.bctx, sandbox.Command{
+	sctx, stop := context.WithCancelCause(r.bctx)
+	defer stop(nil)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(diskPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+				if workspaceSize(r.job.Workspace) > r.job.Disk {
+					stop(errDiskFull)
+					return
+				}
+			}
+		}
+	}()
+	defer func() { stop(nil); <-watched }()
+	_, err = r.p.Sandbox.Run(sctx, sandbox.Command{
 		Args:   []string{"sh", "-c", command},
 		Dir:    r.job.Workspace,
 		Env:    env,
@@ -330,6 +366,9 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	})
 	if err == nil {
 		return outOfSync, nil
+	}
+	if errors.Is(context.Cause(sctx), errDiskFull) {
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("Build used more disk than allowed (limit %s)", sandbox.FormatBytes(r.job.Disk)), Err: err}
 	}
 	if e := r.interrupted(step); e != nil {
 		return outOfSync, e

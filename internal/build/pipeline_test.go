@@ -566,3 +566,17 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestBuildWritesTooMuch(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "diskhog", nodeRepo(``))
+	job.Project = gantry.BuildConfig{OutputDirectory: "dist",
+		BuildCommand: "for i in 1 2 3 4; do head -c 20000000 /dev/zero > blob$i; done; sleep 30"}
+	job.Disk = 32 << 20
+	start := time.Now()
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "Build used more disk than allowed (limit 32 MiB)")
+	if d := time.Since(start); d > 25*time.Second {
+		t.Errorf("the disk hog ran %v before it was stopped", d)
+	}
+}
