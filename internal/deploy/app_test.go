@@ -484,10 +484,17 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 		e.mustLive(d)
 		ids = append(ids, d.ID)
 	}
+	// Pruning follows the switch to live: give it a moment.
+	deadline := time.Now().Add(10 * time.Second)
 	for i, id := range ids {
-		_, err := os.Stat(e.svc.WorkDir(id))
 		// The live one and the newest KeepStoppedApps replaced ones keep theirs.
-		if keep := i >= len(ids)-1-deploy.KeepStoppedApps; keep != (err == nil) {
+		keep := i >= len(ids)-1-deploy.KeepStoppedApps
+		_, err := os.Stat(e.svc.WorkDir(id))
+		for !keep && err == nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			_, err = os.Stat(e.svc.WorkDir(id))
+		}
+		if keep != (err == nil) {
 			t.Errorf("deployment %d of %d: workspace kept = %v, want %v", i+1, len(ids), err == nil, keep)
 		}
 	}
