@@ -28,6 +28,20 @@ const (
 	DefaultMaxDeployments = 5
 )
 
+// PlanName is a plan's display name ("free" → "Free"); a missing or
+// unknown plan shows as Free (SPEC §3).
+func PlanName(plan string) string {
+	switch plan {
+	case PlanBasic:
+		return "Basic"
+	case PlanPro:
+		return "Pro"
+	case PlanEnterprise:
+		return "Enterprise"
+	}
+	return "Free"
+}
+
 // User is an account. Its JSON form is SPEC §3 User; PasswordHash never
 // leaves the server.
 type User struct {

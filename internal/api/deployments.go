@@ -95,7 +95,7 @@ func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *
 func maskSecrets(d *gantry.Deployment) {
 	for i, v := range d.Environment.Variables {
 		if v.IsSecret {
-			d.Environment.Variables[i].Value = "••••••••"
+			d.Environment.Variables[i].Value = deploy.Mask
 		}
 	}
 }

@@ -103,16 +103,9 @@ func (s *Service) checkLiveLimit(ctx context.Context, userID string, p *gantry.P
 	if max := u.Subscription.MaxDeployments; n > max {
 		return gantry.Errorf(gantry.EFORBIDDEN,
 			"Your %s plan allows %d live deployments. Stop or delete one to deploy another.",
-			planName(u.Subscription.Plan), max)
+			gantry.PlanName(u.Subscription.Plan), max)
 	}
 	return nil
-}
-
-func planName(plan string) string {
-	if plan == "" {
-		return "Free"
-	}
-	return strings.ToUpper(plan[:1]) + plan[1:]
 }
 
 // checkOutputDir refuses output directories that could never be inside the

@@ -52,7 +52,7 @@ func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
 	if max := u.Subscription.MaxProjects; n >= max {
 		return gantry.Errorf(gantry.EFORBIDDEN,
 			"Your %s plan allows %d projects. Delete a project or upgrade your plan to create another.",
-			planName(u.Subscription.Plan), max)
+			gantry.PlanName(u.Subscription.Plan), max)
 	}
 	sub, err := freeSubdomain(ctx, tx, p.Name)
 	if err != nil {
@@ -111,19 +111,6 @@ func freeSubdomain(ctx context.Context, tx *Tx, name string) (string, error) {
 		}
 	}
 	return "", gantry.Errorf(gantry.ECONFLICT, "No free subdomain for %q: choose another project name", name)
-}
-
-// planName is the display name of a plan ("free" → "Free").
-func planName(plan string) string {
-	switch plan {
-	case gantry.PlanBasic:
-		return "Basic"
-	case gantry.PlanPro:
-		return "Pro"
-	case gantry.PlanEnterprise:
-		return "Enterprise"
-	}
-	return "Free"
 }
 
 func encodeProject(p *gantry.Project) (repo, cfg string, err error) {
