@@ -80,7 +80,8 @@ async function run(ctx) {
   // Like: the count changes at once and after the server answers.
   const liked = page.waitForResponse((r) => r.url().endsWith('/like') && r.request().method() === 'POST')
   await card.getByRole('button', { name: `Like ${site.name}` }).click()
-  assert.equal((await card.getByTestId('like-count').textContent()).trim(), '1')
+  // React renders the optimistic count on its next frame: wait for it, briefly.
+  await card.getByTestId('like-count').filter({ hasText: /^\s*1\s*$/ }).waitFor({ timeout: 2_000 })
   const answer = await (await liked).json()
   assert.deepEqual(answer.data, { likeCount: 1, liked: true })
   assert.equal(await card.getByRole('button', { name: `Unlike ${site.name}` }).getAttribute('aria-pressed'), 'true')
