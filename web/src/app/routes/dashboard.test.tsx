@@ -124,7 +124,7 @@ describe('dashboard screen', () => {
     const alert = await screen.findByRole('alert', {}, { timeout: 5000 })
     expect(alert).toHaveTextContent('Failed to load dashboard data')
     // The toast says it too (SPEC §8).
-    expect(screen.getAllByText('Failed to load dashboard data')).toHaveLength(2)
+    await waitFor(() => expect(screen.getAllByText('Failed to load dashboard data')).toHaveLength(2))
     await userEvent.click(within(alert).getByRole('button', { name: 'Try Again' }))
     expect(await screen.findByRole('link', { name: 'Portfolio' })).toBeInTheDocument()
     await waitFor(() => expect(screen.queryByRole('alert')).not.toBeInTheDocument())
