@@ -89,6 +89,10 @@ func TestTokens(t *testing.T) {
 	if id, err := tokens.Verify(tok); err != nil || id != "user-1" {
 		t.Fatalf("Verify = %q, %v; want user-1", id, err)
 	}
+	// A second sign-in in the same second gets a token of its own.
+	if again, _, _ := tokens.Issue("user-1"); again == tok {
+		t.Error("two tokens issued at the same instant are identical")
+	}
 
 	// Expired an hour later.
 	tokens.Now = func() time.Time { return now.Add(time.Hour + time.Second) }

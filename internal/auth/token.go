@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -60,13 +61,15 @@ func DeriveKey(secret, purpose string, n int) ([]byte, error) {
 	return key, nil
 }
 
-// Issue returns a signed token for userID and when it expires.
+// Issue returns a signed token for userID and when it expires. Each token
+// carries a random id (jti), so two tokens issued in the same second differ.
 func (t *Tokens) Issue(userID string) (string, time.Time, error) {
 	now := t.Now()
 	exp := now.Add(t.ttl)
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
 		Issuer:    tokenIssuer,
 		Subject:   userID,
+		ID:        rand.Text(),
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 	})
