@@ -97,7 +97,8 @@ func main() {
 	table.Set("bench", edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive})
 	srv := api.NewServer()
 	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
-	srv.LiveHandler = edge.New("localhost", table, "http://localhost")
+	live := edge.New("localhost", table, "http://localhost")
+	srv.LiveHandler = live
 	if *logging {
 		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		load.Must(err)
@@ -108,7 +109,14 @@ func main() {
 	}
 	gln, err := net.Listen("tcp", "127.0.0.1:0")
 	load.Must(err)
-	go newHTTPServer(srv).Serve(gln)
+	// As in `gantry serve`: the edge's event loops take the listener and
+	// hand what they do not answer to the http.Server.
+	hs := newHTTPServer(srv)
+	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: srv.LogRequest,
+		ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes})
+	load.Must(err)
+	loop.Serve()
+	go hs.Serve(loop.Listener())
 
 	// nginx on the same folder.
 	nport := load.FreePort()

@@ -241,11 +241,28 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "url", cfg.PublicURL.String())
+	addr := ln.Addr()
+	// The edge's event loops take the listener: they answer the common
+	// requests of live static sites themselves and hand every other
+	// connection to httpServer (see edge.Loop).
+	loop, err := liveEdge.NewLoop(ln, edge.LoopOptions{
+		IsLive:            srv.IsLiveHost,
+		Log:               srv.LogRequest,
+		Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
+		TrustForwarded:    cfg.TrustProxy,
+		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
+		IdleTimeout:       httpServer.IdleTimeout,
+		MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+	})
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	loop.Serve()
+	logger.Info("listening", "addr", addr.String(), "url", cfg.PublicURL.String())
 	served := make(chan error, 1)
-	go func() { served <- httpServer.Serve(ln) }()
+	go func() { served <- httpServer.Serve(loop.Listener()) }()
 	if m.Ready != nil {
-		m.Ready(ln.Addr())
+		m.Ready(addr)
 	}
 
 	select {
@@ -256,6 +273,9 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
+	if err := loop.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("live-site answers still being sent at the shutdown timeout were cut off")
+	}
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		httpServer.Close()

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -108,25 +109,41 @@ func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // counter that slog.Logger's methods capture (so a handler with AddSource
 // shows no source for these lines).
 func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time) {
-	level := slog.LevelInfo
-	if w.status >= 500 {
-		level = slog.LevelError
+	if !s.Logger.Handler().Enabled(r.Context(), logLevel(w.status)) {
+		return
 	}
-	ctx := r.Context()
+	s.writeLogLine(r.Context(), r.Method, r.Host, r.URL.Path, w.status, time.Since(start), w.bytes, s.clientIP(r))
+}
+
+// LogRequest writes the log line of a request answered outside ServeHTTP
+// (by the edge's event loop), in the same form.
+func (s *Server) LogRequest(method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+	s.writeLogLine(context.Background(), method, host, path, status, d, bytes, ip)
+}
+
+// logLevel is a request line's level: ERROR for a 5xx answer, else INFO.
+func logLevel(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+	level := logLevel(status)
 	h := s.Logger.Handler()
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	now := time.Now()
-	rec := slog.NewRecord(now, level, "request", 0)
+	rec := slog.NewRecord(time.Now(), level, "request", 0)
 	rec.AddAttrs(
-		slog.String("method", r.Method),
-		slog.String("host", r.Host),
-		slog.String("path", r.URL.Path),
-		slog.Int("status", w.status),
-		slog.Duration("duration", now.Sub(start)),
-		slog.Int64("bytes", w.bytes),
-		slog.String("ip", s.clientIP(r)),
+		slog.String("method", method),
+		slog.String("host", host),
+		slog.String("path", path),
+		slog.Int("status", status),
+		slog.Duration("duration", d),
+		slog.Int64("bytes", bytes),
+		slog.String("ip", ip),
 	)
 	_ = h.Handle(ctx, rec)
 }

@@ -172,6 +172,10 @@ func hostName(hostport string) string {
 	return strings.TrimSuffix(strings.ToLower(host), ".")
 }
 
+// IsLiveHost reports whether a Host header names a live site, as
+// ServeHTTP decides it (for the edge's event loop).
+func (s *Server) IsLiveHost(hostport string) bool { return s.isLiveHost(hostport) }
+
 // isLiveHost reports whether a Host header names <sub>.<LiveDomain> (and
 // not the public host itself).
 func (s *Server) isLiveHost(hostport string) bool {

@@ -21,7 +21,9 @@ type connKey struct{}
 // answers, less efficiently. Connections other than plain TCP (TLS) are
 // left alone.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	tc, ok := c.(*net.TCPConn)
+	tc, ok := c.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	}) // *net.TCPConn, or one a Loop handed over
 	if !ok {
 		return ctx
 	}

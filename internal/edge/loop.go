@@ -1,0 +1,182 @@
+package edge
+
+import (
+	"bytes"
+	"log"
+	"runtime"
+	"time"
+)
+
+// LoopOptions configure a Loop (Edge.NewLoop, Linux only).
+//
+// The loop answers itself only requests it can answer exactly as the
+// net/http path would: HTTP/1.1 GET and HEAD requests without a body, a
+// range or a validator, for a live static site, at a plain clean path that
+// names a regular file (from the memory cache, or sent with sendfile) or a
+// folder's index.html. Everything else — the platform's own host, other
+// methods, conditional and range requests, redirects, clean URLs,
+// single-page-app fallbacks, 404s, stopped sites, server apps, upgrades,
+// malformed or oversized heads — goes with its connection to net/http.
+type LoopOptions struct {
+	// IsLive reports whether a Host header names a live site (and not the
+	// platform itself). Required.
+	IsLive func(host string) bool
+	// Log writes the one log line of a request the loop answered.
+	Log func(method, host, path string, status int, d time.Duration, bytes int64, ip string)
+	// Errorf logs the loop's own errors (default: the log package).
+	Errorf func(format string, args ...any)
+	// TrustForwarded logs the last X-Forwarded-For entry as the client.
+	TrustForwarded bool
+	// ReadHeaderTimeout closes a connection whose request head has not
+	// fully arrived this long after it started (default 10 s).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long, or one
+	// whose client has not taken any of its answer this long (default 2 min).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes is the largest request head the loop reads; a larger
+	// one goes to net/http (which answers 431). Default 64 KiB.
+	MaxHeaderBytes int
+	// Loops is the number of event loops (default GOMAXPROCS).
+	Loops int
+}
+
+func (o *LoopOptions) defaults() {
+	if o.Errorf == nil {
+		o.Errorf = log.Printf
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 2 * time.Minute
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = 64 << 10
+	}
+	if o.Loops <= 0 {
+		o.Loops = runtime.GOMAXPROCS(0)
+	}
+}
+
+// loopRequest is a parsed request head: views into the connection's
+// buffer, valid until the next read.
+type loopRequest struct {
+	method, target, path, host, acceptEncoding, xff []byte
+	get, head                                       bool
+	close                                           bool // Connection: close
+	// unusual is set by anything the loop leaves to net/http: a body, an
+	// upgrade, Expect, a range or a validator.
+	unusual bool
+}
+
+// parse parses a request head (the request line and header lines, each
+// ending in CRLF, without the blank line). It returns false for anything
+// it does not take as it is — another protocol version, a target that is
+// not a path, a folded or malformed line, a repeated Host — which then
+// goes to net/http for the answer the standard gives it.
+func (r *loopRequest) parse(b []byte) bool {
+	i := bytes.Index(b, crlf)
+	line := b[:i]
+	b = b[i+2:]
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 {
+		return false
+	}
+	r.method = line[:sp]
+	line = line[sp+1:]
+	sp = bytes.IndexByte(line, ' ')
+	if sp <= 0 || string(line[sp+1:]) != "HTTP/1.1" {
+		return false
+	}
+	r.target = line[:sp]
+	if r.target[0] != '/' {
+		return false
+	}
+	r.path = r.target
+	if q := bytes.IndexByte(r.target, '?'); q >= 0 {
+		r.path = r.target[:q]
+	}
+	switch string(r.method) {
+	case "GET":
+		r.get = true
+	case "HEAD":
+		r.head = true
+	}
+	for len(b) > 0 {
+		i := bytes.Index(b, crlf)
+		line := b[:i]
+		b = b[i+2:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || bytes.IndexByte(line, '\r') >= 0 || bytes.IndexByte(line, '\n') >= 0 || bytes.IndexByte(line, 0) >= 0 {
+			return false
+		}
+		name := line[:colon]
+		for _, ch := range name {
+			if !isTokenChar(ch) {
+				return false // includes folded lines, which start with a space
+			}
+		}
+		value := bytes.Trim(line[colon+1:], " \t")
+		switch {
+		case eqFold(name, "host"):
+			if r.host != nil || len(value) == 0 {
+				return false
+			}
+			r.host = value
+		case eqFold(name, "connection"):
+			for tok := range bytes.SplitSeq(value, []byte(",")) {
+				tok = bytes.Trim(tok, " \t")
+				switch {
+				case eqFold(tok, "close"):
+					r.close = true
+				case eqFold(tok, "keep-alive"), len(tok) == 0:
+				default:
+					r.unusual = true
+				}
+			}
+		case eqFold(name, "content-length"):
+			if string(value) != "0" {
+				r.unusual = true
+			}
+		case eqFold(name, "accept-encoding"):
+			if r.acceptEncoding != nil {
+				r.unusual = true
+			}
+			r.acceptEncoding = value
+		case eqFold(name, "x-forwarded-for"):
+			r.xff = value
+		case eqFold(name, "transfer-encoding"), eqFold(name, "upgrade"), eqFold(name, "expect"),
+			eqFold(name, "range"), len(name) > 3 && eqFold(name[:3], "if-"):
+			r.unusual = true
+		}
+	}
+	return r.host != nil
+}
+
+var crlf = []byte("\r\n")
+
+// eqFold reports whether b equals the lower-case ASCII s, ignoring case.
+func eqFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isTokenChar reports whether c may appear in a header name (RFC 9110).
+func isTokenChar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+}

@@ -1,0 +1,807 @@
+//go:build linux
+
+package edge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gantryhq/gantry"
+)
+
+// Loop serves the common requests of live sites on event loops of its own
+// and hands every other connection to net/http. See the LoopOptions doc
+// for what it serves itself.
+//
+// Why: net/http spends a goroutine wake-up, a parsed header map, a cloned
+// and sorted response header and per-request deadlines on every request;
+// for a file from the memory cache that is most of the cost (see the
+// README's Benchmarks). The loops, one per core, each locked to a thread
+// with an epoll set of its own, read a request, answer it with one writev
+// (or a send and a sendfile for a large file) and log it, with no
+// goroutine switch and nearly no allocation.
+//
+// Connections start on the loops; a connection whose request the loop does
+// not serve itself (the platform's own host, a POST, an If-None-Match, a
+// WebSocket, a malformed request, anything unusual) is handed over whole,
+// with the bytes already read, to net/http through Listener, for the rest
+// of its life. So every answer the loop does not give is the one the
+// ordinary path gives.
+type Loop struct {
+	e       *Edge
+	opts    LoopOptions
+	lfd     int // the listening socket, shared by the loops (EPOLLEXCLUSIVE)
+	addr    net.Addr
+	loops   []*evloop
+	handoff *handoffListener
+	closing atomic.Bool
+	done    sync.WaitGroup
+}
+
+// NewLoop takes over ln, a TCP listener, for the edge e: it duplicates
+// ln's socket and closes ln. Call Serve to start the loops, hand
+// Listener() to an http.Server, and call Shutdown or Close at the end.
+func (e *Edge) NewLoop(ln net.Listener, opts LoopOptions) (*Loop, error) {
+	tl, ok := ln.(*net.TCPListener)
+	if !ok {
+		return nil, errors.New("edge loop: not a TCP listener")
+	}
+	f, err := tl.File()
+	if err != nil {
+		return nil, err
+	}
+	lfd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(lfd)
+	if err := unix.SetNonblock(lfd, true); err != nil {
+		unix.Close(lfd)
+		return nil, err
+	}
+	addr := ln.Addr()
+	ln.Close()
+	opts.defaults()
+	l := &Loop{e: e, opts: opts, lfd: lfd, addr: addr}
+	l.handoff = &handoffListener{addr: addr, conns: make(chan net.Conn, 256), closed: make(chan struct{})}
+	n := opts.Loops
+	for i := 0; i < n; i++ {
+		lp, err := newEvloop(l)
+		if err != nil {
+			for _, o := range l.loops {
+				o.close()
+			}
+			unix.Close(lfd)
+			return nil, err
+		}
+		l.loops = append(l.loops, lp)
+	}
+	return l, nil
+}
+
+// Listener returns the net.Listener that yields the connections the loops
+// hand over, for http.Server.Serve.
+func (l *Loop) Listener() net.Listener { return l.handoff }
+
+// Addr returns the address the loop listens on.
+func (l *Loop) Addr() net.Addr { return l.addr }
+
+// Serve runs the loops until Shutdown or Close.
+func (l *Loop) Serve() {
+	for _, lp := range l.loops {
+		l.done.Add(1)
+		go func() {
+			defer l.done.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			lp.run()
+		}()
+	}
+}
+
+// Shutdown stops accepting connections, closes the idle ones and waits
+// until the loops have finished the answers in progress (or ctx ends, when
+// it closes the rest).
+func (l *Loop) Shutdown(ctx context.Context) error {
+	if l.closing.Swap(true) {
+		return nil
+	}
+	for _, lp := range l.loops {
+		lp.wake()
+	}
+	done := make(chan struct{})
+	go func() { l.done.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		for _, lp := range l.loops {
+			lp.abort.Store(true)
+			lp.wake()
+		}
+		<-done
+	}
+	unix.Close(l.lfd)
+	for _, lp := range l.loops {
+		lp.close()
+	}
+	return ctx.Err()
+}
+
+// Close stops the loops at once, closing every connection they hold.
+func (l *Loop) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = l.Shutdown(ctx)
+	return nil
+}
+
+// evloop is one event loop: an epoll set, the connections registered in
+// it, and an eventfd to wake it.
+type evloop struct {
+	l      *Loop
+	epfd   int
+	wakefd int
+	conns  map[int]*lconn
+	abort  atomic.Bool
+	events [128]unix.EpollEvent
+	now    time.Time
+	date   []byte // "Date: ...\r\n" for now's second
+	dateAt int64
+	swept  time.Time
+}
+
+func newEvloop(l *Loop) (*evloop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	lp := &evloop{l: l, epfd: epfd, wakefd: wfd, conns: make(map[int]*lconn)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, l.lfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(l.lfd)}); err != nil {
+		lp.close()
+		return nil, err
+	}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
+		lp.close()
+		return nil, err
+	}
+	return lp, nil
+}
+
+func (lp *evloop) close() {
+	unix.Close(lp.epfd)
+	unix.Close(lp.wakefd)
+}
+
+func (lp *evloop) wake() {
+	var one = [8]byte{1}
+	_, _ = unix.Write(lp.wakefd, one[:])
+}
+
+// run is the loop: wait for events, serve them, sweep timeouts once a
+// second.
+func (lp *evloop) run() {
+	stopping := false
+	for {
+		n, err := unix.EpollWait(lp.epfd, lp.events[:], 1000)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			lp.l.opts.Errorf("edge loop: epoll_wait: %v", err)
+			return
+		}
+		lp.now = time.Now()
+		for i := 0; i < n; i++ {
+			ev := lp.events[i]
+			fd := int(ev.Fd)
+			switch fd {
+			case lp.l.lfd:
+				if !stopping {
+					lp.accept()
+				}
+			case lp.wakefd:
+				var b [8]byte
+				_, _ = unix.Read(lp.wakefd, b[:])
+			default:
+				c := lp.conns[fd]
+				if c == nil {
+					continue
+				}
+				if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 && !c.writing() {
+					lp.closeConn(c)
+					continue
+				}
+				if c.writing() {
+					// Requests that arrived while the answer was stuck are
+					// served once it has left.
+					if ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 && lp.flush(c) && len(c.in) > 0 {
+						lp.serve(c)
+					}
+				} else if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP) != 0 {
+					lp.read(c)
+				}
+			}
+		}
+		if lp.l.closing.Load() {
+			if !stopping {
+				stopping = true
+				_ = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, lp.l.lfd, nil)
+			}
+			for _, c := range lp.conns {
+				if lp.abort.Load() || (!c.writing() && len(c.in) == 0) {
+					lp.closeConn(c)
+				}
+			}
+			if len(lp.conns) == 0 {
+				return
+			}
+		}
+		if lp.now.Sub(lp.swept) >= time.Second {
+			lp.sweep()
+		}
+	}
+}
+
+// sweep closes connections past their deadline: a request head not read
+// within ReadHeaderTimeout, a keep-alive connection idle for IdleTimeout,
+// or an answer the client has not taken for IdleTimeout.
+func (lp *evloop) sweep() {
+	lp.swept = lp.now
+	for _, c := range lp.conns {
+		limit := lp.l.opts.IdleTimeout
+		if len(c.in) > 0 && !c.writing() {
+			limit = lp.l.opts.ReadHeaderTimeout
+		}
+		if lp.now.Sub(c.active) > limit {
+			lp.closeConn(c)
+		}
+	}
+}
+
+// accept takes every pending connection.
+func (lp *evloop) accept() {
+	for {
+		fd, sa, err := unix.Accept4(lp.l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			switch {
+			case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR), errors.Is(err, unix.ECONNABORTED):
+			case errors.Is(err, unix.EMFILE), errors.Is(err, unix.ENFILE):
+				lp.l.opts.Errorf("edge loop: accept: %v", err)
+			}
+			return
+		}
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		c := &lconn{fd: fd, ip: sockaddrIP(sa), active: lp.now}
+		if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
+			unix.Close(fd)
+			continue
+		}
+		lp.conns[fd] = c
+	}
+}
+
+func sockaddrIP(sa unix.Sockaddr) string {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.IP(a.Addr[:]).String()
+	case *unix.SockaddrInet6:
+		if ip := net.IP(a.Addr[:]); ip.To4() != nil {
+			return ip.To4().String()
+		} else {
+			return ip.String()
+		}
+	}
+	return ""
+}
+
+// lconn is a connection on a loop.
+type lconn struct {
+	fd     int
+	ip     string
+	in     []byte    // bytes read and not yet consumed
+	buf    []byte    // the read buffer in points into
+	active time.Time // last read or write progress
+
+	// The answer being written: iovecs, then size bytes of file from off.
+	out       [][]byte
+	hdr       []byte // the header buffer out[0] may point into (reused)
+	file      *os.File
+	off, size int64
+	closeDone bool // close once the answer is written
+	events    uint32
+}
+
+func (c *lconn) writing() bool { return len(c.out) > 0 || c.file != nil }
+
+func (lp *evloop) closeConn(c *lconn) {
+	delete(lp.conns, c.fd)
+	if c.file != nil {
+		c.file.Close()
+		c.file = nil
+	}
+	unix.Close(c.fd) // also removes it from the epoll set
+}
+
+// readBufSize is the first read buffer of a connection; it grows up to
+// MaxHeaderBytes for a larger request head.
+const readBufSize = 4096
+
+// read reads what the socket holds and serves the complete requests in it.
+func (lp *evloop) read(c *lconn) {
+	if c.buf == nil {
+		c.buf = make([]byte, readBufSize)
+	}
+	if len(c.in) > 0 && &c.in[0] != &c.buf[0] {
+		c.in = c.buf[:copy(c.buf, c.in)]
+	}
+	if len(c.in) == len(c.buf) {
+		if len(c.buf) >= lp.l.opts.MaxHeaderBytes {
+			lp.handOff(c) // net/http answers 431
+			return
+		}
+		nb := make([]byte, 2*len(c.buf))
+		c.in = nb[:copy(nb, c.in)]
+		c.buf = nb
+	}
+	n, err := unix.Read(c.fd, c.buf[len(c.in):])
+	if err != nil {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			return
+		}
+		lp.closeConn(c)
+		return
+	}
+	if n == 0 {
+		lp.closeConn(c)
+		return
+	}
+	c.in = c.buf[:len(c.in)+n]
+	c.active = lp.now
+	lp.serve(c)
+}
+
+// serve answers the complete requests buffered on c, in order, while their
+// answers leave at once.
+func (lp *evloop) serve(c *lconn) {
+	for len(c.in) > 0 && !c.writing() {
+		end := bytes.Index(c.in, crlfcrlf)
+		if end < 0 {
+			if len(c.in) >= lp.l.opts.MaxHeaderBytes {
+				lp.handOff(c)
+			}
+			return
+		}
+		var req loopRequest
+		if !req.parse(c.in[:end+2]) || !lp.answer(c, &req) {
+			lp.handOff(c)
+			return
+		}
+		c.in = c.in[end+4:]
+		if !lp.flush(c) {
+			return // closed
+		}
+	}
+	if len(c.in) == 0 {
+		c.in = c.buf[:0]
+	}
+}
+
+var crlfcrlf = []byte("\r\n\r\n")
+
+// flush writes what c has to send; once all of it has left it closes c
+// when asked to, and it watches for writability while some is left. It
+// returns false when c was closed.
+func (lp *evloop) flush(c *lconn) bool {
+	for len(c.out) > 0 {
+		n, err := unix.Writev(c.fd, c.out)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return lp.watch(c, unix.EPOLLOUT)
+			}
+			lp.closeConn(c)
+			return false
+		}
+		c.active = lp.now
+		for n > 0 && len(c.out) > 0 {
+			if n >= len(c.out[0]) {
+				n -= len(c.out[0])
+				c.out[0] = nil
+				c.out = c.out[1:]
+			} else {
+				c.out[0] = c.out[0][n:]
+				n = 0
+			}
+		}
+	}
+	c.out = nil
+	for c.file != nil && c.size > 0 {
+		n, err := unix.Sendfile(c.fd, int(c.file.Fd()), &c.off, int(min(c.size, 1<<30)))
+		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
+			lp.closeConn(c)
+			return false
+		}
+		if n > 0 {
+			c.size -= int64(n)
+			c.active = lp.now
+		}
+		if errors.Is(err, unix.EAGAIN) {
+			return lp.watch(c, unix.EPOLLOUT)
+		}
+		if n == 0 && err == nil {
+			lp.closeConn(c) // the file shrank: published files never do
+			return false
+		}
+	}
+	if c.file != nil {
+		c.file.Close()
+		c.file = nil
+	}
+	if c.closeDone {
+		lp.closeConn(c)
+		return false
+	}
+	return lp.watch(c, unix.EPOLLIN|unix.EPOLLRDHUP)
+}
+
+// watch sets the events c waits for.
+func (lp *evloop) watch(c *lconn, events uint32) bool {
+	if c.events == events {
+		return true
+	}
+	if c.events == 0 && events == unix.EPOLLIN|unix.EPOLLRDHUP {
+		c.events = events // as registered at accept
+		return true
+	}
+	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: int32(c.fd)}); err != nil {
+		lp.closeConn(c)
+		return false
+	}
+	c.events = events
+	return true
+}
+
+// handOff gives c, with the bytes read from it and not yet answered, to
+// net/http.
+func (lp *evloop) handOff(c *lconn) {
+	delete(lp.conns, c.fd)
+	_ = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	f := os.NewFile(uintptr(c.fd), "")
+	nc, err := net.FileConn(f) // a duplicate, registered with Go's poller
+	f.Close()
+	if err != nil {
+		return
+	}
+	var conn net.Conn = nc
+	if len(c.in) > 0 {
+		tc, ok := nc.(*net.TCPConn)
+		if !ok {
+			nc.Close()
+			return
+		}
+		conn = &prefixConn{TCPConn: tc, buf: bytes.Clone(c.in)}
+	}
+	lp.l.handoff.put(conn)
+}
+
+// answer serves req on c when the loop can: it queues the answer, logs the
+// request and returns true; false leaves c untouched for net/http.
+func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
+	opts := &lp.l.opts
+	if !opts.IsLive(b2s(req.host)) {
+		return false
+	}
+	e := lp.l.e
+	sub, ok := e.Subdomain(string(req.host))
+	if !ok {
+		return false
+	}
+	rl, ok := e.resolver.(rootLookup)
+	if !ok {
+		return false
+	}
+	site, root, ok := rl.lookupRoot(sub)
+	if !ok || site.Status != gantry.DeploymentLive || site.ProxyTarget != "" || root == nil {
+		return false
+	}
+	p := req.path
+	if req.unusual || !req.get && !req.head || !cleanRequestPath(p) {
+		return false
+	}
+	name := firstName(cleanPath(b2s(p)), b2s(p))
+	start := lp.now
+	const status = 200
+	var sent int64
+	if cf := e.cache.get(root, name); cf != nil {
+		sent = lp.answerCached(c, req, cf)
+	} else {
+		fd, err := e.lookup(root, true, name)
+		if err != nil {
+			return false
+		}
+		if fd.cf != nil {
+			sent = lp.answerCached(c, req, fd.cf)
+		} else if fd.isDir() || !fd.fi.Mode().IsRegular() {
+			fd.close()
+			return false
+		} else if sent, ok = lp.answerFile(c, req, root, name, fd); !ok {
+			return false
+		}
+	}
+	ip := c.ip
+	if opts.TrustForwarded && len(req.xff) > 0 {
+		if fip := lastForwarded(b2s(req.xff)); fip != "" {
+			ip = fip
+		}
+	}
+	if opts.Log != nil {
+		opts.Log(string(req.method), string(req.host), string(p), status, time.Since(start), sent, ip)
+	}
+	return true
+}
+
+// lastForwarded returns the last X-Forwarded-For entry when it is an IP.
+func lastForwarded(xff string) string {
+	if i := bytes.LastIndexByte([]byte(xff), ','); i >= 0 {
+		xff = xff[i+1:]
+	}
+	for len(xff) > 0 && (xff[0] == ' ' || xff[0] == '\t') {
+		xff = xff[1:]
+	}
+	for len(xff) > 0 && (xff[len(xff)-1] == ' ' || xff[len(xff)-1] == '\t') {
+		xff = xff[:len(xff)-1]
+	}
+	if ip := net.ParseIP(xff); ip != nil {
+		return ip.String()
+	}
+	return ""
+}
+
+// answerCached queues a file from the memory cache; it returns the body
+// bytes sent.
+func (lp *evloop) answerCached(c *lconn, req *loopRequest, cf *cachedFile) int64 {
+	rep := &cf.plain
+	if cf.br != nil && accepts(b2s(req.acceptEncoding), "br") {
+		rep = cf.br
+	} else if cf.gz != nil && accepts(b2s(req.acceptEncoding), "gzip") {
+		rep = cf.gz
+	}
+	h := lp.header(c, req, cf.contentType[0], cf.cacheControl[0], rep.encoding, cf.vary, rep.etag[0], rep.lastModified[0], rep.length[0])
+	c.out = append(c.out[:0], h)
+	if req.head {
+		return 0
+	}
+	c.out = append(c.out, rep.data)
+	return int64(len(rep.data))
+}
+
+// answerFile queues a file too large for the memory cache (or one of its
+// precompressed siblings), to be sent with sendfile; it takes fd's file.
+// It returns false, closing it, when net/http should answer instead (a
+// type to sniff).
+func (lp *evloop) answerFile(c *lconn, req *loopRequest, root *siteRoot, name string, fd found) (int64, bool) {
+	ext := extOf(name)
+	ct := contentType(ext)
+	if ct == nil {
+		fd.close()
+		return 0, false
+	}
+	f, served := fd.f, fd.fi
+	var enc []string
+	vary := false
+	if compressible(ext) && served.Size() >= minCompressSize {
+		vary = true
+		ae := b2s(req.acceptEncoding)
+		for _, v := range variants {
+			if !accepts(ae, v.token) {
+				continue
+			}
+			vf, vfi, err := open(root, name+v.suffix)
+			if err != nil {
+				continue
+			}
+			if !vfi.Mode().IsRegular() {
+				vf.Close()
+				continue
+			}
+			f.Close()
+			f, served, enc = vf, vfi, v.header
+			break
+		}
+	}
+	etagv := etag(served, encToken(enc))
+	var lm [len(time.RFC1123)]byte
+	h := lp.header(c, req, ct[0], cacheControl(name, ext)[0], enc, vary, etagv,
+		string(fd.fi.ModTime().UTC().AppendFormat(lm[:0], http1Time)), strconv.FormatInt(served.Size(), 10))
+	c.out = append(c.out[:0], h)
+	if req.head {
+		f.Close()
+		return 0, true
+	}
+	c.file, c.off, c.size = f, 0, served.Size()
+	return served.Size(), true
+}
+
+func encToken(enc []string) string {
+	if enc == nil {
+		return ""
+	}
+	return enc[0]
+}
+
+// http1Time is http.TimeFormat.
+const http1Time = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+func extOf(name string) string {
+	for i := len(name) - 1; i >= 0 && name[i] != '/'; i-- {
+		if name[i] == '.' {
+			return name[i:]
+		}
+	}
+	return ""
+}
+
+// header builds a 200 answer's header in c's header buffer: the header
+// fields net/http's path sends for the same file, with a Date.
+func (lp *evloop) header(c *lconn, req *loopRequest, ctype, cacheCtl string, enc []string, vary bool, etagv, lastMod, length string) []byte {
+	b := c.hdr[:0]
+	b = append(b, "HTTP/1.1 200 OK\r\nAccept-Ranges: bytes\r\nCache-Control: "...)
+	b = append(b, cacheCtl...)
+	if enc != nil {
+		b = append(b, "\r\nContent-Encoding: "...)
+		b = append(b, enc[0]...)
+	}
+	b = append(b, "\r\nContent-Length: "...)
+	b = append(b, length...)
+	b = append(b, "\r\nContent-Type: "...)
+	b = append(b, ctype...)
+	b = append(b, "\r\n"...)
+	b = append(b, lp.dateLine()...)
+	b = append(b, "Etag: "...)
+	b = append(b, etagv...)
+	b = append(b, "\r\nLast-Modified: "...)
+	b = append(b, lastMod...)
+	if vary {
+		b = append(b, "\r\nVary: Accept-Encoding"...)
+	}
+	b = append(b, "\r\nX-Content-Type-Options: nosniff\r\n"...)
+	if req.close {
+		b = append(b, "Connection: close\r\n"...)
+		c.closeDone = true
+	}
+	b = append(b, "\r\n"...)
+	c.hdr = b
+	return b
+}
+
+// dateLine returns the Date header line for the current second.
+func (lp *evloop) dateLine() []byte {
+	if s := lp.now.Unix(); s != lp.dateAt || lp.date == nil {
+		lp.dateAt = s
+		lp.date = append(lp.date[:0], "Date: "...)
+		lp.date = lp.now.UTC().AppendFormat(lp.date, http1Time)
+		lp.date = append(lp.date, "\r\n"...)
+	}
+	return lp.date
+}
+
+// cleanRequestPath reports whether p is a plain, clean absolute path the
+// loop serves as it is: no escapes (net/http decodes those), no dot
+// segments or doubled slashes (cleaned and redirected there), no control
+// or non-ASCII bytes, no backslash.
+func cleanRequestPath(p []byte) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		ch := p[i]
+		if ch <= ' ' || ch >= 0x7f || ch == '%' || ch == '\\' {
+			return false
+		}
+		if ch == '/' && i+1 < len(p) {
+			switch p[i+1] {
+			case '/':
+				return false
+			case '.':
+				rest := p[i+2:]
+				if len(rest) == 0 || rest[0] == '/' || rest[0] == '.' && (len(rest) == 1 || rest[1] == '/') {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// handoffListener is the net.Listener through which the loops hand
+// connections to net/http.
+type handoffListener struct {
+	addr      net.Addr
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (h *handoffListener) put(c net.Conn) {
+	select {
+	case h.conns <- c:
+	case <-h.closed:
+		c.Close()
+	default:
+		go func() {
+			select {
+			case h.conns <- c:
+			case <-h.closed:
+				c.Close()
+			}
+		}()
+	}
+}
+
+func (h *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-h.conns:
+		return c, nil
+	case <-h.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (h *handoffListener) Close() error {
+	h.closeOnce.Do(func() { close(h.closed) })
+	return nil
+}
+
+func (h *handoffListener) Addr() net.Addr { return h.addr }
+
+// prefixConn is a handed-over connection whose first bytes were read by a
+// loop already.
+type prefixConn struct {
+	*net.TCPConn
+	buf []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.buf) > 0 {
+		n := copy(p, c.buf)
+		c.buf = c.buf[n:]
+		return n, nil
+	}
+	return c.TCPConn.Read(p)
+}
+
+// WriteTo copies the connection's bytes, the buffered ones first, to w.
+func (c *prefixConn) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(c.buf)
+	c.buf = c.buf[n:]
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := io.Copy(w, c.TCPConn)
+	return int64(n) + m, err
+}
+
+// SyscallConn is the TCP connection's, for ConnContext's corking.
+func (c *prefixConn) SyscallConn() (syscall.RawConn, error) { return c.TCPConn.SyscallConn() }
+
+// b2s views b as a string without copying; the string must not be kept
+// past b's next change.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
