@@ -99,11 +99,13 @@ func main() {
 	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
 	live := edge.New("localhost", table, "http://localhost")
 	srv.LiveHandler = live
+	var logOut io.Writer // the loops' log lines (nil: none)
 	if *logging {
 		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		load.Must(err)
 		defer f.Close()
 		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
+		logOut = f
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
@@ -112,7 +114,8 @@ func main() {
 	// As in `gantry serve`: the edge's event loops take the listener and
 	// hand what they do not answer to the http.Server.
 	hs := newHTTPServer(srv)
-	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: srv.LogRequest,
+	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: api.WriteRequestLine,
+		NewLogHandler: func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, LogOutput: logOut,
 		ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes})
 	load.Must(err)
 	loop.Serve()

@@ -247,7 +247,9 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	// connection to httpServer (see edge.Loop).
 	loop, err := liveEdge.NewLoop(ln, edge.LoopOptions{
 		IsLive:            srv.IsLiveHost,
-		Log:               srv.LogRequest,
+		Log:               api.WriteRequestLine,
+		NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
+		LogOutput:         m.Stderr,
 		Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
 		TrustForwarded:    cfg.TrustProxy,
 		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,

@@ -115,10 +115,8 @@ func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time)
 	s.writeLogLine(r.Context(), r.Method, r.Host, r.URL.Path, w.status, time.Since(start), w.bytes, s.clientIP(r))
 }
 
-// LogRequest writes the log line of a request answered outside ServeHTTP
-// (by the edge's event loop), in the same form.
-func (s *Server) LogRequest(method, host, path string, status int, d time.Duration, bytes int64, ip string) {
-	s.writeLogLine(context.Background(), method, host, path, status, d, bytes, ip)
+func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+	writeRequestLine(ctx, s.Logger.Handler(), method, host, path, status, d, bytes, ip)
 }
 
 // logLevel is a request line's level: ERROR for a 5xx answer, else INFO.
@@ -129,9 +127,18 @@ func logLevel(status int) slog.Level {
 	return slog.LevelInfo
 }
 
-func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+// WriteRequestLine writes the log line of a request answered outside
+// ServeHTTP (by the edge's event loops) to h, in the same form as
+// ServeHTTP's.
+func WriteRequestLine(h slog.Handler, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+	if h == nil {
+		return
+	}
+	writeRequestLine(context.Background(), h, method, host, path, status, d, bytes, ip)
+}
+
+func writeRequestLine(ctx context.Context, h slog.Handler, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
 	level := logLevel(status)
-	h := s.Logger.Handler()
 	if !h.Enabled(ctx, level) {
 		return
 	}

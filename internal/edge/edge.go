@@ -485,11 +485,16 @@ func redirectSlash(w http.ResponseWriter, r *http.Request, rel string) {
 // time of the file sent, and its encoding. Published files are never
 // changed in place, so these identify the content.
 func etag(fi fs.FileInfo, enc string) string {
+	return etagOf(fi.Size(), fi.ModTime().UnixNano(), enc)
+}
+
+// etagOf is etag from a file's size and modification time.
+func etagOf(size, mtime int64, enc string) string {
 	var b [64]byte
 	s := append(b[:0], '"')
-	s = strconv.AppendInt(s, fi.Size(), 36)
+	s = strconv.AppendInt(s, size, 36)
 	s = append(s, '-')
-	s = strconv.AppendInt(s, fi.ModTime().UnixNano(), 36)
+	s = strconv.AppendInt(s, mtime, 36)
 	if enc != "" {
 		s = append(s, '-')
 		s = append(s, enc...)

@@ -2,7 +2,9 @@ package edge
 
 import (
 	"bytes"
+	"io"
 	"log"
+	"log/slog"
 	"runtime"
 	"time"
 )
@@ -21,8 +23,17 @@ type LoopOptions struct {
 	// IsLive reports whether a Host header names a live site (and not the
 	// platform itself). Required.
 	IsLive func(host string) bool
-	// Log writes the one log line of a request the loop answered.
-	Log func(method, host, path string, status int, d time.Duration, bytes int64, ip string)
+	// Log writes the one log line of a request the loop answered to h, a
+	// handler from NewLogHandler (nil without one).
+	Log func(h slog.Handler, method, host, path string, status int, d time.Duration, bytes int64, ip string)
+	// NewLogHandler makes each loop's log handler, writing into the loop's
+	// buffer; what a round of events logged goes to LogOutput in one write.
+	// So the loops share no lock for their lines (a shared handler's mutex
+	// costs a futex wake-up per request under load), and a line is held
+	// back only while the loop serves the events it came with.
+	NewLogHandler func(w io.Writer) slog.Handler
+	// LogOutput receives the loops' log lines (required with NewLogHandler).
+	LogOutput io.Writer
 	// Errorf logs the loop's own errors (default: the log package).
 	Errorf func(format string, args ...any)
 	// TrustForwarded logs the last X-Forwarded-For entry as the client.

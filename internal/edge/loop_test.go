@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -57,7 +58,7 @@ func startLoop(t *testing.T, e *edge.Edge) *loopServer {
 	s := &loopServer{addr: ln.Addr().String()}
 	s.loop, err = e.NewLoop(ln, edge.LoopOptions{
 		IsLive: isLive,
-		Log: func(method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+		Log: func(_ slog.Handler, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
 			s.mu.Lock()
 			s.logged = append(s.logged, fmt.Sprintf("%s %s %s %d %d %s", method, host, path, status, bytes, ip))
 			s.mu.Unlock()
@@ -376,5 +377,35 @@ func TestLoopIdleTimeout(t *testing.T) {
 			t.Errorf("%q: closed after %v, want about 1-2 s", first, d)
 		}
 		c.Close()
+	}
+}
+
+// TestLoopFollowsSiteSwitch: a large file the loop keeps open is never
+// served once the site points at a new deployment.
+func TestLoopFollowsSiteSwitch(t *testing.T) {
+	e, tbl, _ := fixture(t)
+	_, big := bigFixture(t, tbl)
+	loop := startLoop(t, e)
+	body := func() string {
+		r := exchange(t, loop.addr, get("big.localhost", "/vendor-4f9c2a1b.js"), 1)[0]
+		b, _ := io.ReadAll(r.Body)
+		return string(b)
+	}
+	if body() != big {
+		t.Fatal("first deployment's file not served")
+	}
+	dir := t.TempDir()
+	next := strings.Repeat("const next = 2;\n", 20000)
+	if err := os.WriteFile(filepath.Join(dir, "vendor-4f9c2a1b.js"), []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl.Set("big", edge.Site{DeploymentID: "big2", Dir: dir, Status: gantry.DeploymentLive})
+	for i := 0; i < 4; i++ { // both loops
+		if got := body(); got != next {
+			t.Fatalf("after the switch: %d bytes of the old deployment's file", len(got))
+		}
+	}
+	if l := loop.takeLog(); len(l) != 5 {
+		t.Errorf("the loop answered %d of 5", len(l))
 	}
 }

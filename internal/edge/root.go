@@ -22,6 +22,9 @@ type siteRoot struct {
 	root *os.Root
 	dirf *os.File        // the folder opened O_PATH, or nil
 	dir  syscall.RawConn // dirf's, for openat2 under its reference count
+	// closed is set by Close: the edge's loops then drop the files they
+	// keep open under it.
+	closed atomic.Bool
 }
 
 // openat2Missing is set once openat2 is found unavailable (old kernel,
@@ -76,11 +79,39 @@ func (s *siteRoot) Open(name string) (*os.File, error) {
 	return s.root.Open(name)
 }
 
+// openStat opens name for the edge's loops, as Open does, and returns the
+// bare descriptor (the caller closes it) and its fstat. It needs openat2
+// and fails (fs.ErrInvalid) where that is missing; the loop then leaves
+// the request to net/http.
+func (s *siteRoot) openStat(name string) (int, unix.Stat_t, error) {
+	var st unix.Stat_t
+	if s.dir == nil || openat2Missing.Load() {
+		return -1, st, fs.ErrInvalid
+	}
+	fd, oerr := -1, error(nil)
+	how := unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	if err := s.dir.Control(func(dfd uintptr) { fd, oerr = unix.Openat2(int(dfd), name, &how) }); err != nil {
+		return -1, st, os.ErrClosed
+	}
+	if oerr != nil {
+		return -1, st, oerr
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, err
+	}
+	return fd, st, nil
+}
+
 // Stat returns the FileInfo of name, following symlinks inside the folder.
 func (s *siteRoot) Stat(name string) (fs.FileInfo, error) { return s.root.Stat(name) }
 
 // Close closes the folder; opens in progress finish first.
 func (s *siteRoot) Close() error {
+	s.closed.Store(true)
 	if s.dirf != nil {
 		s.dirf.Close()
 	}
