@@ -91,19 +91,30 @@ func main() {
 	table.Set("bench", edge.Site{DeploymentID: "bench", Status: gantry.DeploymentLive, ProxyTarget: appAddr})
 	srv := api.NewServer()
 	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
-	srv.LiveHandler = edge.New("localhost", table, "http://localhost")
+	live := edge.New("localhost", table, "http://localhost")
+	srv.LiveHandler = live
+	var logOut io.Writer // the loops' log lines (nil: none)
 	if *logging {
 		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		load.Must(err)
 		defer f.Close()
 		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
+		logOut = f
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
 	gln, err := net.Listen("tcp", "127.0.0.1:0")
 	load.Must(err)
-	go (&http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: 64 << 10}).Serve(gln)
+	// As in `gantry serve`: the edge's event loops take the listener and
+	// hand what they do not answer to the http.Server.
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 64 << 10, ConnContext: edge.ConnContext}
+	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: api.WriteRequestLine,
+		NewLogHandler: func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, LogOutput: logOut,
+		ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes})
+	load.Must(err)
+	loop.Serve()
+	go hs.Serve(loop.Listener())
 
 	// nginx proxying the same app.
 	nport := load.FreePort()

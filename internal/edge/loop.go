@@ -6,6 +6,7 @@ import (
 	"log"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"time"
 )
 
@@ -73,11 +74,21 @@ func (o *LoopOptions) defaults() {
 // buffer, valid until the next read.
 type loopRequest struct {
 	method, target, path, host, acceptEncoding, xff []byte
+	xfHost, xfProto                                 []byte // X-Forwarded-Host and -Proto
+	headers                                         []byte // the header lines, each ending in CRLF
+	body                                            []byte // the whole body (serve reads it before answer)
 	get, head                                       bool
-	close                                           bool // Connection: close
-	// unusual is set by anything the loop leaves to net/http: a body, an
-	// upgrade, Expect, a range or a validator.
-	unusual bool
+	close                                           bool  // Connection: close
+	bodyLen                                         int64 // Content-Length (0 when absent)
+	// Things the loop leaves to net/http: a chunked body, an upgrade,
+	// Expect, other Connection options; conditional marks a range or a
+	// validator (net/http's for static files, the app's when proxied).
+	chunked, upgrade, expect, connOther, conditional bool
+}
+
+// unusual reports whether a static file request needs net/http.
+func (r *loopRequest) unusual() bool {
+	return r.chunked || r.upgrade || r.expect || r.connOther || r.conditional || r.bodyLen != 0
 }
 
 // parse parses a request head (the request line and header lines, each
@@ -86,6 +97,7 @@ type loopRequest struct {
 // not a path, a folded or malformed line, a repeated Host — which then
 // goes to net/http for the answer the standard gives it.
 func (r *loopRequest) parse(b []byte) bool {
+	sawLength := false
 	i := bytes.Index(b, crlf)
 	line := b[:i]
 	b = b[i+2:]
@@ -113,6 +125,7 @@ func (r *loopRequest) parse(b []byte) bool {
 	case "HEAD":
 		r.head = true
 	}
+	r.headers = b
 	for len(b) > 0 {
 		i := bytes.Index(b, crlf)
 		line := b[:i]
@@ -141,24 +154,44 @@ func (r *loopRequest) parse(b []byte) bool {
 				case eqFold(tok, "close"):
 					r.close = true
 				case eqFold(tok, "keep-alive"), len(tok) == 0:
+				case eqFold(tok, "upgrade"):
+					r.upgrade = true
 				default:
-					r.unusual = true
+					r.connOther = true
 				}
 			}
 		case eqFold(name, "content-length"):
-			if string(value) != "0" {
-				r.unusual = true
+			if sawLength {
+				return false
 			}
+			sawLength = true
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 || len(value) == 0 || value[0] == '+' {
+				return false
+			}
+			r.bodyLen = n
 		case eqFold(name, "accept-encoding"):
 			if r.acceptEncoding != nil {
-				r.unusual = true
+				r.conditional = true // two of them: net/http's answer
 			}
 			r.acceptEncoding = value
 		case eqFold(name, "x-forwarded-for"):
+			if r.xff != nil {
+				r.connOther = true // several: net/http joins them
+			}
 			r.xff = value
-		case eqFold(name, "transfer-encoding"), eqFold(name, "upgrade"), eqFold(name, "expect"),
-			eqFold(name, "range"), len(name) > 3 && eqFold(name[:3], "if-"):
-			r.unusual = true
+		case eqFold(name, "x-forwarded-host"):
+			r.xfHost = value
+		case eqFold(name, "x-forwarded-proto"):
+			r.xfProto = value
+		case eqFold(name, "transfer-encoding"):
+			r.chunked = true
+		case eqFold(name, "upgrade"):
+			r.upgrade = true
+		case eqFold(name, "expect"):
+			r.expect = true
+		case eqFold(name, "range"), len(name) > 3 && eqFold(name[:3], "if-"):
+			r.conditional = true
 		}
 	}
 	return r.host != nil

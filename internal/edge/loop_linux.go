@@ -77,6 +77,7 @@ func (e *Edge) NewLoop(ln net.Listener, opts LoopOptions) (*Loop, error) {
 	addr := ln.Addr()
 	ln.Close()
 	opts.defaults()
+	e.proxy.once.Do(func() { e.initProxy(ProxyConfig{}) }) // the proxy's limits, unless configured
 	l := &Loop{e: e, opts: opts, lfd: lfd, addr: addr}
 	l.handoff = &handoffListener{addr: addr, conns: make(chan net.Conn, 256), closed: make(chan struct{})}
 	n := opts.Loops
@@ -175,8 +176,11 @@ type evloop struct {
 	dateAt int64
 	swept  time.Time
 	files  map[cacheKey]*openFile // large files kept open (openFile)
-	logBuf bytes.Buffer           // lines logged during this round of events
-	logH   slog.Handler           // writes into logBuf
+	ups    map[int]*upConn        // connections to apps, by descriptor
+	idle   map[string][]*upConn   // idle ones by app address, newest last
+	addrs  map[string]unix.Sockaddr
+	logBuf bytes.Buffer // lines logged during this round of events
+	logH   slog.Handler // writes into logBuf
 }
 
 func newEvloop(l *Loop) (*evloop, error) {
@@ -189,7 +193,8 @@ func newEvloop(l *Loop) (*evloop, error) {
 		unix.Close(epfd)
 		return nil, err
 	}
-	lp := &evloop{l: l, epfd: epfd, wakefd: wfd, conns: make(map[int]*lconn)}
+	lp := &evloop{l: l, epfd: epfd, wakefd: wfd, conns: make(map[int]*lconn),
+		ups: make(map[int]*upConn), idle: make(map[string][]*upConn), addrs: make(map[string]unix.Sockaddr)}
 	if l.opts.NewLogHandler != nil && l.opts.LogOutput != nil {
 		lp.logH = l.opts.NewLogHandler(&lp.logBuf)
 	}
@@ -237,11 +242,11 @@ func (lp *evloop) run() {
 				var b [8]byte
 				_, _ = unix.Read(lp.wakefd, b[:])
 			default:
-				c := lp.conns[fd]
-				if c == nil {
-					continue
+				if c := lp.conns[fd]; c != nil {
+					lp.event(c, ev.Events)
+				} else if u := lp.ups[fd]; u != nil {
+					lp.upEvent(u, ev.Events)
 				}
-				lp.event(c, ev.Events)
 			}
 		}
 		if lp.logBuf.Len() > 0 {
@@ -254,11 +259,14 @@ func (lp *evloop) run() {
 				_ = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, lp.l.lfd, nil)
 			}
 			for _, c := range lp.conns {
-				if lp.abort.Load() || (!c.writing() && len(c.in) == 0) {
+				if lp.abort.Load() || (!c.busy() && len(c.in) == 0) {
 					lp.closeConn(c)
 				}
 			}
 			if len(lp.conns) == 0 {
+				for _, u := range lp.ups {
+					lp.closeUp(u)
+				}
 				return
 			}
 		}
@@ -277,19 +285,29 @@ func (lp *evloop) event(c *lconn, events uint32) {
 	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 		c.rdPending = true
 	}
+	if c.up != nil && events&(unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		// The client left during an exchange with an app (net/http
+		// cancels the request then too).
+		lp.closeConn(c)
+		return
+	}
 	if c.writing() {
 		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 || !lp.flush(c) || c.writing() {
+			return
+		}
+		if c.up != nil {
+			lp.upResume(c.up) // the client took what the app sent so far
 			return
 		}
 		// The stuck answer has left: serve what arrived meanwhile.
 		if len(c.in) > 0 {
 			lp.serve(c)
-			if lp.conns[c.fd] != c || c.writing() {
+			if lp.conns[c.fd] != c || c.busy() {
 				return
 			}
 		}
 	}
-	if c.rdPending {
+	if c.rdPending && c.up == nil {
 		lp.read(c)
 	}
 }
@@ -322,6 +340,10 @@ func (lp *evloop) sweep() {
 		}
 	}
 	for _, c := range lp.conns {
+		if c.up != nil {
+			lp.upSweep(c.up) // an app's answer may stream for as long as it likes
+			continue
+		}
 		limit := lp.l.opts.IdleTimeout
 		if len(c.in) > 0 && !c.writing() {
 			limit = lp.l.opts.ReadHeaderTimeout
@@ -330,6 +352,7 @@ func (lp *evloop) sweep() {
 			lp.closeConn(c)
 		}
 	}
+	lp.sweepIdleUps()
 }
 
 // accept takes one pending connection. The listener is level-triggered
@@ -380,6 +403,7 @@ type lconn struct {
 	out       [][]byte
 	hdr       []byte    // the header buffer out[0] may point into (reused)
 	src       *openFile // the file to sendfile from, or nil
+	up        *upConn   // the app connection answering c's request, or nil
 	off, size int64
 	closeDone bool // close once the answer is written
 	rdPending bool // input may be waiting unread (edge-triggered)
@@ -387,8 +411,15 @@ type lconn struct {
 
 func (c *lconn) writing() bool { return len(c.out) > 0 || c.src != nil }
 
+// busy reports whether c has an answer under way: being written, or
+// coming from an app.
+func (c *lconn) busy() bool { return c.writing() || c.up != nil }
+
 func (lp *evloop) closeConn(c *lconn) {
 	delete(lp.conns, c.fd)
+	if c.up != nil {
+		lp.endExchange(c.up, false)
+	}
 	if c.src != nil {
 		lp.release(c.src)
 		c.src = nil
@@ -447,7 +478,7 @@ func (lp *evloop) read(c *lconn) {
 			c.rdPending = false
 			return
 		}
-		if c.writing() {
+		if c.busy() {
 			return // rdPending stays: more may be waiting
 		}
 	}
@@ -456,7 +487,7 @@ func (lp *evloop) read(c *lconn) {
 // serve answers the complete requests buffered on c, in order, while their
 // answers leave at once.
 func (lp *evloop) serve(c *lconn) {
-	for len(c.in) > 0 && !c.writing() {
+	for len(c.in) > 0 && !c.busy() {
 		end := bytes.Index(c.in, crlfcrlf)
 		if end < 0 {
 			if len(c.in) >= lp.l.opts.MaxHeaderBytes {
@@ -465,11 +496,30 @@ func (lp *evloop) serve(c *lconn) {
 			return
 		}
 		var req loopRequest
-		if !req.parse(c.in[:end+2]) || !lp.answer(c, &req) {
+		if !req.parse(c.in[:end+2]) {
 			lp.handOff(c)
 			return
 		}
-		c.in = c.in[end+4:]
+		// A body (for an app) is taken whole, when head and body fit in
+		// MaxHeaderBytes; a larger one goes to net/http.
+		total := int64(end+4) + req.bodyLen
+		if total > int64(lp.l.opts.MaxHeaderBytes) {
+			lp.handOff(c)
+			return
+		}
+		if int64(len(c.in)) < total {
+			return // the rest of the body is on its way
+		}
+		req.body = c.in[end+4 : total]
+		if !lp.answer(c, &req) {
+			lp.handOff(c)
+			return
+		}
+		c.in = c.in[total:]
+		if c.up != nil {
+			lp.kick(c.up)
+			return
+		}
 		if !lp.flush(c) {
 			return // closed
 		}
@@ -588,11 +638,17 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 		return false
 	}
 	site, root, ok := rl.lookupRoot(sub)
-	if !ok || site.Status != gantry.DeploymentLive || site.ProxyTarget != "" || root == nil {
+	if !ok || site.Status != gantry.DeploymentLive {
+		return false
+	}
+	if site.ProxyTarget != "" {
+		return lp.startExchange(c, req, site.ProxyTarget, sub)
+	}
+	if root == nil {
 		return false
 	}
 	p := req.path
-	if req.unusual || !req.get && !req.head || !cleanRequestPath(p) {
+	if req.unusual() || !req.get && !req.head || !cleanRequestPath(p) {
 		return false
 	}
 	name := firstName(cleanPath(b2s(p)), b2s(p))

@@ -1,0 +1,897 @@
+//go:build linux
+
+package edge
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The loops' reverse proxy to server apps. A request for a live server
+// app (Site.ProxyTarget) that the loop takes — HTTP/1.1, no upgrade, no
+// Expect, no chunked body, head and body within MaxHeaderBytes; the rest
+// goes to net/http's ReverseProxy — is passed on as net/http's path does
+// it: the Host header kept, hop-by-hop headers dropped, X-Forwarded-For,
+// -Host and -Proto set (kept and appended to with TrustForwarded), over a
+// pooled keep-alive connection of the loop's own to the app. The answer is
+// relayed as it arrives, with the socket to the client setting the pace:
+// the app's connection is read only when the client has taken what came
+// before. Answers of known length keep it; chunked ones are relayed as
+// they are; answers ending at the app's close are sent chunked. An app
+// that cannot be reached gets the 502 page, one that does not start its
+// answer within ResponseHeaderTimeout the 504 page, as on net/http's path.
+
+// upConn is a connection from a loop to an app.
+type upConn struct {
+	fd     int
+	target string
+	c      *lconn // the client whose request it carries; nil while idle
+	buf    []byte // read buffer; in and the client's queued output point into it
+	in     []byte // read and not yet relayed
+
+	state     int
+	req       []byte   // the request as sent (kept until the answer starts, for a retry)
+	reqOut    [][]byte // what is left to write of it
+	reused    bool     // it carried an earlier exchange
+	retried   bool
+	started   time.Time // the exchange's start (the dial's, then the request's)
+	idleSince time.Time
+
+	// The answer.
+	status  int
+	mode    int   // how its body ends
+	remain  int64 // bodyLength: bytes left; bodyChunked: bytes left of the current chunk's data
+	chunkSt int   // bodyChunked: where in the framing the relay is
+	sent    int64 // body bytes relayed
+	closeUp bool  // the app closes after this answer
+	paused  bool  // the client's socket is full: the app is not read meanwhile
+
+	// The request's: for the log line, the error pages and Table.Drain.
+	method, host, path, ip string
+	sub                    string
+	headOnly, clientClose  bool
+	logged                 bool
+	begun                  time.Time
+	untrack                func()
+
+	head     []byte // the answer's head as sent to the client
+	chunkHdr []byte // bodyEOF: the size line of the chunk being relayed
+}
+
+// upConn states.
+const (
+	upConnecting = iota
+	upSending
+	upHead
+	upBody
+	upIdle
+)
+
+// Body framings of an answer.
+const (
+	bodyNone = iota
+	bodyLength
+	bodyChunked
+	bodyEOF // until the app closes; relayed chunked
+)
+
+// upBufSize is the read buffer of an app connection.
+const upBufSize = 32 << 10
+
+// maxIdleUps bounds each loop's idle connections per app.
+const maxIdleUps = 256
+
+// startExchange passes req to the app at target. It returns false (the
+// connection goes to net/http) for requests the loop leaves to
+// ReverseProxy.
+func (lp *evloop) startExchange(c *lconn, req *loopRequest, target, sub string) bool {
+	e := lp.l.e
+	if req.chunked || req.upgrade || req.expect || req.connOther || req.bodyLen > e.proxy.cfg.MaxBodySize {
+		return false
+	}
+	sa := lp.sockaddr(target)
+	if sa == nil {
+		return false
+	}
+	ip := c.ip
+	if lp.l.opts.TrustForwarded && len(req.xff) > 0 {
+		if fip := lastForwarded(b2s(req.xff)); fip != "" {
+			ip = fip
+		}
+	}
+	u := lp.takeIdle(target)
+	if u == nil {
+		var err error
+		if u, err = lp.dial(target, sa); err != nil {
+			// Refused at once: nothing listens there (the app crashed or
+			// is restarting).
+			lp.errorPage(c, req.close, req.head, http.StatusBadGateway, pageAppDown, sub+e.suffix)
+			if opts := &lp.l.opts; opts.Log != nil {
+				opts.Log(lp.logH, b2s(req.method), b2s(req.host), b2s(req.path), http.StatusBadGateway, 0, 0, ip)
+			}
+			return true
+		}
+	}
+	u.req = lp.appRequest(u.req[:0], req, c.ip)
+	u.c, c.up = c, u
+	u.method, u.host, u.path, u.ip = string(req.method), string(req.host), string(req.path), ip
+	u.sub, u.headOnly, u.clientClose, u.begun = sub, req.head, req.close, lp.now
+	u.status, u.mode, u.sent, u.closeUp, u.paused, u.retried, u.chunkSt, u.logged = 0, bodyNone, 0, false, false, false, chunkSize, false
+	u.in = u.buf[:0]
+	if t, ok := e.resolver.(*Table); ok {
+		u.untrack = t.track(target)
+	}
+	if u.state == upIdle {
+		u.state, u.started = upSending, lp.now
+		u.reqOut = append(u.reqOut[:0], u.req)
+	}
+	// serve writes the request (kick) once it has consumed it.
+	return true
+}
+
+// kick writes the request of a new exchange (once serve has consumed it
+// from the client's buffer: the answer may come at once).
+func (lp *evloop) kick(u *upConn) {
+	if u.state == upSending {
+		lp.upWrite(u)
+	}
+}
+
+// appRequest writes the request to pass on into b: the request line and
+// the client's header lines but the hop-by-hop ones and the forwarding
+// ones it sets, then X-Forwarded-For, -Host and -Proto, then the body.
+func (lp *evloop) appRequest(b []byte, req *loopRequest, peer string) []byte {
+	b = append(b, req.method...)
+	b = append(b, ' ')
+	b = append(b, req.target...)
+	b = append(b, " HTTP/1.1\r\n"...)
+	trust := lp.l.opts.TrustForwarded
+	hs := req.headers
+	for len(hs) > 0 {
+		i := bytes.Index(hs, crlf)
+		line := hs[:i+2]
+		hs = hs[i+2:]
+		name := line[:bytes.IndexByte(line, ':')]
+		switch {
+		case eqFold(name, "connection"), eqFold(name, "proxy-connection"), eqFold(name, "keep-alive"),
+			eqFold(name, "te"), eqFold(name, "trailer"), eqFold(name, "transfer-encoding"), eqFold(name, "upgrade"),
+			eqFold(name, "x-forwarded-for"), eqFold(name, "x-forwarded-host"), eqFold(name, "x-forwarded-proto"):
+			continue
+		}
+		b = append(b, line...)
+	}
+	b = append(b, "X-Forwarded-For: "...)
+	if trust && len(req.xff) > 0 {
+		b = append(b, req.xff...)
+		b = append(b, ", "...)
+	}
+	b = append(b, peer...)
+	b = append(b, "\r\nX-Forwarded-Host: "...)
+	if trust && len(req.xfHost) > 0 {
+		b = append(b, req.xfHost...)
+	} else {
+		b = append(b, req.host...)
+	}
+	b = append(b, "\r\nX-Forwarded-Proto: "...)
+	if trust && len(req.xfProto) > 0 {
+		b = append(b, req.xfProto...)
+	} else {
+		b = append(b, "http"...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	return append(b, req.body...)
+}
+
+// sockaddr returns the address of an app ("127.0.0.1:PORT"), or nil.
+func (lp *evloop) sockaddr(target string) unix.Sockaddr {
+	if sa, ok := lp.addrs[target]; ok {
+		return sa
+	}
+	ap, err := netip.ParseAddrPort(target)
+	var sa unix.Sockaddr
+	if err == nil {
+		if a := ap.Addr().Unmap(); a.Is4() {
+			sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
+		} else if a.Is6() && a.Zone() == "" {
+			sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
+		}
+	}
+	if len(lp.addrs) > 4096 {
+		clear(lp.addrs)
+	}
+	lp.addrs[target] = sa
+	return sa
+}
+
+// dial starts a connection to an app. It fails only when the connection
+// is refused at once; a pending one is finished by upEvent.
+func (lp *evloop) dial(target string, sa unix.Sockaddr) (*upConn, error) {
+	family := unix.AF_INET
+	if _, ok := sa.(*unix.SockaddrInet6); ok {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	u := &upConn{fd: fd, target: target, buf: make([]byte, upBufSize), state: upConnecting, started: lp.now}
+	if err := unix.Connect(fd, sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
+		unix.Close(fd)
+		return nil, err
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
+	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	lp.ups[fd] = u
+	return u, nil
+}
+
+// takeIdle returns an idle connection to target, or nil.
+func (lp *evloop) takeIdle(target string) *upConn {
+	l := lp.idle[target]
+	if len(l) == 0 {
+		return nil
+	}
+	u := l[len(l)-1]
+	l[len(l)-1] = nil
+	lp.idle[target] = l[:len(l)-1]
+	u.reused = true
+	return u
+}
+
+// putIdle keeps u for the next request to its app.
+func (lp *evloop) putIdle(u *upConn) {
+	l := lp.idle[u.target]
+	if len(l) >= maxIdleUps || lp.l.closing.Load() {
+		lp.closeUp(u)
+		return
+	}
+	u.state, u.c, u.idleSince, u.in = upIdle, nil, lp.now, u.buf[:0]
+	u.reqOut = u.reqOut[:0]
+	lp.idle[u.target] = append(l, u)
+}
+
+// dropIdle takes u out of the idle list.
+func (lp *evloop) dropIdle(u *upConn) {
+	l := lp.idle[u.target]
+	for i, v := range l {
+		if v == u {
+			lp.idle[u.target] = append(l[:i], l[i+1:]...)
+			return
+		}
+	}
+}
+
+func (lp *evloop) closeUp(u *upConn) {
+	if u.state == upIdle {
+		lp.dropIdle(u)
+	}
+	delete(lp.ups, u.fd)
+	unix.Close(u.fd)
+	u.state = upIdle
+	u.fd = -1
+}
+
+// sweepIdleUps closes connections idle for longer than IdleConnTimeout.
+func (lp *evloop) sweepIdleUps() {
+	limit := lp.l.e.proxy.cfg.IdleConnTimeout
+	for target, l := range lp.idle {
+		keep := l[:0]
+		for _, u := range l {
+			if lp.now.Sub(u.idleSince) > limit {
+				delete(lp.ups, u.fd)
+				unix.Close(u.fd)
+				continue
+			}
+			keep = append(keep, u)
+		}
+		if len(keep) == 0 {
+			delete(lp.idle, target)
+		} else {
+			lp.idle[target] = keep
+		}
+	}
+}
+
+// upSweep answers 504 for an app that took too long to connect to or to
+// start its answer.
+func (lp *evloop) upSweep(u *upConn) {
+	cfg := &lp.l.e.proxy.cfg
+	switch {
+	case u.state == upConnecting && lp.now.Sub(u.started) > cfg.DialTimeout,
+		(u.state == upSending || u.state == upHead) && u.status == 0 && lp.now.Sub(u.started) > cfg.ResponseHeaderTimeout:
+		lp.failExchange(u, http.StatusGatewayTimeout, pageTimeout)
+	}
+}
+
+// upEvent handles what epoll reported for an app connection.
+func (lp *evloop) upEvent(u *upConn, events uint32) {
+	switch u.state {
+	case upIdle:
+		// An idle connection that turns readable was closed by the app (or
+		// sent what nobody asked for): it is of no more use.
+		if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			lp.closeUp(u)
+		}
+		return
+	case upConnecting:
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		if soErr, err := unix.GetsockoptInt(u.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soErr != 0 {
+			lp.failExchange(u, http.StatusBadGateway, pageAppDown)
+			return
+		}
+		u.state = upSending
+		u.started = lp.now
+		u.reqOut = append(u.reqOut[:0], u.req)
+		lp.upWrite(u)
+		return
+	case upSending:
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+			lp.upWrite(u)
+		}
+		return
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		lp.upRead(u)
+	}
+}
+
+// upWrite writes the rest of the request; then the answer is awaited.
+func (lp *evloop) upWrite(u *upConn) {
+	for len(u.reqOut) > 0 {
+		n, err := unix.Writev(u.fd, u.reqOut)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return
+			}
+			lp.appFailed(u)
+			return
+		}
+		for n > 0 && len(u.reqOut) > 0 {
+			if n >= len(u.reqOut[0]) {
+				n -= len(u.reqOut[0])
+				u.reqOut = u.reqOut[1:]
+			} else {
+				u.reqOut[0] = u.reqOut[0][n:]
+				n = 0
+			}
+		}
+	}
+	u.state = upHead
+	u.started = lp.now
+	lp.upRead(u) // the answer may be there already (edge-triggered)
+}
+
+// upResume goes on relaying once the client has taken what came before.
+func (lp *evloop) upResume(u *upConn) {
+	u.paused = false
+	if len(u.in) > 0 && lp.relay(u) {
+		return
+	}
+	if u.c != nil && !u.c.writing() {
+		lp.upRead(u)
+	}
+}
+
+// upRead reads the app's answer and relays it, until EAGAIN or a full
+// client socket.
+func (lp *evloop) upRead(u *upConn) {
+	for u.c != nil && !u.paused {
+		c := u.c
+		if c.writing() {
+			u.paused = true
+			return
+		}
+		if len(u.in) > 0 && &u.in[0] != &u.buf[0] {
+			u.in = u.buf[:copy(u.buf, u.in)]
+		}
+		if len(u.in) == len(u.buf) {
+			// An answer head larger than the buffer.
+			lp.failExchange(u, http.StatusBadGateway, pageAppDown)
+			return
+		}
+		n, err := unix.Read(u.fd, u.buf[len(u.in):])
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return
+			}
+			lp.appFailed(u)
+			return
+		}
+		if n == 0 {
+			lp.appEOF(u)
+			return
+		}
+		u.in = u.buf[:len(u.in)+n]
+		if lp.relay(u) {
+			return
+		}
+	}
+}
+
+// appFailed handles an app connection that failed (reset): before the
+// answer started, a reused connection is retried once on a new one for a
+// request that may be repeated, else it is a 502; during the body the
+// client's connection is cut.
+func (lp *evloop) appFailed(u *upConn) {
+	if u.status == 0 && u.reused && !u.retried && idempotent(u.method) {
+		lp.retry(u)
+		return
+	}
+	if u.status == 0 {
+		lp.failExchange(u, http.StatusBadGateway, pageAppDown)
+		return
+	}
+	c := u.c
+	lp.closeUp(u)
+	if c != nil {
+		lp.closeConn(c)
+	}
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// appEOF handles the app closing its connection.
+func (lp *evloop) appEOF(u *upConn) {
+	if u.state == upBody && u.mode == bodyEOF {
+		u.closeUp = true
+		lp.queue(u.c, lastChunk)
+		lp.finishExchange(u)
+		return
+	}
+	lp.appFailed(u)
+}
+
+var lastChunk = []byte("0\r\n\r\n")
+
+// retry sends the request again on a new connection.
+func (lp *evloop) retry(u *upConn) {
+	c, req := u.c, u.req
+	u.c = nil
+	nu, err := lp.dial(u.target, lp.sockaddr(u.target))
+	delete(lp.ups, u.fd)
+	unix.Close(u.fd)
+	if err != nil {
+		u.c = c
+		u.retried = true
+		lp.failExchange(u, http.StatusBadGateway, pageAppDown)
+		return
+	}
+	nu.copyExchange(u)
+	nu.req, nu.retried, nu.c = append(nu.req[:0], req...), true, c
+	c.up = nu
+}
+
+func (u *upConn) copyExchange(from *upConn) {
+	u.method, u.host, u.path, u.ip, u.untrack, u.begun = from.method, from.host, from.path, from.ip, from.untrack, from.begun
+	u.headOnly, u.clientClose, u.sub, u.logged = from.headOnly, from.clientClose, from.sub, from.logged
+}
+
+// relay parses and passes on what u.in holds of the answer. It returns
+// true when the exchange ended or the client's socket is full (relaying
+// resumes from the next EPOLLOUT edge of the client).
+func (lp *evloop) relay(u *upConn) bool {
+	c := u.c
+	for u.state == upHead {
+		end := bytes.Index(u.in, crlfcrlf)
+		if end < 0 {
+			return false
+		}
+		if !lp.answerHead(u, u.in[:end+2]) {
+			lp.failExchange(u, http.StatusBadGateway, pageAppDown)
+			return true
+		}
+		u.in = u.in[end+4:]
+		if u.status >= 100 && u.status < 200 {
+			u.state = upHead // informational: the real answer follows
+			u.status = 0
+			continue
+		}
+		u.state = upBody
+		u.req = u.req[:0] // no retry once the answer has started
+	}
+	switch u.mode {
+	case bodyNone:
+	case bodyLength:
+		k := min(int64(len(u.in)), u.remain)
+		if k > 0 {
+			lp.queue(c, u.in[:k])
+			u.in, u.remain, u.sent = u.in[k:], u.remain-k, u.sent+k
+		}
+		if u.remain > 0 {
+			return lp.push(u)
+		}
+	case bodyChunked:
+		n, done, ok := u.scanChunks(u.in)
+		if !ok {
+			c := u.c
+			lp.closeUp(u)
+			lp.closeConn(c)
+			return true
+		}
+		if n > 0 {
+			lp.queue(c, u.in[:n])
+			u.in, u.sent = u.in[n:], u.sent+int64(n)
+		}
+		if !done {
+			return lp.push(u)
+		}
+	case bodyEOF:
+		if len(u.in) > 0 {
+			var size [20]byte
+			hdr := strconv.AppendInt(size[:0], int64(len(u.in)), 16)
+			c.hdr = append(append(c.hdr[:0], hdr...), "\r\n"...)
+			lp.queue(c, c.hdr)
+			lp.queue(c, u.in)
+			lp.queue(c, crlf)
+			u.sent += int64(len(u.in))
+			u.in = u.in[len(u.in):]
+		}
+		return lp.push(u)
+	}
+	if len(u.in) > 0 {
+		u.closeUp = true // the app sent more than its answer
+	}
+	lp.finishExchange(u)
+	return true
+}
+
+// push writes what was queued for the client. It returns true when the
+// client's socket is full (or it was closed).
+func (lp *evloop) push(u *upConn) bool {
+	c := u.c
+	if !lp.flush(c) {
+		return true
+	}
+	if c.writing() {
+		u.paused = true
+		return true
+	}
+	if len(u.in) > 0 || u.state != upBody {
+		return false
+	}
+	u.in = u.buf[:0] // all relayed: the buffer is free again
+	return false
+}
+
+func (lp *evloop) queue(c *lconn, b []byte) {
+	if len(b) > 0 {
+		c.out = append(c.out, b)
+	}
+}
+
+// finishExchange ends an exchange whose answer was all relayed: the
+// client's output is flushed (and goes on from EPOLLOUT if it must), the
+// line logged, the app connection kept for the next request, and the
+// client's next request served.
+func (lp *evloop) finishExchange(u *upConn) {
+	c := u.c
+	if u.clientClose {
+		c.closeDone = true
+	}
+	lp.logExchange(u) // before the answer leaves: it is complete
+	if !lp.flush(c) {
+		return // closed, and the exchange ended with it
+	}
+	if c.writing() {
+		// The rest waits for the client; it points into u's buffer, which
+		// the app connection's next exchange reuses: c keeps a copy.
+		c.out = [][]byte{bytes.Join(c.out, nil)}
+	}
+	lp.endExchange(u, !u.closeUp)
+	if c.writing() {
+		return
+	}
+	if len(c.in) > 0 {
+		lp.serve(c)
+		if lp.conns[c.fd] != c || c.busy() {
+			return
+		}
+	}
+	if c.rdPending {
+		lp.read(c)
+	}
+}
+
+// endExchange logs the exchange and detaches u from its client, keeping
+// u for reuse or closing it.
+func (lp *evloop) endExchange(u *upConn, reuse bool) {
+	c := u.c
+	if u.untrack != nil {
+		u.untrack()
+		u.untrack = nil
+	}
+	lp.logExchange(u)
+	if c != nil {
+		c.up = nil
+	}
+	u.c = nil
+	if reuse && u.fd >= 0 && u.state == upBody {
+		lp.putIdle(u)
+	} else if u.fd >= 0 {
+		lp.closeUp(u)
+	}
+}
+
+// logExchange writes the exchange's log line, once.
+func (lp *evloop) logExchange(u *upConn) {
+	if opts := &lp.l.opts; opts.Log != nil && u.status != 0 && !u.logged {
+		opts.Log(lp.logH, u.method, u.host, u.path, u.status, lp.now.Sub(u.begun), u.sent, u.ip)
+	}
+	u.logged = true
+}
+
+// failExchange answers the client with one of the edge's pages when the
+// app's answer has not started, and cuts the connection when it has.
+func (lp *evloop) failExchange(u *upConn, status, kind int) {
+	c := u.c
+	started := u.state == upBody
+	u.status = 0
+	lp.endExchange(u, false)
+	if c == nil {
+		return
+	}
+	if started {
+		lp.closeConn(c)
+		return
+	}
+	u.status = status
+	lp.errorPage(c, u.clientClose, u.headOnly, status, kind, u.sub+lp.l.e.suffix)
+	if opts := &lp.l.opts; opts.Log != nil {
+		opts.Log(lp.logH, u.method, u.host, u.path, status, lp.now.Sub(u.begun), 0, u.ip)
+	}
+	if lp.flush(c) && !c.writing() && len(c.in) > 0 {
+		lp.serve(c)
+	}
+}
+
+// Where scanChunks is in a chunked body.
+const (
+	chunkSize    = iota // at a chunk-size line
+	chunkData           // in a chunk's data (remain bytes left)
+	chunkCRLF           // at the CRLF after a chunk's data
+	chunkTrailer        // in the trailer section after the last chunk
+)
+
+// scanChunks follows a chunked body through in. It returns how many bytes
+// of in are whole framing or data (to relay as they are), whether the body
+// ended there, and false when the framing is broken.
+func (u *upConn) scanChunks(in []byte) (int, bool, bool) {
+	i := 0
+	for i < len(in) {
+		switch u.chunkSt {
+		case chunkSize:
+			j := bytes.Index(in[i:], crlf)
+			if j < 0 {
+				return i, false, len(in)-i <= 4096
+			}
+			line := in[i : i+j]
+			if k := bytes.IndexByte(line, ';'); k >= 0 {
+				line = line[:k] // chunk extensions
+			}
+			size, err := strconv.ParseUint(string(bytes.TrimRight(line, " \t")), 16, 63)
+			if err != nil {
+				return 0, false, false
+			}
+			i += j + 2
+			if size == 0 {
+				u.chunkSt = chunkTrailer
+			} else {
+				u.chunkSt, u.remain = chunkData, int64(size)
+			}
+		case chunkData:
+			k := min(int64(len(in)-i), u.remain)
+			i += int(k)
+			if u.remain -= k; u.remain == 0 {
+				u.chunkSt = chunkCRLF
+			}
+		case chunkCRLF:
+			if len(in)-i < 2 {
+				return i, false, true
+			}
+			if in[i] != '\r' || in[i+1] != '\n' {
+				return 0, false, false
+			}
+			i += 2
+			u.chunkSt = chunkSize
+		case chunkTrailer:
+			j := bytes.Index(in[i:], crlf)
+			if j < 0 {
+				return i, false, len(in)-i <= 4096
+			}
+			i += j + 2
+			if j == 0 {
+				u.chunkSt = chunkSize
+				return i, true, true
+			}
+		}
+	}
+	return i, false, true
+}
+
+// answerHead turns the head of the app's answer into the client's and
+// queues it: status line (with net/http's reason phrase), the app's header
+// lines but the hop-by-hop ones, a Date when the app sent none, the
+// framing, Connection: close when the client asked for it. It returns
+// false for a head that is not HTTP/1.x or is framed in a way net/http
+// would refuse.
+func (lp *evloop) answerHead(u *upConn, h []byte) bool {
+	i := bytes.Index(h, crlf)
+	line := h[:i]
+	h = h[i+2:]
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || len(line) > 12 && line[12] != ' ' {
+		return false
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil || status < 100 || status == http.StatusSwitchingProtocols {
+		return false
+	}
+	u.status = status
+	if status < 200 {
+		return true // informational (103 Early Hints): dropped, as net/http's path does
+	}
+	appClose := line[7] == '0' // HTTP/1.0: closes unless keep-alive
+	// First pass: framing and the Connection options.
+	length, chunked, hasDate := int64(-1), false, false
+	var connTokens [8][]byte
+	nTokens := 0
+	for rest := h; len(rest) > 0; {
+		j := bytes.Index(rest, crlf)
+		l := rest[:j]
+		rest = rest[j+2:]
+		colon := bytes.IndexByte(l, ':')
+		if colon <= 0 {
+			return false
+		}
+		name, value := l[:colon], bytes.Trim(l[colon+1:], " \t")
+		switch {
+		case eqFold(name, "content-length"):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 || length >= 0 && n != length {
+				return false
+			}
+			length = n
+		case eqFold(name, "transfer-encoding"):
+			if !eqFold(value, "chunked") {
+				return false // another coding: net/http's path sorts it out
+			}
+			chunked = true
+		case eqFold(name, "date"):
+			hasDate = true
+		case eqFold(name, "connection"):
+			for tok := range bytes.SplitSeq(value, []byte(",")) {
+				tok = bytes.Trim(tok, " \t")
+				switch {
+				case eqFold(tok, "close"):
+					appClose = true
+				case eqFold(tok, "keep-alive"):
+					appClose = false
+				case len(tok) > 0 && nTokens < len(connTokens):
+					connTokens[nTokens] = tok
+					nTokens++
+				}
+			}
+		}
+	}
+	b := append(u.head[:0], "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	if t := http.StatusText(status); t != "" {
+		b = append(b, t...)
+	} else {
+		b = append(b, "status code "...)
+		b = strconv.AppendInt(b, int64(status), 10)
+	}
+	b = append(b, "\r\n"...)
+	for rest := h; len(rest) > 0; {
+		j := bytes.Index(rest, crlf)
+		l := rest[:j+2]
+		rest = rest[j+2:]
+		name := l[:bytes.IndexByte(l, ':')]
+		switch {
+		case eqFold(name, "connection"), eqFold(name, "proxy-connection"), eqFold(name, "keep-alive"),
+			eqFold(name, "te"), eqFold(name, "trailer"), eqFold(name, "transfer-encoding"), eqFold(name, "upgrade"):
+			continue
+		case chunked && eqFold(name, "content-length"):
+			continue
+		}
+		listed := false
+		for _, tok := range connTokens[:nTokens] {
+			if bytes.EqualFold(name, tok) {
+				listed = true
+			}
+		}
+		if !listed {
+			b = append(b, l...)
+		}
+	}
+	if !hasDate {
+		b = append(b, lp.dateLine()...)
+	}
+	noBody := u.headOnly || status == http.StatusNoContent || status == http.StatusNotModified
+	switch {
+	case noBody:
+		u.mode = bodyNone
+	case chunked:
+		u.mode, u.chunkSt = bodyChunked, chunkSize
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	case length >= 0:
+		u.mode, u.remain = bodyLength, length
+	default:
+		u.mode = bodyEOF
+		appClose = true
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+	}
+	u.closeUp = appClose
+	if u.clientClose {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	u.head = b
+	lp.queue(u.c, b)
+	return true
+}
+
+// pageWriter captures one of the edge's pages.
+type pageWriter struct {
+	h      http.Header
+	status int
+	body   []byte
+}
+
+func (w *pageWriter) Header() http.Header         { return w.h }
+func (w *pageWriter) WriteHeader(status int)      { w.status = status }
+func (w *pageWriter) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }
+
+// errorPage queues one of the edge's pages as the answer to c.
+func (lp *evloop) errorPage(c *lconn, closeAfter, headOnly bool, status, kind int, host string) {
+	w := &pageWriter{h: http.Header{}}
+	method := http.MethodGet
+	if headOnly {
+		method = http.MethodHead
+	}
+	lp.l.e.page(w, &http.Request{Method: method}, status, kind, host)
+	b := append(c.hdr[:0], "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\nCache-Control: "...)
+	b = append(b, w.h.Get("Cache-Control")...)
+	b = append(b, "\r\nContent-Length: "...)
+	b = append(b, w.h.Get("Content-Length")...)
+	b = append(b, "\r\nContent-Type: "...)
+	b = append(b, w.h.Get("Content-Type")...)
+	b = append(b, "\r\n"...)
+	b = append(b, lp.dateLine()...)
+	if closeAfter {
+		b = append(b, "Connection: close\r\n"...)
+		c.closeDone = true
+	}
+	b = append(b, "\r\n"...)
+	c.hdr = b
+	lp.queue(c, b)
+	lp.queue(c, w.body)
+}
