@@ -13,13 +13,13 @@
 // figure on a busy machine: wrk runs on the same cores, and the req/s of
 // each server depend on how much CPU the rest leaves it.
 //
-// Gantry serves through its whole request path: the top-level handler
-// (Host routing, panic recovery, the one log line per request) and the
-// edge, behind an http.Server with the settings of `gantry serve`
-// (timeouts, header limit) and edge.ConnContext. With -floor (the default)
-// a bare net/http handler on the same settings serves the same two files
-// too, as plainly as net/http allows: what is left between it and nginx is
-// the cost of Go's HTTP server itself, not of Gantry's code.
+// Gantry serves as `gantry serve` does: the edge's event loops on the
+// listener answer these requests themselves (see edge.Loop), with the
+// top-level handler and the edge behind them, on an http.Server with
+// serve's settings, for what they hand over. With -floor (the default) a
+// bare net/http handler on the same settings serves the same two files
+// too, as plainly as net/http allows: the floor of a Go server without
+// the loops.
 //
 // The comparison is fair on logging: by default Gantry and nginx both
 // write one access log line per request, unbuffered, to a file in the
@@ -113,13 +113,7 @@ func main() {
 	load.Must(err)
 	// As in `gantry serve`: the edge's event loops take the listener and
 	// hand what they do not answer to the http.Server.
-	hs := newHTTPServer(srv)
-	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: api.WriteRequestLine,
-		NewLogHandler: func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, LogOutput: logOut,
-		ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes})
-	load.Must(err)
-	loop.Serve()
-	go hs.Serve(loop.Listener())
+	load.ServeGantry(srv, live, gln, logOut)
 
 	// nginx on the same folder.
 	nport := load.FreePort()
@@ -157,7 +151,7 @@ http {
 	if *floor {
 		fln, err := net.Listen("tcp", "127.0.0.1:0")
 		load.Must(err)
-		go newHTTPServer(bareHandler(site)).Serve(fln)
+		go load.HTTPServer(bareHandler(site)).Serve(fln)
 		servers = append(servers, &server{name: "net/http", url: "http://" + fln.Addr().String(), cpu: load.SelfCPU})
 	}
 	if *serve {
@@ -233,18 +227,6 @@ http {
 	}
 	if *logging {
 		fmt.Printf("access log lines written: gantry %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(nginxLog))
-	}
-}
-
-// newHTTPServer returns an http.Server for h set up as `gantry serve` sets
-// up its own.
-func newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ConnContext:       edge.ConnContext,
 	}
 }
 

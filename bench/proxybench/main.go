@@ -16,9 +16,10 @@
 // busy machine: wrk and the app run on the same cores, and the req/s of
 // each proxy depends on how much CPU they leave it.
 //
-// Gantry runs its whole request path: the top-level handler (Host routing,
-// panic recovery, one log line per request) and the edge's reverse proxy,
-// behind an http.Server set up as `gantry serve` sets it up. nginx keeps
+// Gantry runs as `gantry serve` runs it: the edge's event loops on the
+// listener (which proxy these requests themselves, see edge.Loop), the
+// top-level handler and the edge's ReverseProxy behind them on an
+// http.Server for what the loops hand over, one log line per request. nginx keeps
 // idle connections to the app (upstream keepalive), as the edge does, and
 // sets the same X-Forwarded-* headers. By default both write one access log
 // line per request to a file (-log=false: neither does).
@@ -31,7 +32,6 @@ import (
 	"log"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,14 +107,7 @@ func main() {
 	load.Must(err)
 	// As in `gantry serve`: the edge's event loops take the listener and
 	// hand what they do not answer to the http.Server.
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: 64 << 10, ConnContext: edge.ConnContext}
-	loop, err := live.NewLoop(gln, edge.LoopOptions{IsLive: srv.IsLiveHost, Log: api.WriteRequestLine,
-		NewLogHandler: func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) }, LogOutput: logOut,
-		ReadHeaderTimeout: hs.ReadHeaderTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes})
-	load.Must(err)
-	loop.Serve()
-	go hs.Serve(loop.Listener())
+	load.ServeGantry(srv, live, gln, logOut)
 
 	// nginx proxying the same app.
 	nport := load.FreePort()

@@ -557,16 +557,7 @@ func (lp *evloop) flush(c *lconn) bool {
 			return false
 		}
 		c.active = lp.now
-		for n > 0 && len(c.out) > 0 {
-			if n >= len(c.out[0]) {
-				n -= len(c.out[0])
-				c.out[0] = nil
-				c.out = c.out[1:]
-			} else {
-				c.out[0] = c.out[0][n:]
-				n = 0
-			}
-		}
+		c.out = advance(c.out, n)
 	}
 	c.out = c.out[:0]
 	for c.src != nil && c.size > 0 {
@@ -1013,3 +1004,17 @@ func (c *prefixConn) SyscallConn() (syscall.RawConn, error) { return c.TCPConn.S
 // b2s views b as a string without copying; the string must not be kept
 // past b's next change.
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// advance drops the first n bytes written from iovecs.
+func advance(iovecs [][]byte, n int) [][]byte {
+	for n > 0 && len(iovecs) > 0 {
+		if n < len(iovecs[0]) {
+			iovecs[0] = iovecs[0][n:]
+			break
+		}
+		n -= len(iovecs[0])
+		iovecs[0] = nil
+		iovecs = iovecs[1:]
+	}
+	return iovecs
+}

@@ -361,15 +361,7 @@ func (lp *evloop) upWrite(u *upConn) {
 			lp.appFailed(u)
 			return
 		}
-		for n > 0 && len(u.reqOut) > 0 {
-			if n >= len(u.reqOut[0]) {
-				n -= len(u.reqOut[0])
-				u.reqOut = u.reqOut[1:]
-			} else {
-				u.reqOut[0] = u.reqOut[0][n:]
-				n = 0
-			}
-		}
+		u.reqOut = advance(u.reqOut, n)
 	}
 	u.state = upHead
 	u.started = lp.now
