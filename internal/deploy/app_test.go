@@ -445,9 +445,7 @@ func TestCrashLoopFailsTheDeployment(t *testing.T) {
 	if code, _ := e.get("flaky", "/"); code != http.StatusServiceUnavailable {
 		t.Fatalf("crash-looped app answers %d, want 503", code)
 	}
-	if got, _ := e.db.FindProject(context.Background(), e.user.ID, p.ID); got.Status != gantry.ProjectFailed {
-		t.Fatalf("project is %q, want failed", got.Status)
-	}
+	e.projectStatus(p, gantry.ProjectFailed)
 	rt := strings.Join(e.runtimeLogs(d.ID), "\n")
 	if !strings.Contains(rt, "error: App exited with code 7; it crashed 3 times within 10 minutes, so it was stopped") {
 		t.Fatalf("no give-up line:\n%s", rt)

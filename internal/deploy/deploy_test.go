@@ -103,6 +103,23 @@ func (e *env) deploy(p *gantry.Project) *gantry.Deployment {
 	return e.wait(d.ID)
 }
 
+// projectStatus waits for p's status to become want: the service sets it
+// from the latest deployment just after that deployment's own update.
+func (e *env) projectStatus(p *gantry.Project, want string) {
+	e.t.Helper()
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pr, err := e.db.FindProject(context.Background(), e.user.ID, p.ID)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if got = pr.Status; got == want {
+			return
+		}
+	}
+	e.t.Fatalf("got project status %q, want %q", got, want)
+}
+
 func (e *env) wait(id string) *gantry.Deployment {
 	e.t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -165,9 +182,7 @@ func TestStaticDeployLifecycle(t *testing.T) {
 	if code, body := e.get("my-site", "/"); code != 200 || body != "<h1>version one</h1>" {
 		t.Fatalf("edge: got %d %q", code, body)
 	}
-	if got, _ := e.db.FindProject(ctx, e.user.ID, p.ID); got.Status != gantry.ProjectDeployed {
-		t.Fatalf("got project status %q, want deployed", got.Status)
-	}
+	e.projectStatus(p, gantry.ProjectDeployed)
 
 	// A new commit and a redeploy: the new one takes the subdomain, the old one stops.
 	e.git.Repo(t, "ada/my-site", "main", "second", map[string]string{"index.html": "<h1>version two</h1>"})
@@ -230,9 +245,7 @@ func TestFailedBuild(t *testing.T) {
 	if last := logs[len(logs)-1]; !strings.HasPrefix(last, "error: ") || !strings.Contains(last, "exited with code 3") {
 		t.Fatalf("got last line %q, want an error saying the build exited with code 3", last)
 	}
-	if got, _ := e.db.FindProject(context.Background(), e.user.ID, p.ID); got.Status != gantry.ProjectFailed {
-		t.Fatalf("got project status %q, want failed", got.Status)
-	}
+	e.projectStatus(p, gantry.ProjectFailed)
 	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, d.ID); err == nil {
 		t.Fatal("restart of a failed deployment succeeded")
 	}
