@@ -120,6 +120,23 @@ func (e *env) projectStatus(p *gantry.Project, want string) {
 	e.t.Fatalf("got project status %q, want %q", got, want)
 }
 
+// deploymentStatus waits for deployment id's status to become want: a
+// replaced deployment is marked stopped just after its successor goes live.
+func (e *env) deploymentStatus(id, want string) {
+	e.t.Helper()
+	var got string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		d, err := e.db.FindDeployment(context.Background(), "", id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if got = d.Status; got == want {
+			return
+		}
+	}
+	e.t.Fatalf("deployment %s is %q, want %q", id, got, want)
+}
+
 func (e *env) wait(id string) *gantry.Deployment {
 	e.t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
@@ -193,9 +210,7 @@ func TestStaticDeployLifecycle(t *testing.T) {
 	if _, body := e.get("my-site", "/"); body != "<h1>version two</h1>" {
 		t.Fatalf("after redeploy edge serves %q", body)
 	}
-	if old, _ := e.db.FindDeployment(ctx, "", d1.ID); old.Status != gantry.DeploymentStopped {
-		t.Fatalf("replaced deployment is %q, want stopped", old.Status)
-	}
+	e.deploymentStatus(d1.ID, gantry.DeploymentStopped) // the replaced one
 
 	// Restart of the old one is a rollback.
 	if _, err := e.svc.Restart(ctx, e.user.ID, "my-site", d1.ID); err != nil {
@@ -204,9 +219,7 @@ func TestStaticDeployLifecycle(t *testing.T) {
 	if _, body := e.get("my-site", "/"); body != "<h1>version one</h1>" {
 		t.Fatalf("after rollback edge serves %q", body)
 	}
-	if cur, _ := e.db.FindDeployment(ctx, "", d2.ID); cur.Status != gantry.DeploymentStopped {
-		t.Fatalf("rolled-back-from deployment is %q, want stopped", cur.Status)
-	}
+	e.deploymentStatus(d2.ID, gantry.DeploymentStopped) // the rolled-back-from one
 
 	// Stop: 503. Restart: 200 again. Delete: 404 and files gone.
 	if _, err := e.svc.Stop(ctx, e.user.ID, "my-site", ""); err != nil {
