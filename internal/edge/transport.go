@@ -112,6 +112,11 @@ func (t *appTransport) exchange(ctx context.Context, c *appConn, req *http.Reque
 	}
 	if t.headerTimeout > 0 {
 		_ = c.SetReadDeadline(time.Now().Add(t.headerTimeout))
+		if ctx.Err() != nil {
+			// Cancelled before the deadline was set: stop's deadline in
+			// the past was overwritten, so the read would wait it out.
+			return fail(ctx.Err())
+		}
 	}
 	for {
 		if _, err := c.br.Peek(1); err != nil {
