@@ -39,7 +39,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -55,7 +54,6 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/bench/internal/load"
-	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/edge"
 )
 
@@ -90,30 +88,14 @@ func main() {
 	// compression, so both servers send the file as it is.
 	load.Must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
 
-	// Gantry: the real top-level handler with the edge as live handler.
+	// Gantry as `gantry serve` runs it (load.StartGantry).
 	gantryLog := filepath.Join(dir, "gantry-access.log")
 	nginxLog := filepath.Join(dir, "nginx-access.log")
-	table := edge.NewTable()
-	table.Set("bench", edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive})
-	srv := api.NewServer()
-	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
-	live := edge.New("localhost", table, "http://localhost")
-	srv.LiveHandler = live
-	var logOut io.Writer // the loops' log lines (nil: none)
+	gantryLogFile := ""
 	if *logging {
-		f, err := os.OpenFile(gantryLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		load.Must(err)
-		defer f.Close()
-		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
-		logOut = f
-	} else {
-		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+		gantryLogFile = gantryLog
 	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	load.Must(err)
-	// As in `gantry serve`: the edge's event loops take the listener and
-	// hand what they do not answer to the http.Server.
-	load.ServeGantry(srv, live, gln, logOut)
+	gantryAddr := load.StartGantry(edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive}, gantryLogFile)
 
 	// nginx on the same folder.
 	nport := load.FreePort()
@@ -145,7 +127,7 @@ http {
 	load.WaitPort(fmt.Sprintf("127.0.0.1:%d", nport))
 
 	servers := []*server{
-		{name: "gantry", url: "http://" + gln.Addr().String(), host: "bench.localhost", cpu: load.SelfCPU},
+		{name: "gantry", url: "http://" + gantryAddr, host: "bench.localhost", cpu: load.SelfCPU},
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginx.Process.Pid) }},
 	}
 	if *floor {

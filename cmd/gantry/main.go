@@ -251,7 +251,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
 		LogOutput:         m.Stderr,
 		Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
-		TrustForwarded:    cfg.TrustProxy,
+		ClientIP:          srv.ClientIP,
 		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
 		IdleTimeout:       httpServer.IdleTimeout,
 		MaxHeaderBytes:    httpServer.MaxHeaderBytes,

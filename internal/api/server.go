@@ -203,22 +203,31 @@ func setSecurityHeaders(h http.Header) {
 // clientIP returns the address a request came from: the connection's peer,
 // or with TrustProxy the last X-Forwarded-For entry when it is an IP.
 func (s *Server) clientIP(r *http.Request) string {
-	if s.TrustProxy {
-		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-			last := xff[len(xff)-1]
-			if i := strings.LastIndexByte(last, ','); i >= 0 {
-				last = last[i+1:]
-			}
-			if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
-				return ip.String()
-			}
+	var xff string
+	if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
+		xff = v[len(v)-1]
+	}
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	return s.ClientIP(peer, xff)
+}
+
+// ClientIP returns the client address of a request from its peer's IP and
+// its last X-Forwarded-For header value (xff, "" for none): the peer, or
+// with TrustProxy the last entry of xff when it is an IP. The edge's event
+// loops log with it too.
+func (s *Server) ClientIP(peer, xff string) string {
+	if s.TrustProxy && xff != "" {
+		if i := strings.LastIndexByte(xff, ','); i >= 0 {
+			xff = xff[i+1:]
+		}
+		if ip := net.ParseIP(strings.TrimSpace(xff)); ip != nil {
+			return ip.String()
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+	return peer
 }
 
 // rateKey returns the key rate limits count a client under: its IPv4

@@ -37,8 +37,11 @@ type LoopOptions struct {
 	LogOutput io.Writer
 	// Errorf logs the loop's own errors (default: the log package).
 	Errorf func(format string, args ...any)
-	// TrustForwarded logs the last X-Forwarded-For entry as the client.
-	TrustForwarded bool
+	// ClientIP returns the client address a request is logged with, from
+	// the peer's IP and the last X-Forwarded-For value ("" for none):
+	// the api.Server's rule (default: the peer). Proxied requests carry
+	// X-Forwarded-* headers by the edge's ProxyConfig.
+	ClientIP func(peer, xff string) string
 	// ReadHeaderTimeout closes a connection whose request head has not
 	// fully arrived this long after it started (default 10 s).
 	ReadHeaderTimeout time.Duration
@@ -53,6 +56,9 @@ type LoopOptions struct {
 }
 
 func (o *LoopOptions) defaults() {
+	if o.ClientIP == nil {
+		o.ClientIP = func(peer, _ string) string { return peer }
+	}
 	if o.Errorf == nil {
 		o.Errorf = log.Printf
 	}

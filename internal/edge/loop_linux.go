@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -60,18 +61,15 @@ func (e *Edge) NewLoop(ln net.Listener, opts LoopOptions) (*Loop, error) {
 	if !ok {
 		return nil, errors.New("edge loop: not a TCP listener")
 	}
-	f, err := tl.File()
+	rc, err := tl.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	lfd, err := unix.Dup(int(f.Fd()))
-	f.Close()
-	if err != nil {
-		return nil, err
+	lfd := -1
+	if cerr := rc.Control(func(fd uintptr) { lfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil {
+		return nil, cerr
 	}
-	unix.CloseOnExec(lfd)
-	if err := unix.SetNonblock(lfd, true); err != nil {
-		unix.Close(lfd)
+	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr()
@@ -112,18 +110,6 @@ func (l *Loop) Serve() {
 			lp.run()
 		}()
 	}
-	go func() { // the sweeps' clock
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for range tick.C {
-			if l.closing.Load() {
-				return
-			}
-			for _, lp := range l.loops {
-				lp.wake()
-			}
-		}
-	}()
 }
 
 // Shutdown stops accepting connections, closes the idle ones and waits
@@ -178,9 +164,8 @@ type evloop struct {
 	files  map[cacheKey]*openFile // large files kept open (openFile)
 	ups    map[int]*upConn        // connections to apps, by descriptor
 	idle   map[string][]*upConn   // idle ones by app address, newest last
-	addrs  map[string]unix.Sockaddr
-	logBuf bytes.Buffer // lines logged during this round of events
-	logH   slog.Handler // writes into logBuf
+	logBuf bytes.Buffer           // lines logged during this round of events
+	logH   slog.Handler           // writes into logBuf
 }
 
 func newEvloop(l *Loop) (*evloop, error) {
@@ -194,7 +179,7 @@ func newEvloop(l *Loop) (*evloop, error) {
 		return nil, err
 	}
 	lp := &evloop{l: l, epfd: epfd, wakefd: wfd, conns: make(map[int]*lconn),
-		ups: make(map[int]*upConn), idle: make(map[string][]*upConn), addrs: make(map[string]unix.Sockaddr)}
+		ups: make(map[int]*upConn), idle: make(map[string][]*upConn)}
 	if l.opts.NewLogHandler != nil && l.opts.LogOutput != nil {
 		lp.logH = l.opts.NewLogHandler(&lp.logBuf)
 	}
@@ -319,8 +304,8 @@ func (lp *evloop) event(c *lconn, events uint32) {
 // thread lends its processor to other goroutines meanwhile. (Parking the
 // loop on Go's own poller instead, with the epoll descriptor registered
 // there, costs less CPU but wakes the loop late: 10-15% fewer requests
-// per second in bench/edgebench.) A ticker (Serve) rings each loop's
-// eventfd once a second for the sweep.
+// per second in bench/edgebench.) The blocking wait ends after a second
+// at most, for the sweep.
 func (lp *evloop) wait() (int, error) {
 	r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])), uintptr(len(lp.events)), 0, 0, 0)
 	if errno == 0 && r > 0 {
@@ -380,13 +365,9 @@ func (lp *evloop) accept() {
 func sockaddrIP(sa unix.Sockaddr) string {
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
-		return net.IP(a.Addr[:]).String()
+		return netip.AddrFrom4(a.Addr).String()
 	case *unix.SockaddrInet6:
-		if ip := net.IP(a.Addr[:]); ip.To4() != nil {
-			return ip.To4().String()
-		} else {
-			return ip.String()
-		}
+		return netip.AddrFrom16(a.Addr).Unmap().String()
 	}
 	return ""
 }
@@ -620,7 +601,7 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 		return false
 	}
 	e := lp.l.e
-	sub, ok := e.Subdomain(string(req.host))
+	sub, ok := e.Subdomain(b2s(req.host)) // a lookup key only: no copy
 	if !ok {
 		return false
 	}
@@ -672,33 +653,15 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 			}
 		}
 	}
-	ip := c.ip
-	if opts.TrustForwarded && len(req.xff) > 0 {
-		if fip := lastForwarded(b2s(req.xff)); fip != "" {
-			ip = fip
-		}
-	}
-	if opts.Log != nil {
-		opts.Log(lp.logH, b2s(req.method), b2s(req.host), b2s(p), status, time.Since(start), sent, ip)
-	}
+	lp.log(b2s(req.method), b2s(req.host), b2s(p), status, lp.now.Sub(start), sent, opts.ClientIP(c.ip, b2s(req.xff)))
 	return true
 }
 
-// lastForwarded returns the last X-Forwarded-For entry when it is an IP.
-func lastForwarded(xff string) string {
-	if i := bytes.LastIndexByte([]byte(xff), ','); i >= 0 {
-		xff = xff[i+1:]
+// log writes a request's log line into the loop's batch.
+func (lp *evloop) log(method, host, path string, status int, d time.Duration, sent int64, ip string) {
+	if opts := &lp.l.opts; opts.Log != nil {
+		opts.Log(lp.logH, method, host, path, status, d, sent, ip)
 	}
-	for len(xff) > 0 && (xff[0] == ' ' || xff[0] == '\t') {
-		xff = xff[1:]
-	}
-	for len(xff) > 0 && (xff[len(xff)-1] == ' ' || xff[len(xff)-1] == '\t') {
-		xff = xff[:len(xff)-1]
-	}
-	if ip := net.ParseIP(xff); ip != nil {
-		return ip.String()
-	}
-	return ""
 }
 
 // answerCached queues a file from the memory cache; it returns the body

@@ -95,26 +95,19 @@ func (lp *evloop) startExchange(c *lconn, req *loopRequest, target, sub string) 
 	if req.chunked || req.upgrade || req.expect || req.connOther || req.bodyLen > e.proxy.cfg.MaxBodySize {
 		return false
 	}
-	sa := lp.sockaddr(target)
-	if sa == nil {
-		return false
-	}
-	ip := c.ip
-	if lp.l.opts.TrustForwarded && len(req.xff) > 0 {
-		if fip := lastForwarded(b2s(req.xff)); fip != "" {
-			ip = fip
-		}
-	}
+	ip := lp.l.opts.ClientIP(c.ip, b2s(req.xff))
 	u := lp.takeIdle(target)
 	if u == nil {
-		var err error
-		if u, err = lp.dial(target, sa); err != nil {
+		sa := appSockaddr(target)
+		if sa == nil {
+			return false
+		}
+		u = &upConn{fd: -1, target: target, buf: make([]byte, upBufSize)}
+		if err := lp.dial(u, sa); err != nil {
 			// Refused at once: nothing listens there (the app crashed or
 			// is restarting).
 			lp.errorPage(c, req.close, req.head, http.StatusBadGateway, pageAppDown, sub+e.suffix)
-			if opts := &lp.l.opts; opts.Log != nil {
-				opts.Log(lp.logH, b2s(req.method), b2s(req.host), b2s(req.path), http.StatusBadGateway, 0, 0, ip)
-			}
+			lp.log(b2s(req.method), b2s(req.host), b2s(req.path), http.StatusBadGateway, 0, 0, ip)
 			return true
 		}
 	}
@@ -151,7 +144,7 @@ func (lp *evloop) appRequest(b []byte, req *loopRequest, peer string) []byte {
 	b = append(b, ' ')
 	b = append(b, req.target...)
 	b = append(b, " HTTP/1.1\r\n"...)
-	trust := lp.l.opts.TrustForwarded
+	trust := lp.l.e.proxy.cfg.TrustForwarded
 	hs := req.headers
 	for len(hs) > 0 {
 		i := bytes.Index(hs, crlf)
@@ -188,51 +181,45 @@ func (lp *evloop) appRequest(b []byte, req *loopRequest, peer string) []byte {
 	return append(b, req.body...)
 }
 
-// sockaddr returns the address of an app ("127.0.0.1:PORT"), or nil.
-func (lp *evloop) sockaddr(target string) unix.Sockaddr {
-	if sa, ok := lp.addrs[target]; ok {
-		return sa
-	}
+// appSockaddr returns the address of an app ("127.0.0.1:PORT"), or nil
+// when target is not an IP address and port.
+func appSockaddr(target string) unix.Sockaddr {
 	ap, err := netip.ParseAddrPort(target)
-	var sa unix.Sockaddr
-	if err == nil {
-		if a := ap.Addr().Unmap(); a.Is4() {
-			sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
-		} else if a.Is6() && a.Zone() == "" {
-			sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
-		}
+	if err != nil {
+		return nil
 	}
-	if len(lp.addrs) > 4096 {
-		clear(lp.addrs)
+	if a := ap.Addr().Unmap(); a.Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
+	} else if a.Zone() == "" {
+		return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
 	}
-	lp.addrs[target] = sa
-	return sa
+	return nil
 }
 
-// dial starts a connection to an app. It fails only when the connection
-// is refused at once; a pending one is finished by upEvent.
-func (lp *evloop) dial(target string, sa unix.Sockaddr) (*upConn, error) {
+// dial starts a new connection for u to its app. It fails only when the
+// connection is refused at once; a pending one is finished by upEvent.
+func (lp *evloop) dial(u *upConn, sa unix.Sockaddr) error {
 	family := unix.AF_INET
 	if _, ok := sa.(*unix.SockaddrInet6); ok {
 		family = unix.AF_INET6
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	u := &upConn{fd: fd, target: target, buf: make([]byte, upBufSize), state: upConnecting, started: lp.now}
 	if err := unix.Connect(fd, sa); err != nil && !errors.Is(err, unix.EINPROGRESS) {
 		unix.Close(fd)
-		return nil, err
+		return err
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
 	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return err
 	}
+	u.fd, u.state, u.started, u.reused = fd, upConnecting, lp.now, false
 	lp.ups[fd] = u
-	return u, nil
+	return nil
 }
 
 // takeIdle returns an idle connection to target, or nil.
@@ -461,25 +448,15 @@ var lastChunk = []byte("0\r\n\r\n")
 
 // retry sends the request again on a new connection.
 func (lp *evloop) retry(u *upConn) {
-	c, req := u.c, u.req
-	u.c = nil
-	nu, err := lp.dial(u.target, lp.sockaddr(u.target))
 	delete(lp.ups, u.fd)
 	unix.Close(u.fd)
-	if err != nil {
-		u.c = c
-		u.retried = true
+	u.retried = true
+	if err := lp.dial(u, appSockaddr(u.target)); err != nil {
+		u.fd = -1
 		lp.failExchange(u, http.StatusBadGateway, pageAppDown)
 		return
 	}
-	nu.copyExchange(u)
-	nu.req, nu.retried, nu.c = append(nu.req[:0], req...), true, c
-	c.up = nu
-}
-
-func (u *upConn) copyExchange(from *upConn) {
-	u.method, u.host, u.path, u.ip, u.untrack, u.begun = from.method, from.host, from.path, from.ip, from.untrack, from.begun
-	u.headOnly, u.clientClose, u.sub, u.logged = from.headOnly, from.clientClose, from.sub, from.logged
+	u.in = u.buf[:0]
 }
 
 // relay parses and passes on what u.in holds of the answer. It returns
@@ -630,8 +607,8 @@ func (lp *evloop) endExchange(u *upConn, reuse bool) {
 
 // logExchange writes the exchange's log line, once.
 func (lp *evloop) logExchange(u *upConn) {
-	if opts := &lp.l.opts; opts.Log != nil && u.status != 0 && !u.logged {
-		opts.Log(lp.logH, u.method, u.host, u.path, u.status, lp.now.Sub(u.begun), u.sent, u.ip)
+	if u.status != 0 && !u.logged {
+		lp.log(u.method, u.host, u.path, u.status, lp.now.Sub(u.begun), u.sent, u.ip)
 	}
 	u.logged = true
 }
@@ -650,11 +627,8 @@ func (lp *evloop) failExchange(u *upConn, status, kind int) {
 		lp.closeConn(c)
 		return
 	}
-	u.status = status
 	lp.errorPage(c, u.clientClose, u.headOnly, status, kind, u.sub+lp.l.e.suffix)
-	if opts := &lp.l.opts; opts.Log != nil {
-		opts.Log(lp.logH, u.method, u.host, u.path, status, lp.now.Sub(u.begun), 0, u.ip)
-	}
+	lp.log(u.method, u.host, u.path, status, lp.now.Sub(u.begun), 0, u.ip)
 	if lp.flush(c) && !c.writing() && len(c.in) > 0 {
 		lp.serve(c)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/gantryhq/gantry/internal/api"
@@ -23,14 +24,37 @@ func HTTPServer(h http.Handler) *http.Server {
 	}
 }
 
-// ServeGantry serves srv (whose LiveHandler is live) on ln as `gantry
-// serve` does: the edge's event loops take the listener and hand what they
-// do not answer to an http.Server with serve's settings. The loops write
-// their log lines (slog text) to logOut, or none when it is nil.
-func ServeGantry(srv *api.Server, live *edge.Edge, ln net.Listener, logOut io.Writer) {
+// StartGantry serves site at bench.localhost on a loopback port as `gantry
+// serve` does: the real top-level handler with the edge as live handler,
+// behind the edge's event loops, which take the listener and hand what
+// they do not answer to an http.Server with serve's settings. With a
+// logFile, every request writes one slog text line there (the loops'
+// batched per round of events); with "" nothing is logged. It returns the
+// address it listens on.
+func StartGantry(site edge.Site, logFile string) string {
+	table := edge.NewTable()
+	table.Set("bench", site)
+	srv := api.NewServer()
+	srv.PublicHost, srv.LiveDomain = "localhost", "localhost"
+	live := edge.New("localhost", table, "http://localhost")
+	srv.LiveHandler = live
+	var logOut io.Writer // the loops' log lines (nil: none)
+	if logFile != "" {
+		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		Must(err)
+		AtExit(func() { f.Close() })
+		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
+		logOut = f
+	} else {
+		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	Must(err)
+	addr := ln.Addr().String()
 	hs := HTTPServer(srv)
 	loop, err := live.NewLoop(ln, edge.LoopOptions{
 		IsLive:            srv.IsLiveHost,
+		ClientIP:          srv.ClientIP,
 		Log:               api.WriteRequestLine,
 		NewLogHandler:     func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) },
 		LogOutput:         logOut,
@@ -41,4 +65,5 @@ func ServeGantry(srv *api.Server, live *edge.Edge, ln net.Listener, logOut io.Wr
 	Must(err)
 	loop.Serve()
 	go hs.Serve(loop.Listener())
+	return addr
 }
