@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -96,6 +98,18 @@ func (w *responseWriter) ReadFrom(r io.Reader) (int64, error) {
 func (w *responseWriter) Flush() {
 	w.wroteHeader = true
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection to the handler. Here that is the edge
+// tunnelling a WebSocket (or another upgrade) whose 101 answer it writes on
+// the bare connection, so the request line logs 101, not the 200 nobody
+// sent. http.ResponseController finds this method before Unwrap.
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && !w.wroteHeader {
+		w.status, w.wroteHeader = http.StatusSwitchingProtocols, true
+	}
+	return c, brw, err
 }
 
 // Unwrap returns the wrapped writer, for http.ResponseController.

@@ -1,13 +1,18 @@
 package api_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/gantryhq/gantry/internal/api"
 )
@@ -189,6 +194,39 @@ func TestRequestLogAndPanic(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), `"panic":"boom"`) {
 		t.Errorf("the panic was not logged:\n%s", e.logs.String())
+	}
+}
+
+// TestRequestLogUpgrade: a live-site handler that takes the connection
+// over (the edge tunnelling a WebSocket) is logged with status 101.
+func TestRequestLogUpgrade(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.LiveHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		c.Close()
+	})
+	srv := httptest.NewServer(e.srv)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "GET /ws HTTP/1.1\r\nHost: app.localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || resp.StatusCode != 101 {
+		t.Fatalf("got %v, %v", resp, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), `"path":"/ws","status":101`); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no request line with status 101:\n%s", e.logs.String())
+		}
 	}
 }
 
