@@ -69,16 +69,16 @@ export function DeploymentDetailRoute() {
   if (query.isError || !query.data) {
     return (
       <NotFoundState
-          icon={SearchX}
-          title="Deployment not found"
-          description="It may have been deleted, or it belongs to another account."
-          action={
-            <Link to={paths.deployments.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-              <ArrowLeft className="size-4" aria-hidden="true" />
-              Back to Deployments
-            </Link>
-          }
-        />
+        icon={SearchX}
+        title="Deployment not found"
+        description="It may have been deleted, or it belongs to another account."
+        action={
+          <Link to={paths.deployments.getHref()} className={buttonClasses({ variant: 'secondary' })}>
+            <ArrowLeft className="size-4" aria-hidden="true" />
+            Back to Deployments
+          </Link>
+        }
+      />
     )
   }
 

@@ -71,16 +71,16 @@ export function ProjectDetailRoute() {
   if (query.isError || !query.data) {
     return (
       <NotFoundState
-          icon={SearchX}
-          title="Project not found"
-          description="It may have been deleted, or it belongs to another account."
-          action={
-            <Link to={paths.projects.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-              <ArrowLeft className="size-4" aria-hidden="true" />
-              Back to Projects
-            </Link>
-          }
-        />
+        icon={SearchX}
+        title="Project not found"
+        description="It may have been deleted, or it belongs to another account."
+        action={
+          <Link to={paths.projects.getHref()} className={buttonClasses({ variant: 'secondary' })}>
+            <ArrowLeft className="size-4" aria-hidden="true" />
+            Back to Projects
+          </Link>
+        }
+      />
     )
   }
 
