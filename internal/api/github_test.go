@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	g.tokens = mustBox(t, "gantry github tokens v1")
 	e.srv.GitHub = &deploy.GitHubAccounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
-		Sessions: e.tokens, Now: func() time.Time { return e.now },
+		Sessions: e.tokens, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
 		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
@@ -283,6 +284,7 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 		t.Errorf("stored repos not updated: %d", len(u.GitHub.Repos))
 	}
 
+	token := g.aliceGH.Token // revoking it makes the fake replace it
 	rec = g.do(request{method: "POST", url: "/api/auth/github/disconnect", headers: bearer(g.token)})
 	if rec.Code != http.StatusOK {
 		t.Fatalf("disconnect: %d %s", rec.Code, rec.Body.String())
@@ -292,6 +294,21 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 	}
 	if stored, _ := g.db.FindUserByID(ctx, g.alice.ID); stored.GitHub.AccessToken != "" {
 		t.Errorf("the token was kept after disconnect")
+	}
+	// The grant was revoked at GitHub with the OAuth app's credentials (the
+	// fake records only revocations with the right client id and secret), so
+	// the token no longer works there.
+	if got := g.gh.Revoked(); len(got) != 1 || got[0] != token {
+		t.Errorf("GitHub revoked %d tokens, want alice-gh's only", len(got))
+	}
+	if !slices.Contains(g.gh.Requests(), "DELETE /api/v3/applications/"+g.gh.ClientID+"/grant") {
+		t.Errorf("disconnect did not ask GitHub to delete the grant: %q", g.gh.Requests())
+	}
+	if _, err := g.srv.GitHub.Host.GitHub.User(ctx, token); !githost.TokenRejected(err) {
+		t.Errorf("GitHub still accepts the disconnected token: %v", err)
+	}
+	if strings.Contains(g.logs.String(), "could not revoke") {
+		t.Errorf("a successful revocation logged a warning:\n%s", g.logs.String())
 	}
 	rec = g.do(request{method: "POST", url: "/api/auth/github/refresh", headers: bearer(g.token)})
 	if a := decodeAnswer(t, rec); rec.Code != 400 || a.Message != "Connect your GitHub account first" {
@@ -303,6 +320,55 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 		t.Errorf("bob could not link alice-gh after alice let go: %s", page)
 	}
 	g.noSecrets(t)
+}
+
+// TestGitHubDisconnectRevokeFails checks that a user can always disconnect:
+// when GitHub refuses or cannot be reached to revoke the grant, the account
+// is still forgotten locally and the user told, with a warning in the log.
+func TestGitHubDisconnectRevokeFails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		fail func(g *githubEnv)
+	}{
+		{"GitHub answers 500", func(g *githubEnv) { g.gh.FailRevoke(http.StatusInternalServerError) }},
+		{"GitHub unreachable", func(g *githubEnv) { g.gh.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := withGitHub(t, newEnv(t), true)
+			g.srv.GitHub.Notify = g.accounts.Notify
+			ctx := context.Background()
+			g.connect(t, g.token, "alice-gh")
+			token := g.aliceGH.Token
+			tc.fail(g)
+
+			rec := g.do(request{method: "POST", url: "/api/auth/github/disconnect", headers: bearer(g.token)})
+			if rec.Code != http.StatusOK {
+				t.Fatalf("disconnect: %d %s", rec.Code, rec.Body.String())
+			}
+			if u := dataField[*gantry.User](t, rec, "user"); u.GitHub.Connected || u.GitHub.Username != "" || len(u.GitHub.Repos) != 0 {
+				t.Errorf("after disconnect github = %+v", u.GitHub)
+			}
+			if stored, _ := g.db.FindUserByID(ctx, g.alice.ID); stored.GitHub.AccessToken != "" {
+				t.Errorf("the token was kept after disconnect")
+			}
+			if got := g.gh.Revoked(); len(got) != 0 {
+				t.Errorf("the fake revoked %d tokens", len(got))
+			}
+			found := false
+			for _, n := range g.notifications(t, g.token, "").Notifications {
+				found = found || n.Title == "GitHub disconnected"
+			}
+			if !found {
+				t.Errorf("the user was not told of the disconnection")
+			}
+			if logs := g.logs.String(); !strings.Contains(logs, "could not revoke the grant at GitHub") || !strings.Contains(logs, `"level":"WARN"`) {
+				t.Errorf("no warning logged:\n%s", logs)
+			}
+			g.noSecrets(t, token)
+		})
+	}
 }
 
 func TestGitHubRefreshRevokedToken(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"regexp"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // StateTTL is how long a GitHub sign-in may take, from GET
 // /api/auth/github/url to the callback.
 const StateTTL = 10 * time.Minute
+
+// RevokeTimeout bounds revoking the OAuth grant at GitHub on disconnect.
+const RevokeTimeout = 10 * time.Second
 
 // GitHubStore is what GitHubAccounts needs of the database
 // (internal/store implements it).
@@ -58,6 +62,16 @@ type GitHubAccounts struct {
 	Notify gantry.Notifier
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
+	// Logger gets warnings that do not fail a request (a grant GitHub
+	// could not revoke on disconnect); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (g *GitHubAccounts) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
 }
 
 func (g *GitHubAccounts) now() time.Time {
@@ -292,18 +306,51 @@ func (g *GitHubAccounts) revoked(ctx context.Context, u *gantry.User) error {
 }
 
 // Disconnect forgets u's GitHub account: the sealed token, the GitHub id,
-// username, avatar and repositories. Projects made from its repositories
-// stay; private ones can no longer be built until an account with access
-// is connected again. It tells u (when something was connected), returns
-// the updated user and is not an error when nothing was connected.
+// username, avatar and repositories, and revokes the OAuth app's grant at
+// GitHub (githost.Service.RevokeGrant), so the token stops working there
+// too and Gantry leaves the account's authorized applications. Projects
+// made from its repositories stay; private ones can no longer be built
+// until an account with access is connected again. It tells u (when
+// something was connected), returns the updated user and is not an error
+// when nothing was connected.
+//
+// A user must always be able to disconnect, so revoking is best effort:
+// the token is forgotten locally first, then revoked within RevokeTimeout
+// (also when the caller's request is cancelled meanwhile); when GitHub
+// cannot be reached, times out or refuses (e.g. a wrong client secret),
+// the failure is logged as a warning, without the token, and Disconnect
+// goes on and succeeds as before. The grant then stays at GitHub until
+// the user revokes it there (Settings → Applications). A token that no
+// longer decrypts (the secret key changed) cannot be revoked and is just
+// forgotten.
 func (g *GitHubAccounts) Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error) {
 	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
 		return nil, err
 	}
 	if u.GitHub.Connected {
+		g.revokeGrant(ctx, u)
 		g.notify(ctx, gantry.GitHubDisconnectedNotification(u.ID, u.GitHub.Username))
 	}
 	return g.Users.FindUserByID(ctx, u.ID)
+}
+
+// revokeGrant revokes at GitHub the grant of u's stored token, logging
+// instead of returning failures (see Disconnect).
+func (g *GitHubAccounts) revokeGrant(ctx context.Context, u *gantry.User) {
+	if u.GitHub.AccessToken == "" || g.Host == nil || g.Host.OAuth == nil {
+		return
+	}
+	log := g.logger().With("user", u.ID, "github", u.GitHub.Username)
+	token, err := g.Tokens.Open(u.GitHub.AccessToken)
+	if err != nil {
+		log.Warn("github disconnect: the stored token does not decrypt, so it was not revoked at GitHub", "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RevokeTimeout)
+	defer cancel()
+	if err := g.Host.RevokeGrant(ctx, token); err != nil {
+		log.Warn("github disconnect: could not revoke the grant at GitHub; the account was disconnected in Gantry anyway", "err", err)
+	}
 }
 
 // notify hands n to Notify, when one is set.

@@ -211,6 +211,53 @@ func (g *GitHub) Repos(ctx context.Context, token string) ([]gantry.GitHubRepo, 
 	return out, nil
 }
 
+// RevokeGrant deletes the grant of the OAuth app clientID/clientSecret for
+// the account token belongs to, as GitHub documents it for OAuth apps:
+// DELETE <api>/applications/{client_id}/grant with HTTP Basic
+// authentication by the app's client id and secret and the JSON body
+// {"access_token": token}. GitHub then forgets every token of the app for
+// that account, and the app leaves the user's authorized applications.
+// GitHub answers 204; 404 (the token or grant is already gone) and 422
+// count as done too. GitHub refusing the app's credentials (401) is
+// EUNAVAILABLE "GitHub rejected the OAuth app's client id or secret";
+// other failures are mapped as for the other calls (unreachable, timed
+// out, rate limited, GitHub errors). Redirects are not followed, so the
+// client secret goes to the API URL only; neither the secret nor the token
+// appears in an error.
+func (g *GitHub) RevokeGrant(ctx context.Context, clientID, clientSecret, token string) error {
+	if clientID == "" || clientSecret == "" {
+		return ErrOAuthNotConfigured
+	}
+	if token == "" {
+		return nil // nothing to revoke
+	}
+	hc := *g.http
+	hc.Transport = &github.BasicAuthTransport{Username: clientID, Password: clientSecret, Transport: g.http.Transport}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c, err := github.NewClient(
+		github.WithHTTPClient(&hc),
+		github.WithURLs(&g.apiURL, &g.apiURL),
+		github.WithUserAgent("gantry"),
+	)
+	if err != nil {
+		return err
+	}
+	_, err = c.Authorizations.DeleteGrant(ctx, clientID, token)
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		switch er.Response.StatusCode {
+		case http.StatusNotFound, http.StatusUnprocessableEntity:
+			return nil
+		case http.StatusUnauthorized:
+			return gantry.Errorf(gantry.EUNAVAILABLE, "GitHub rejected the OAuth app's client id or secret")
+		}
+	}
+	if err != nil {
+		return g.apiError(ctx, err, "", "")
+	}
+	return nil
+}
+
 // errRateLimited marks GitHub API rate limiting, so lookups can fall back
 // to git.
 var errRateLimited = gantry.Errorf(gantry.EUNAVAILABLE, "GitHub's API rate limit was reached; try again later")

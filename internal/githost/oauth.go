@@ -102,3 +102,15 @@ func (o *OAuth) Exchange(ctx context.Context, code, verifier string) (string, er
 }
 
 var errBadCode = gantry.Errorf(gantry.EINVALID, "GitHub sign-in failed: the authorization code is invalid or has expired")
+
+// RevokeGrant deletes the OAuth app's grant of the account token belongs to
+// on GitHub (GitHub.RevokeGrant with the app's client id and secret), so
+// neither token nor any other token of the app for that account works
+// there any more. Without an OAuth app it is ErrOAuthNotConfigured. The
+// caller bounds it with ctx.
+func (s *Service) RevokeGrant(ctx context.Context, token string) error {
+	if s.OAuth == nil {
+		return ErrOAuthNotConfigured
+	}
+	return s.GitHub.RevokeGrant(ctx, s.OAuth.cfg.ClientID, s.OAuth.cfg.ClientSecret, token)
+}

@@ -1,8 +1,9 @@
 // Package githubtest is a fake GitHub for tests: on one loopback server it
 // serves the REST API under /api/v3/ (as GitHub Enterprise does), the OAuth
-// web flow under /login/oauth/ (with PKCE), and git smart HTTP for every
-// repository (git's own http-backend, through internal/gittest). Answers
-// follow GitHub's JSON shapes, status codes and Link pagination, so
+// web flow under /login/oauth/ (with PKCE), the OAuth app's grant
+// revocation (DELETE /applications/{client_id}/grant), and git smart HTTP
+// for every repository (git's own http-backend, through internal/gittest).
+// Answers follow GitHub's JSON shapes, status codes and Link pagination, so
 // go-github and golang.org/x/oauth2 talk to it unchanged.
 //
 // Point Gantry at it with GANTRY_GITHUB_API_URL=s.APIURL() and
@@ -42,6 +43,8 @@ type Server struct {
 	users       map[string]*User // by login
 	repos       map[string]*Repo // by lowercase full name
 	codes       map[string]grant // OAuth codes not yet exchanged
+	revoked     []string         // tokens named by successful revocations, in order
+	revokeFail  int              // status every revocation answers; 0: work
 	nextID      int64
 	authorizeAs string // login that consents at /login/oauth/authorize
 	rateLimited bool
@@ -53,7 +56,12 @@ type User struct {
 	ID        int64
 	Login     string
 	AvatarURL string
-	Token     string // a valid access token of the account
+	// Token is the account's valid access token, which the OAuth flow
+	// hands out. Revoking the OAuth app's grant replaces it with a fresh
+	// one (under the server's lock: read it after another call of the
+	// Server's, e.g. AuthorizeAs), so the revoked token gets 401 from then
+	// on and the next sign-in brings a new token, as on GitHub.
+	Token string
 }
 
 // Repo is a repository of the fake.
@@ -122,6 +130,23 @@ func (s *Server) SetRateLimited(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rateLimited = on
+}
+
+// Revoked returns the access tokens named by successful grant revocations
+// (DELETE /applications/{client_id}/grant with the app's client id and
+// secret), in order.
+func (s *Server) Revoked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.revoked...)
+}
+
+// FailRevoke makes every grant revocation answer status (e.g. 500) without
+// revoking anything; 0 restores normal answers.
+func (s *Server) FailRevoke(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revokeFail = status
 }
 
 // Requests returns "METHOD path" of every request so far.
@@ -200,6 +225,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p string) {
 	w.Header().Set("X-RateLimit-Limit", "5000")
 	w.Header().Set("X-RateLimit-Remaining", "4999")
 	w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	if len(parts) == 3 && parts[0] == "applications" && parts[2] == "grant" && r.Method == http.MethodDelete {
+		s.deleteGrant(w, r, parts[1])
+		return
+	}
 	if r.Method != http.MethodGet {
 		apiError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
 		return
@@ -209,7 +239,6 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p string) {
 		apiError(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
 		return
 	}
-	parts := strings.Split(strings.Trim(p, "/"), "/")
 	switch {
 	case p == "/user":
 		if viewer == nil {
@@ -261,12 +290,21 @@ func (s *Server) viewer(r *http.Request) (*User, bool) {
 	tok := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(h, "Bearer "), "token "))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	u := s.userOf(tok)
+	return u, u != nil
+}
+
+// userOf returns the account of token, or nil; s.mu is held.
+func (s *Server) userOf(tok string) *User {
+	if tok == "" {
+		return nil
+	}
 	for _, u := range s.users {
 		if u.Token == tok {
-			return u, true
+			return u
 		}
 	}
-	return nil, false
+	return nil
 }
 
 func canRead(u *User, r *Repo) bool { return !r.Private || (u != nil && u.Login == r.Owner) }
@@ -428,6 +466,47 @@ func apiError(w http.ResponseWriter, status int, msg, doc string) {
 	writeJSON(w, status, map[string]any{"message": msg, "documentation_url": doc, "status": strconv.Itoa(status)})
 }
 
+// deleteGrant serves DELETE /applications/{client_id}/grant: HTTP Basic
+// authentication with the OAuth app's client id and secret (else 401 "Bad
+// credentials"), a client id in the path that is the app's (else 404), and
+// the JSON body {"access_token": "..."} (none: 422). An unknown or already
+// revoked token is 404. Otherwise the account's token is replaced by a
+// fresh one (see User.Token), so requests with the revoked token get 401
+// from then on, and the answer is 204.
+func (s *Server) deleteGrant(w http.ResponseWriter, r *http.Request, clientID string) {
+	const doc = "https://docs.github.com/rest/apps/oauth-applications#delete-an-app-authorization"
+	id, secret, ok := r.BasicAuth()
+	if !ok || id != s.ClientID || secret != s.ClientSecret {
+		apiError(w, http.StatusUnauthorized, "Bad credentials", doc)
+		return
+	}
+	if clientID != s.ClientID {
+		apiError(w, http.StatusNotFound, "Not Found", doc)
+		return
+	}
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.AccessToken == "" {
+		apiError(w, http.StatusUnprocessableEntity, "Invalid request.\n\n\"access_token\" wasn't supplied.", doc)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revokeFail != 0 {
+		apiError(w, s.revokeFail, http.StatusText(s.revokeFail), doc)
+		return
+	}
+	u := s.userOf(body.AccessToken)
+	if u == nil {
+		apiError(w, http.StatusNotFound, "Not Found", doc)
+		return
+	}
+	u.Token = "gho_" + u.Login + "_" + randomHex(8)
+	s.revoked = append(s.revoked, body.AccessToken)
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
@@ -517,7 +596,10 @@ func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	reply(map[string]string{"access_token": user.Token, "token_type": "bearer", "scope": "read:user,repo"})
+	s.mu.Lock()
+	token := user.Token
+	s.mu.Unlock()
+	reply(map[string]string{"access_token": token, "token_type": "bearer", "scope": "read:user,repo"})
 }
 
 // ---- git ----
@@ -538,11 +620,7 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) {
 	var u *User
 	if _, pass, ok := r.BasicAuth(); ok {
 		s.mu.Lock()
-		for _, cand := range s.users {
-			if cand.Token == pass {
-				u = cand
-			}
-		}
+		u = s.userOf(pass)
 		s.mu.Unlock()
 	}
 	if repo == nil || !canRead(u, repo) {
