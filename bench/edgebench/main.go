@@ -117,18 +117,11 @@ http {
   server { listen 127.0.0.1:%[2]d; root %[3]s; index index.html; etag on; }
 }
 `, dir, nport, site, accessLog)
-	load.Must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
-	load.Must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
-	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
-	nginx.Stderr = os.Stderr
-	nginx.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // nginx ends with the benchmark
-	load.Must(nginx.Start())
-	load.AtExit(func() { _ = nginx.Process.Signal(syscall.SIGTERM); _, _ = nginx.Process.Wait() })
-	load.WaitPort(fmt.Sprintf("127.0.0.1:%d", nport))
+	nginxPid := load.StartNginx(dir, conf, nport)
 
 	servers := []*server{
 		{name: "gantry", url: "http://" + gantryAddr, host: "bench.localhost", cpu: load.SelfCPU},
-		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginx.Process.Pid) }},
+		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
 	if *floor {
 		fln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -138,7 +131,7 @@ http {
 	}
 	if *serve {
 		fmt.Printf("gantry: %s/ (Host: bench.localhost), pid %d\nnginx:  %s/, master pid %d\nsite:   %s\nstop with Ctrl-C\n",
-			servers[0].url, os.Getpid(), servers[1].url, nginx.Process.Pid, site)
+			servers[0].url, os.Getpid(), servers[1].url, nginxPid, site)
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		<-ctx.Done()

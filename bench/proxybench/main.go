@@ -119,19 +119,13 @@ http {
   }
 }
 `, dir, nport, appAddr, accessLog)
-	load.Must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
-	load.Must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
-	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
-	nginx.Stderr = os.Stderr
-	load.Must(nginx.Start())
-	defer nginx.Process.Kill()
-	load.WaitPort(fmt.Sprintf("127.0.0.1:%d", nport))
+	nginxPid := load.StartNginx(dir, conf, nport)
 
 	targets := []*target{
 		{name: "direct", url: "http://" + appAddr + "/", cpu: func() time.Duration { return load.TreeCPU(app.Process.Pid) }},
 		{name: "gantry", url: "http://" + gantryAddr + "/", host: "bench.localhost", cpu: load.SelfCPU},
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d/", nport), host: "bench.localhost",
-			cpu: func() time.Duration { return load.TreeCPU(nginx.Process.Pid) }},
+			cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
 	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; a Node %s app directly, through Gantry (GOMAXPROCS %d) and through nginx %s; %d CPUs\n",
 		*threads, *conns, *duration, *rounds, nodeVersion(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU())

@@ -155,17 +155,21 @@ type evloop struct {
 	epfd   int
 	wakefd int
 	conns  map[int]*lconn
-	abort  atomic.Bool
-	events [128]unix.EpollEvent
-	now    time.Time
-	date   []byte // "Date: ...\r\n" for now's second
-	dateAt int64
-	swept  time.Time
-	files  map[cacheKey]*openFile // large files kept open (openFile)
-	ups    map[int]*upConn        // connections to apps, by descriptor
-	idle   map[string][]*upConn   // idle ones by app address, newest last
-	logBuf bytes.Buffer           // lines logged during this round of events
-	logH   slog.Handler           // writes into logBuf
+	nconns atomic.Int64 // len(conns) and connections on their way here, for accept
+	// incoming are connections another loop accepted for this one.
+	mu       sync.Mutex
+	incoming []newConn
+	abort    atomic.Bool
+	events   [128]unix.EpollEvent
+	now      time.Time
+	date     []byte // "Date: ...\r\n" for now's second
+	dateAt   int64
+	swept    time.Time
+	files    map[cacheKey]*openFile // large files kept open (openFile)
+	ups      map[int]*upConn        // connections to apps, by descriptor
+	idle     map[string][]*upConn   // idle ones by app address, newest last
+	logBuf   bytes.Buffer           // lines logged during this round of events
+	logH     slog.Handler           // writes into logBuf
 }
 
 func newEvloop(l *Loop) (*evloop, error) {
@@ -195,6 +199,10 @@ func newEvloop(l *Loop) (*evloop, error) {
 }
 
 func (lp *evloop) close() {
+	for _, nc := range lp.incoming { // passed on after the loop stopped
+		unix.Close(nc.fd)
+	}
+	lp.incoming = nil
 	unix.Close(lp.epfd)
 	unix.Close(lp.wakefd)
 }
@@ -226,6 +234,7 @@ func (lp *evloop) run() {
 			case lp.wakefd:
 				var b [8]byte
 				_, _ = unix.Read(lp.wakefd, b[:])
+				lp.takeIncoming()
 			default:
 				if c := lp.conns[fd]; c != nil {
 					lp.event(c, ev.Events)
@@ -340,26 +349,68 @@ func (lp *evloop) sweep() {
 	lp.sweepIdleUps()
 }
 
-// accept takes one pending connection. The listener is level-triggered
-// and shared (EPOLLEXCLUSIVE), so the rest wake this loop or another one:
-// taking them all at once would pile a burst of new connections (a
-// browser's six, a load test's sixty-four) onto one loop while the others
-// idle. nginx's multi_accept is off by default for the same reason.
+// accept takes the pending connections and gives each to the loop that
+// holds the fewest. The listener is shared (EPOLLEXCLUSIVE), but whichever
+// loop wakes takes a burst whole (a browser's six connections, a load
+// test's sixty-four): left to itself one loop carried 70% of them while
+// the other idled. A connection passed to another loop costs one eventfd
+// write, once in its life.
 func (lp *evloop) accept() {
-	fd, sa, err := unix.Accept4(lp.l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-	if err != nil {
-		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
-			lp.l.opts.Errorf("edge loop: accept: %v", err)
+	for {
+		fd, sa, err := unix.Accept4(lp.l.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+				lp.l.opts.Errorf("edge loop: accept: %v", err)
+			}
+			return
 		}
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		nc := newConn{fd, sockaddrIP(sa)}
+		to := lp
+		for _, o := range lp.l.loops {
+			if o.nconns.Load() < to.nconns.Load() {
+				to = o
+			}
+		}
+		to.nconns.Add(1)
+		if to == lp {
+			lp.register(nc)
+			continue
+		}
+		to.mu.Lock()
+		to.incoming = append(to.incoming, nc)
+		to.mu.Unlock()
+		to.wake()
+	}
+}
+
+// newConn is an accepted connection on its way to a loop.
+type newConn struct {
+	fd int
+	ip string
+}
+
+// takeIncoming registers the connections other loops passed to this one.
+func (lp *evloop) takeIncoming() {
+	lp.mu.Lock()
+	in := lp.incoming
+	lp.incoming = nil
+	lp.mu.Unlock()
+	for _, nc := range in {
+		lp.register(nc)
+	}
+}
+
+// register adds an accepted connection to the loop's epoll set, edge-
+// triggered for both directions, once for its whole life.
+func (lp *evloop) register(nc newConn) {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(nc.fd)}
+	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, nc.fd, &ev); err != nil {
+		unix.Close(nc.fd)
+		lp.nconns.Add(-1)
 		return
 	}
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
-	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		unix.Close(fd)
-		return
-	}
-	lp.conns[fd] = &lconn{fd: fd, ip: sockaddrIP(sa), active: lp.now}
+	lp.conns[nc.fd] = &lconn{fd: nc.fd, ip: nc.ip, active: lp.now}
 }
 
 func sockaddrIP(sa unix.Sockaddr) string {
@@ -398,6 +449,7 @@ func (c *lconn) busy() bool { return c.writing() || c.up != nil }
 
 func (lp *evloop) closeConn(c *lconn) {
 	delete(lp.conns, c.fd)
+	lp.nconns.Add(-1)
 	if c.up != nil {
 		lp.endExchange(c.up, false)
 	}
@@ -574,6 +626,7 @@ func (lp *evloop) flush(c *lconn) bool {
 // net/http.
 func (lp *evloop) handOff(c *lconn) {
 	delete(lp.conns, c.fd)
+	lp.nconns.Add(-1)
 	_ = unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	f := os.NewFile(uintptr(c.fd), "")
 	nc, err := net.FileConn(f) // a duplicate, registered with Go's poller

@@ -1,11 +1,15 @@
 package load
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/gantryhq/gantry/internal/api"
@@ -66,4 +70,21 @@ func StartGantry(site edge.Site, logFile string) string {
 	loop.Serve()
 	go hs.Serve(loop.Listener())
 	return addr
+}
+
+// StartNginx writes conf as dir/nginx.conf and starts nginx with it (the
+// conf listens on port, on loopback), waits until it listens, and stops it
+// at RunExit with SIGTERM, which takes its workers down too (a SIGKILL
+// would leave them running without their master). It returns the
+// master's pid.
+func StartNginx(dir, conf string, port int) int {
+	Must(os.MkdirAll(filepath.Join(dir, "tmp"), 0o755))
+	Must(os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
+	nginx := exec.Command("nginx", "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
+	nginx.Stderr = os.Stderr
+	nginx.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // nginx ends with the benchmark
+	Must(nginx.Start())
+	AtExit(func() { _ = nginx.Process.Signal(syscall.SIGTERM); _, _ = nginx.Process.Wait() })
+	WaitPort(fmt.Sprintf("127.0.0.1:%d", port))
+	return nginx.Process.Pid
 }
