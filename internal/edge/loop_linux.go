@@ -170,6 +170,7 @@ type evloop struct {
 	idle     map[string][]*upConn   // idle ones by app address, newest last
 	logBuf   bytes.Buffer           // lines logged during this round of events
 	logH     slog.Handler           // writes into logBuf
+	iov      []unix.Iovec           // rawWritev's array, reused
 }
 
 func newEvloop(l *Loop) (*evloop, error) {
@@ -485,7 +486,7 @@ func (lp *evloop) read(c *lconn) {
 			c.buf = nb
 		}
 		space := len(c.buf) - len(c.in)
-		n, err := unix.Read(c.fd, c.buf[len(c.in):])
+		n, err := rawRead(c.fd, c.buf[len(c.in):])
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -575,9 +576,9 @@ func (lp *evloop) flush(c *lconn) bool {
 			// The header of a file: MSG_MORE holds it back to leave with
 			// the file's first bytes, in full-sized segments (as TCP_CORK
 			// does for nginx's tcp_nopush) without two setsockopt calls.
-			n, err = unix.SendmsgN(c.fd, c.out[0], nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+			n, err = rawSend(c.fd, c.out[0], unix.MSG_MORE|unix.MSG_NOSIGNAL)
 		} else {
-			n, err = unix.Writev(c.fd, c.out)
+			n, err = rawWritev(c.fd, c.out, &lp.iov)
 		}
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
@@ -594,7 +595,7 @@ func (lp *evloop) flush(c *lconn) bool {
 	}
 	c.out = c.out[:0]
 	for c.src != nil && c.size > 0 {
-		n, err := unix.Sendfile(c.fd, c.src.fd, &c.off, int(min(c.size, 1<<30)))
+		n, err := rawSendfile(c.fd, c.src.fd, &c.off, int(min(c.size, 1<<30)))
 		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
 			lp.closeConn(c)
 			return false

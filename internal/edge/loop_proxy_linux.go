@@ -337,7 +337,7 @@ func (lp *evloop) upEvent(u *upConn, events uint32) {
 // upWrite writes the rest of the request; then the answer is awaited.
 func (lp *evloop) upWrite(u *upConn) {
 	for len(u.reqOut) > 0 {
-		n, err := unix.Writev(u.fd, u.reqOut)
+		n, err := rawWritev(u.fd, u.reqOut, &lp.iov)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
@@ -383,7 +383,7 @@ func (lp *evloop) upRead(u *upConn) {
 			lp.failExchange(u, http.StatusBadGateway, pageAppDown)
 			return
 		}
-		n, err := unix.Read(u.fd, u.buf[len(u.in):])
+		n, err := rawRead(u.fd, u.buf[len(u.in):])
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
