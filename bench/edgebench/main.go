@@ -141,8 +141,8 @@ http {
 		names := strings.Split(*only, ",")
 		servers = slices.DeleteFunc(servers, func(s *server) bool { return !slices.Contains(names, s.name) })
 	}
-	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
-		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (%d event loops, GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
+		*threads, *conns, *duration, *rounds, edge.ReserveLoopProcs(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
 	if *logging {
 		fmt.Println("access logs: both write one line per request to a file")
 	} else {

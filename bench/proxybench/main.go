@@ -127,8 +127,8 @@ http {
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d/", nport), host: "bench.localhost",
 			cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
-	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; a Node %s app directly, through Gantry (GOMAXPROCS %d) and through nginx %s; %d CPUs\n",
-		*threads, *conns, *duration, *rounds, nodeVersion(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU())
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; a Node %s app directly, through Gantry (%d event loops, GOMAXPROCS %d) and through nginx %s; %d CPUs\n",
+		*threads, *conns, *duration, *rounds, nodeVersion(), edge.ReserveLoopProcs(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU())
 	if *logging {
 		fmt.Println("access logs: both proxies write one line per request to a file")
 	} else {

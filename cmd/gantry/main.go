@@ -255,6 +255,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
 		IdleTimeout:       httpServer.IdleTimeout,
 		MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+		Loops:             edge.ReserveLoopProcs(),
 	})
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

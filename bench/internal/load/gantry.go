@@ -65,6 +65,7 @@ func StartGantry(site edge.Site, logFile string) string {
 		ReadHeaderTimeout: hs.ReadHeaderTimeout,
 		IdleTimeout:       hs.IdleTimeout,
 		MaxHeaderBytes:    hs.MaxHeaderBytes,
+		Loops:             edge.ReserveLoopProcs(),
 	})
 	Must(err)
 	loop.Serve()
