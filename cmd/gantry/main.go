@@ -132,7 +132,7 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 	if cfg.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(api.NewTextHandler(w, opts))
 }
 
 // openStore opens the database and applies pending migrations.

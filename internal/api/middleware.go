@@ -156,7 +156,11 @@ func writeRequestLine(ctx context.Context, h slog.Handler, method, host, path st
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	rec := slog.NewRecord(time.Now(), level, "request", 0)
+	now := time.Now()
+	if th, ok := h.(*textHandler); ok && th.writeRequestLine(now, level, method, host, path, status, d, bytes, ip) {
+		return
+	}
+	rec := slog.NewRecord(now, level, "request", 0)
 	rec.AddAttrs(
 		slog.String("method", method),
 		slog.String("host", host),

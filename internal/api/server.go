@@ -166,8 +166,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // trailing dot.
 func hostName(hostport string) string {
 	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+	// SplitHostPort's error for a Host without a port is an allocation;
+	// the edge's loops look up every request's Host.
+	if strings.IndexByte(hostport, ':') >= 0 {
+		if h, _, err := net.SplitHostPort(hostport); err == nil {
+			host = h
+		}
 	}
 	return strings.TrimSuffix(strings.ToLower(host), ".")
 }
@@ -183,8 +187,9 @@ func (s *Server) isLiveHost(hostport string) bool {
 	if s.LiveDomain == "" || host == s.PublicHost {
 		return false
 	}
-	sub, ok := strings.CutSuffix(host, "."+s.LiveDomain)
-	return ok && sub != ""
+	// host ends with "." + LiveDomain, with something before it.
+	n := len(host) - len(s.LiveDomain)
+	return n >= 2 && host[n-1] == '.' && host[n:] == s.LiveDomain
 }
 
 // setSecurityHeaders sets the headers every public-host answer carries: a

@@ -47,7 +47,7 @@ func StartGantry(site edge.Site, logFile string) string {
 		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		Must(err)
 		AtExit(func() { f.Close() })
-		srv.Logger = slog.New(slog.NewTextHandler(f, nil))
+		srv.Logger = slog.New(api.NewTextHandler(f, nil))
 		logOut = f
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
@@ -60,7 +60,7 @@ func StartGantry(site edge.Site, logFile string) string {
 		IsLive:            srv.IsLiveHost,
 		ClientIP:          srv.ClientIP,
 		Log:               api.WriteRequestLine,
-		NewLogHandler:     func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, nil) },
+		NewLogHandler:     func(w io.Writer) slog.Handler { return api.NewTextHandler(w, nil) },
 		LogOutput:         logOut,
 		ReadHeaderTimeout: hs.ReadHeaderTimeout,
 		IdleTimeout:       hs.IdleTimeout,
