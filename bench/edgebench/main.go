@@ -18,8 +18,8 @@
 // top-level handler and the edge behind them, on an http.Server with
 // serve's settings, for what they hand over. With -floor (the default) a
 // bare net/http handler on the same settings serves the same two files
-// too, as plainly as net/http allows: the floor of a Go server without
-// the loops.
+// too, as plainly as net/http allows, in a process of its own: the floor
+// of a Go server without the loops.
 //
 // The comparison is fair on logging: by default Gantry and nginx both
 // write one access log line per request, unbuffered, to a file in the
@@ -67,7 +67,14 @@ func main() {
 	only := flag.String("only", "", "load only these servers (comma-separated): gantry, nginx, net/http")
 	floor := flag.Bool("floor", true, "load a bare net/http handler too (the same bytes, no routing, no log, on the same http.Server settings): the floor of a Go server here")
 	serve := flag.Bool("serve", false, "start both servers, print their URLs and wait (for strace, perf or a manual wrk)")
+	floorServe := flag.String("floor-serve", "", "(internal) serve this site folder with the bare net/http handler on -floor-addr: the floor's own process")
+	floorAddr := flag.String("floor-addr", "", "(internal) the address for -floor-serve")
 	flag.Parse()
+	if *floorServe != "" {
+		fln, err := net.Listen("tcp", *floorAddr)
+		load.Must(err)
+		log.Fatal(load.HTTPServer(bareHandler(*floorServe)).Serve(fln))
+	}
 	for _, tool := range []string{"wrk", "nginx"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			log.Fatalf("%s is not installed: run `make deps-bench` (apt-get install nginx wrk)", tool)
@@ -124,10 +131,19 @@ http {
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
 	if *floor {
-		fln, err := net.Listen("tcp", "127.0.0.1:0")
+		// In a process of its own: sharing Gantry's runtime, its garbage
+		// and goroutines disturbed Gantry's next run (the HTML page's p99
+		// 2-6 ms instead of 0.8 ms).
+		addr := fmt.Sprintf("127.0.0.1:%d", load.FreePort())
+		self, err := os.Executable()
 		load.Must(err)
-		go load.HTTPServer(bareHandler(site)).Serve(fln)
-		servers = append(servers, &server{name: "net/http", url: "http://" + fln.Addr().String(), cpu: load.SelfCPU})
+		fl := exec.Command(self, "-floor-serve", site, "-floor-addr", addr)
+		fl.Stderr = os.Stderr
+		fl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		load.Must(fl.Start())
+		load.AtExit(func() { _ = fl.Process.Kill(); _, _ = fl.Process.Wait() })
+		load.WaitPort(addr)
+		servers = append(servers, &server{name: "net/http", url: "http://" + addr, cpu: func() time.Duration { return load.TreeCPU(fl.Process.Pid) }})
 	}
 	if *serve {
 		fmt.Printf("gantry: %s/ (Host: bench.localhost), pid %d\nnginx:  %s/, master pid %d\nsite:   %s\nstop with Ctrl-C\n",
