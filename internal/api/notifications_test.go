@@ -264,6 +264,16 @@ func TestNotificationEvents(t *testing.T) {
 	if live.Status != gantry.DeploymentLive || failed.Status != gantry.DeploymentFailed {
 		t.Fatalf("got %s and %s, want live and failed", live.Status, failed.Status)
 	}
+	// A deployment's notification follows its final status: wait for both
+	// before the delete, whose notification must come after them.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if l := e.notifications(t, e.token, "?unread=true"); l.UnreadCount >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deployments' notifications did not arrive within 10 s")
+		}
+	}
 	if rec := e.do(request{method: "DELETE", url: "/api/projects/" + good, headers: bearer(e.token)}); rec.Code != 200 {
 		t.Fatalf("delete project: %d %s", rec.Code, rec.Body.String())
 	}
