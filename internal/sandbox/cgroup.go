@@ -88,26 +88,42 @@ func cgroupParents(root string) ([]string, error) {
 	return []string{filepath.Join(base, "memory", own["memory"]), filepath.Join(base, "pids", own["pids"])}, nil
 }
 
-// sweepCgroups removes the empty run cgroups ("gantry-*") under the
-// parents that no living process owns. Runs name their cgroups
-// "gantry-<pid>-<random>" after the platform process that made them, so a
-// sweep never removes the cgroup of another process's run that is being set
-// up (empty for a moment) — tests and replicas start side by side.
+// sweepCgroups ends the runs ("gantry-*" cgroups under the parents) of
+// platform processes that are gone: it kills what is left in them and
+// removes them. Runs name their cgroups "gantry-<pid>-<random>" after the
+// platform process that made them, so a sweep never touches another
+// living process's runs — tests and replicas start side by side. A run's
+// processes normally die with the platform (Pdeathsig, bubblewrap's
+// --die-with-parent), but a pasta process (which sets up its namespaces
+// on its own terms) was seen outliving a platform killed mid-build.
 func sweepCgroups(root string) error {
+	v2, _, err := cgroupLayout(root)
+	if err != nil {
+		return err
+	}
 	parents, err := cgroupParents(root)
 	if err != nil {
 		return err
 	}
+	var dead []string
 	for _, p := range parents {
 		entries, err := os.ReadDir(p)
 		if err != nil {
 			return fmt.Errorf("cgroups: %w", err)
 		}
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "gantry-") && !ownerAlive(e.Name()) {
-				_ = syscall.Rmdir(filepath.Join(p, e.Name())) // fails while processes remain
+			if e.IsDir() && strings.HasPrefix(e.Name(), "gantry-") && !ownerAlive(e.Name()) && !slices.Contains(dead, e.Name()) {
+				dead = append(dead, e.Name())
 			}
 		}
+	}
+	for _, name := range dead {
+		c := &cgroup{v2: v2, mem: filepath.Join(parents[0], name)}
+		c.pids = c.mem
+		if len(parents) > 1 {
+			c.pids = filepath.Join(parents[1], name)
+		}
+		_ = c.destroy() // kills what is left, then removes the folders
 	}
 	return nil
 }

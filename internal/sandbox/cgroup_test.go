@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -122,5 +124,45 @@ func TestSweepKeepsLivingOwners(t *testing.T) {
 	}
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("Sweep kept the cgroup of a dead process")
+	}
+}
+
+// A run left behind by a platform process that died mid-build still has a
+// process in its cgroup: Sweep kills it and removes the cgroup.
+func TestSweepKillsLeftovers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := cgroupParents("/sys/fs/cgroup"); err != nil {
+		t.Skipf("no usable cgroups here: %v", err)
+	}
+	// A cgroup named after a pid that cannot be running, holding a sleeper.
+	cg, err := newCgroup("/sys/fs/cgroup", "gantry-99999998-0123456789abcdef", Limits{Memory: -1, Pids: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.destroy()
+	sleeper := exec.Command("sleep", "300")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sleeper.Wait() }()
+	defer sleeper.Process.Kill()
+	if err := cg.add(sleeper.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(Config{}).Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sweep left the dead platform's process running")
+	}
+	for _, d := range []string{cg.mem, cg.pids} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("Sweep kept %s", d)
+		}
 	}
 }

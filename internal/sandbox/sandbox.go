@@ -455,10 +455,11 @@ func (s *Sandbox) canSearch(fi os.FileInfo) bool {
 	return m&0o001 != 0
 }
 
-// Sweep removes the cgroups that runs of an earlier platform process left
-// behind when it died mid-build (its sandboxed processes die with it, their
-// empty cgroups stay). Only empty "gantry-*" cgroups next to the ones Run
-// creates are removed. In mode none it does nothing. Call it at start-up.
+// Sweep ends the runs an earlier platform process left behind when it died
+// mid-build: whatever is still running in their cgroups is killed and the
+// cgroups removed. Only "gantry-*" cgroups next to the ones Run creates,
+// of platform processes no longer alive, are touched. In mode none it does
+// nothing. Call it at start-up.
 func (s *Sandbox) Sweep() error {
 	if s.mode == ModeNone {
 		return nil
