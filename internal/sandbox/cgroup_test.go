@@ -142,7 +142,7 @@ func TestSweepKillsLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cg.destroy()
-	sleeper := exec.Command("sleep", "300")
+	sleeper := exec.Command("sleep", "7777") // a duration no other test looks for
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
