@@ -19,11 +19,12 @@ import (
 // cached yet is read from disk while the loop holds its processor, as
 // nginx's worker does.
 
-func errnoErr(e unix.Errno) error {
-	if e == 0 {
-		return nil
+// rawResult turns a raw call's result into Go's (n, err) form.
+func rawResult(r uintptr, e unix.Errno) (int, error) {
+	if e != 0 {
+		return 0, e
 	}
-	return e
+	return int(r), nil
 }
 
 func rawRead(fd int, p []byte) (int, error) {
@@ -31,10 +32,7 @@ func rawRead(fd int, p []byte) (int, error) {
 		return 0, nil
 	}
 	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return rawResult(r, e)
 }
 
 // rawSend sends p with flags (MSG_MORE, MSG_NOSIGNAL).
@@ -43,10 +41,7 @@ func rawSend(fd int, p []byte, flags int) (int, error) {
 		return 0, nil
 	}
 	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(flags), 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return rawResult(r, e)
 }
 
 // rawWritev writes bufs in one call, with *iov as the reused iovec array.
@@ -79,8 +74,5 @@ func rawWritev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, error) {
 
 func rawSendfile(out, in int, off *int64, count int) (int, error) {
 	r, _, e := unix.RawSyscall6(unix.SYS_SENDFILE, uintptr(out), uintptr(in), uintptr(unsafe.Pointer(off)), uintptr(count), 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return rawResult(r, e)
 }

@@ -97,10 +97,6 @@ func cgroupParents(root string) ([]string, error) {
 // --die-with-parent), but a pasta process (which sets up its namespaces
 // on its own terms) was seen outliving a platform killed mid-build.
 func sweepCgroups(root string) error {
-	v2, _, err := cgroupLayout(root)
-	if err != nil {
-		return err
-	}
 	parents, err := cgroupParents(root)
 	if err != nil {
 		return err
@@ -118,9 +114,10 @@ func sweepCgroups(root string) error {
 		}
 	}
 	for _, name := range dead {
-		c := &cgroup{v2: v2, mem: filepath.Join(parents[0], name)}
+		// One parent on v2; memory and pids on v1 (cgroupParents).
+		c := &cgroup{v2: len(parents) == 1, mem: filepath.Join(parents[0], name)}
 		c.pids = c.mem
-		if len(parents) > 1 {
+		if !c.v2 {
 			c.pids = filepath.Join(parents[1], name)
 		}
 		_ = c.destroy() // kills what is left, then removes the folders
