@@ -58,6 +58,7 @@ func fixture(t testing.TB) (*edge.Edge, *edge.Table, string) {
 	write("sites/a/assets/app.3f9a2c1d.css", "body{color:red}")
 	write("sites/a/logo.png", "\x89PNG\r\n\x1a\n0000")
 	write("sites/a/robots.txt", "User-agent: *")
+	write("sites/a/empty.txt", "")
 	write("sites/a/404.html", "<h1>Custom 404</h1>")
 	link("/etc", "sites/a/etc")
 	link("/etc/passwd", "sites/a/passwd")

@@ -1036,8 +1036,10 @@ func (c *prefixConn) SyscallConn() (syscall.RawConn, error) { return c.TCPConn.S
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // advance drops the first n bytes written from iovecs.
+// Empty buffers at the front are dropped too (an empty file's body): a
+// write of nothing is never left pending.
 func advance(iovecs [][]byte, n int) [][]byte {
-	for n > 0 && len(iovecs) > 0 {
+	for len(iovecs) > 0 && (n > 0 || len(iovecs[0]) == 0) {
 		if n < len(iovecs[0]) {
 			iovecs[0] = iovecs[0][n:]
 			break

@@ -178,6 +178,7 @@ func TestLoopAnswersAsNetHTTP(t *testing.T) {
 		{get("site.localhost", "/about/"), true},
 		{get("site.localhost", "/logo.png"), true},
 		{get("site.localhost", "/inner.html"), true},
+		{get("site.localhost", "/empty.txt"), true},
 		{get("big.localhost", "/vendor-4f9c2a1b.js"), true},
 		{get("big.localhost", "/vendor-4f9c2a1b.js", "Accept-Encoding: gzip\r\n"), true},
 		{"HEAD /vendor-4f9c2a1b.js HTTP/1.1\r\nHost: big.localhost\r\n\r\n", true},
