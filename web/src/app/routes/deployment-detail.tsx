@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react'
-import { Link, useNavigate, useParams } from 'react-router'
-import { ArrowLeft, CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
+import { useNavigate, useParams } from 'react-router'
+import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
 import toast from 'react-hot-toast'
-import { Button, buttonClasses } from '@/components/ui/button'
+import { BackLink } from '@/components/ui/back-link'
+import { Button } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { NotFoundState } from '@/components/ui/not-found-state'
 import { Skeleton } from '@/components/ui/skeleton'
@@ -35,13 +36,7 @@ export function DeploymentDetailRoute() {
   }, [query.isError, query.errorUpdatedAt])
 
   const back = (
-    <Link
-      to={paths.deployments.getHref()}
-      className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
-    >
-      <ArrowLeft className="size-4" aria-hidden="true" />
-      Back to Deployments
-    </Link>
+    <BackLink to={paths.deployments.getHref()}>Back to Deployments</BackLink>
   )
 
   if (query.isPending) {
@@ -73,10 +68,9 @@ export function DeploymentDetailRoute() {
         title="Deployment not found"
         description="It may have been deleted, or it belongs to another account."
         action={
-          <Link to={paths.deployments.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            <ArrowLeft className="size-4" aria-hidden="true" />
+          <BackLink to={paths.deployments.getHref()} variant="button">
             Back to Deployments
-          </Link>
+          </BackLink>
         }
       />
     )

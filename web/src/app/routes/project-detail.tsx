@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { ArrowLeft, CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
+import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
 import toast from 'react-hot-toast'
+import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
@@ -75,10 +76,9 @@ export function ProjectDetailRoute() {
         title="Project not found"
         description="It may have been deleted, or it belongs to another account."
         action={
-          <Link to={paths.projects.getHref()} className={buttonClasses({ variant: 'secondary' })}>
-            <ArrowLeft className="size-4" aria-hidden="true" />
+          <BackLink to={paths.projects.getHref()} variant="button">
             Back to Projects
-          </Link>
+          </BackLink>
         }
       />
     )
@@ -89,13 +89,7 @@ export function ProjectDetailRoute() {
   return (
     <>
       <title>{`${project.name} · Gantry`}</title>
-      <Link
-        to={paths.projects.getHref()}
-        className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
-      >
-        <ArrowLeft className="size-4" aria-hidden="true" />
-        Back to Projects
-      </Link>
+      <BackLink to={paths.projects.getHref()}>Back to Projects</BackLink>
       <div className="mb-8 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
         <div className="flex min-w-0 items-start gap-4">
           <ProjectTypeIcon type={project.type} className="size-12" />

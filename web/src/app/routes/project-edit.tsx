@@ -1,7 +1,7 @@
 import { useEffect } from 'react'
-import { Link, Navigate, useParams } from 'react-router'
-import { ArrowLeft } from 'lucide-react'
+import { Navigate, useParams } from 'react-router'
 import toast from 'react-hot-toast'
+import { BackLink } from '@/components/ui/back-link'
 import { PageHeader } from '@/components/ui/page-header'
 import { Skeleton } from '@/components/ui/skeleton'
 import { paths } from '@/config/paths'
@@ -22,13 +22,7 @@ export function EditProjectRoute() {
 
   return (
     <>
-      <Link
-        to={paths.project.getHref(id)}
-        className="mb-4 inline-flex items-center gap-1.5 rounded text-sm text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
-      >
-        <ArrowLeft className="size-4" aria-hidden="true" />
-        Back to Project
-      </Link>
+      <BackLink to={paths.project.getHref(id)}>Back to Project</BackLink>
       <PageHeader
         title="Edit Project"
         description={query.data ? `Settings of ${query.data.name}` : 'Name, branch, description and build settings.'}
