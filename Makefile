@@ -9,7 +9,7 @@ NPM   ?= npm
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-APT_RUN  := git bubblewrap passt iproute2
+APT_RUN  := git bubblewrap passt iproute2 e2fsprogs
 APT_TEST := chromium postgresql
 APT_BENCH := nginx wrk
 
@@ -34,6 +34,7 @@ web/node_modules/.installed: web/package.json web/package-lock.json
 # deps installs what `make run` needs: Debian packages (as root), npm packages, Go modules.
 deps: web/node_modules/.installed
 	@scripts/apt-ensure $(APT_RUN)
+	@scripts/sandbox-ensure
 	$(GO) mod download
 
 deps-test: deps

@@ -101,3 +101,34 @@ func TestShellQuote(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+func TestTunUsable(t *testing.T) {
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "tun")
+	if err := os.WriteFile(dev, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dev, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := tunUsable(dev, 10001)
+	if err == nil || !strings.Contains(err.Error(), "chmod 0666 "+dev) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a 0600 tun device: got %v, want one line naming `chmod 0666 %s`", err, dev)
+	}
+	if err := os.Chmod(dev, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := tunUsable(dev, 10001); err != nil {
+		t.Fatalf("a 0666 tun device: %v", err)
+	}
+	if err := tunUsable(filepath.Join(dir, "missing"), 10001); err == nil || !strings.Contains(err.Error(), "mknod") {
+		t.Fatalf("a missing tun device: got %v, want the mknod command", err)
+	}
+}
+
+func TestLastMeaningfulLine(t *testing.T) {
+	out := "Failed to open tun socket in namespace\nFailed to send 45 bytes to syslog\n"
+	if got := lastMeaningfulLine(out); got != "Failed to open tun socket in namespace" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -326,6 +326,9 @@ func (s *Sandbox) Available() error {
 		if _, err := resolvConf(hostResolvConfs...); err != nil {
 			return err
 		}
+		if err := tunUsable(tunDevice, s.uid); err != nil {
+			return err
+		}
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("the sandbox must start as root to run builds as uid %d: run gantry as root, or set GANTRY_SANDBOX=none for development only", s.uid)
@@ -346,9 +349,52 @@ func (s *Sandbox) Available() error {
 		Output: func(_ Stream, line string) { out.WriteString(line + "\n") },
 	})
 	if err != nil {
-		return fmt.Errorf("bubblewrap cannot run builds here: %w %s(set GANTRY_SANDBOX=none for development only)", err, strings.TrimSpace(out.String())+" ")
+		detail := ""
+		if line := lastMeaningfulLine(out.String()); line != "" {
+			detail = " (" + line + ")"
+		}
+		return fmt.Errorf("bubblewrap cannot run builds here: %w%s; set GANTRY_SANDBOX=none for development only", err, detail)
 	}
 	return nil
+}
+
+// tunDevice is the device pasta opens to give a run a network of its own.
+const tunDevice = "/dev/net/tun"
+
+// tunUsable checks that the sandbox user uid can open the tun device at
+// path for reading and writing, as pasta must: Debian's udev rules make it
+// 0666, but machines without udev (containers, minimal VMs) leave it 0600,
+// and pasta then fails with "Failed to open tun socket in namespace". The
+// message names the command that fixes it (`make run` and `make test` run
+// it as root: scripts/sandbox-ensure).
+func tunUsable(path string, uid uint32) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("isolated builds need %s, which is missing: run `mkdir -p /dev/net && mknod -m 0666 /dev/net/tun c 10 200` as root", path)
+	}
+	m := fi.Mode().Perm()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid && m&0o600 == 0o600 {
+		return nil
+	}
+	if m&0o006 == 0o006 {
+		return nil
+	}
+	return fmt.Errorf("the sandbox user cannot open %s (mode %04o), which isolated builds need: run `chmod 0666 %s` as root (as Debian's udev rules do)", path, m, path)
+}
+
+// lastMeaningfulLine returns the last line of a failed check's output that
+// says something, leaving out noise such as pasta's "Failed to send N bytes
+// to syslog" (no syslog daemon on the machine).
+func lastMeaningfulLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.Contains(l, "to syslog") {
+			continue
+		}
+		return l
+	}
+	return ""
 }
 
 // lookIP finds iproute2's ip, which shuts the host's own addresses out of
