@@ -40,6 +40,16 @@ type Deployment struct {
 	Project     *DeploymentProject `json:"project,omitempty"`
 	User        *DeploymentUser    `json:"user,omitempty"`
 	BuildLogs   []LogEntry         `json:"buildLogs,omitempty"`
+
+	// FilesSize is what the deployment's kept files (its published site, or
+	// a server app's workspace) take on disk, in allocated bytes, recorded
+	// when it is built; 0 once they are removed. LogSize is the bytes of
+	// its log messages. Both count against the owner's storage budget.
+	FilesSize int64 `json:"filesSize"`
+	LogSize   int64 `json:"logSize"`
+	// PrunedAt is when the deployment's files were removed to save space
+	// (see Prunable); it can no longer be restarted. Nil while it has them.
+	PrunedAt *time.Time `json:"prunedAt"`
 }
 
 // BuildInfo records a build's timing and result.
@@ -111,7 +121,12 @@ func (d *Deployment) CanStop() bool {
 }
 
 // CanRestart reports whether d may be restarted (SPEC §4: when stopped).
+// A pruned one (PrunedAt set) is refused later, with MsgPruned.
 func (d *Deployment) CanRestart() bool { return d.Status == DeploymentStopped }
+
+// IsApp reports whether d is a server app: it has a start command, and the
+// runtime runs it from its workspace rather than the edge serving files.
+func (d *Deployment) IsApp() bool { return d.BuildInfo.StartCommand != "" }
 
 // InProgress reports whether d is still being built or published.
 func (d *Deployment) InProgress() bool {
@@ -174,6 +189,17 @@ type DeploymentStore interface {
 	// ListDeploymentsByStatus returns every deployment in one of statuses
 	// (any owner), oldest first: start-up recovery and restore.
 	ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*Deployment, error)
+
+	// SetDeploymentFiles records the bytes the deployment's kept files take
+	// on disk (0 when they were removed).
+	SetDeploymentFiles(ctx context.Context, id string, size int64) error
+	// PruneDeployments marks the project's deployments that Prunable picks
+	// as pruned at now (FilesSize 0, PrunedAt set) and returns them: the
+	// caller removes their files. One that went live meanwhile is skipped.
+	PruneDeployments(ctx context.Context, projectID string, now time.Time) ([]*Deployment, error)
+	// StorageUsage sums the storage the owner's deployments use (recorded
+	// file sizes and log bytes) and reads the owner's budget.
+	StorageUsage(ctx context.Context, userID string) (*StorageUsage, error)
 
 	// AppendLog stores e for the deployment, assigning e.Seq (1, 2, …).
 	AppendLog(ctx context.Context, deploymentID string, e *LogEntry) error

@@ -62,11 +62,13 @@ type User struct {
 	PasswordHash string `json:"-"`
 }
 
-// Subscription is a user's plan and its limits.
+// Subscription is a user's plan and its limits. MaxStorage is the storage
+// budget in bytes (PlanMaxStorage of the plan when the account was made).
 type Subscription struct {
 	Plan           string `json:"plan"`
 	MaxProjects    int    `json:"maxProjects"`
 	MaxDeployments int    `json:"maxDeployments"`
+	MaxStorage     int64  `json:"maxStorage"`
 }
 
 // GitHubLink is a user's connected GitHub account. AccessToken is stored
@@ -92,12 +94,14 @@ type GitHubRepo struct {
 	URL           string    `json:"url"`
 }
 
-// UserStats is SPEC §3 User stats.
+// UserStats is SPEC §3 User stats, plus what the account's deployments
+// take of its storage budget.
 type UserStats struct {
-	TotalProjects     int `json:"totalProjects"`
-	TotalDeployments  int `json:"totalDeployments"`
-	ActiveDeployments int `json:"activeDeployments"`
-	AccountAge        int `json:"accountAge"` // whole days since createdAt
+	TotalProjects     int          `json:"totalProjects"`
+	TotalDeployments  int          `json:"totalDeployments"`
+	ActiveDeployments int          `json:"activeDeployments"`
+	AccountAge        int          `json:"accountAge"` // whole days since createdAt
+	Storage           StorageUsage `json:"storage"`
 }
 
 // UserUpdate holds the profile fields a user may change; nil means unchanged.
@@ -291,6 +295,7 @@ type UserStore interface {
 	// TouchLastLogin sets lastLogin; ENOTFOUND when absent.
 	TouchLastLogin(ctx context.Context, id string, at time.Time) error
 	// UserStats counts the user's projects, deployments and live
-	// deployments, and the whole days from createdAt to now.
+	// deployments, the whole days from createdAt to now, and the storage
+	// the deployments use.
 	UserStats(ctx context.Context, id string, now time.Time) (*UserStats, error)
 }

@@ -18,7 +18,7 @@ var _ gantry.DeploymentStore = (*DB)(nil)
 // (u) in the order scanDeployment reads them.
 const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
 	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
-	p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+	d.files_size, d.log_bytes, d.pruned_at, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
 
 const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
 
@@ -216,7 +216,81 @@ func (db *DB) CountLiveProjects(ctx context.Context, userID string) (int, error)
 	return n, err
 }
 
-// AppendLog stores e as the deployment's next entry, setting e.Seq.
+// storageColumns reads, for a user row u, the storage budget, the bytes of
+// the deployments' kept files and of their log messages.
+const storageColumns = `u.max_storage,
+	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
+	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id)`
+
+// StorageUsage returns what the owner's deployments keep on disk (their
+// recorded file sizes and log bytes) and the owner's budget: one indexed
+// sum, no disk walk. ENOTFOUND for a missing user.
+func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageUsage, error) {
+	var s gantry.StorageUsage
+	err := db.queryRow(ctx, `SELECT `+storageColumns+` FROM users u WHERE u.id = ?`, userID).
+		Scan(&s.Budget, &s.Files, &s.Logs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("storage usage: %w", err)
+	}
+	s.Used = s.Files + s.Logs
+	return &s, nil
+}
+
+// SetDeploymentFiles records the bytes the deployment's kept files take on
+// disk; ENOTFOUND when it no longer exists.
+func (db *DB) SetDeploymentFiles(ctx context.Context, id string, size int64) error {
+	return db.execOne(ctx, msgDeploymentNotFound, `UPDATE deployments SET files_size = ? WHERE id = ?`, size, id)
+}
+
+// PruneDeployments marks the deployments of the project that
+// gantry.Prunable picks (from its deployments newest first and its active
+// deployment) as pruned at now, with no files, and returns them as they
+// were before. Each is marked only while it is still stopped or failed,
+// unpruned and not the project's active deployment, so one restarted
+// meanwhile keeps its files.
+func (db *DB) PruneDeployments(ctx context.Context, projectID string, now time.Time) ([]*gantry.Deployment, error) {
+	var active sql.NullString
+	if err := db.queryRow(ctx, `SELECT active_deployment_id FROM projects WHERE id = ?`, projectID).
+		Scan(&active); errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("prune deployments: %w", err)
+	}
+	ds, err := db.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+
+		`WHERE d.project_id = ? ORDER BY d.created_at DESC, d.id DESC`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	pick := gantry.Prunable(ds, active.String)
+	if len(pick) == 0 {
+		return pick, nil
+	}
+	now = now.UTC().Truncate(time.Millisecond)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	var out []*gantry.Deployment
+	for _, d := range pick {
+		res, err := tx.exec(ctx, `UPDATE deployments SET files_size = 0, pruned_at = ?
+			WHERE id = ? AND pruned_at IS NULL AND status IN (?, ?)
+			AND NOT EXISTS (SELECT 1 FROM projects WHERE active_deployment_id = deployments.id)`,
+			now, d.ID, gantry.DeploymentStopped, gantry.DeploymentFailed)
+		if err != nil {
+			return nil, fmt.Errorf("prune deployment: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			out = append(out, d)
+		}
+	}
+	return out, tx.Commit()
+}
+
+// AppendLog stores e as the deployment's next entry, setting e.Seq, and
+// adds the bytes of its message to the deployment's log size.
 func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogEntry) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -224,8 +298,8 @@ func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogE
 	}
 	defer rollback(tx)
 	var seq int64
-	if err := tx.queryRow(ctx, `UPDATE deployments SET log_seq = log_seq + 1 WHERE id = ? RETURNING log_seq`,
-		deploymentID).Scan(&seq); errors.Is(err, sql.ErrNoRows) {
+	if err := tx.queryRow(ctx, `UPDATE deployments SET log_seq = log_seq + 1, log_bytes = log_bytes + ?
+		WHERE id = ? RETURNING log_seq`, len(e.Message), deploymentID).Scan(&seq); errors.Is(err, sql.ErrNoRows) {
 		return gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
 	} else if err != nil {
 		return fmt.Errorf("append log: %w", err)
@@ -277,16 +351,28 @@ func (db *DB) CountLogs(ctx context.Context, deploymentID string) (int, error) {
 	return n, err
 }
 
-// ClearLogs deletes the deployment's entries; numbering continues after
-// the last one, so open streams never see a number twice.
+// ClearLogs deletes the deployment's entries and zeroes its log size;
+// numbering continues after the last one, so open streams never see a
+// number twice.
 func (db *DB) ClearLogs(ctx context.Context, deploymentID string) error {
-	_, err := db.db.ExecContext(ctx, db.rebind(`DELETE FROM deployment_logs WHERE deployment_id = ?`), deploymentID)
-	return err
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	if _, err := tx.exec(ctx, `DELETE FROM deployment_logs WHERE deployment_id = ?`, deploymentID); err != nil {
+		return fmt.Errorf("clear logs: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE deployments SET log_bytes = 0 WHERE id = ?`, deploymentID); err != nil {
+		return fmt.Errorf("clear logs: %w", err)
+	}
+	return tx.Commit()
 }
 
 // TrimRuntimeLogs keeps the deployment's newest keep runtime entries
 // (type gantry.LogRuntime) and deletes older ones, leaving its build and
-// deployment entries alone, and returns how many it deleted. keep ≤ 0
+// deployment entries alone, and returns how many it deleted; the
+// deployment's log size is counted again from what is left. keep ≤ 0
 // deletes every runtime entry.
 func (db *DB) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error) {
 	q := `DELETE FROM deployment_logs WHERE deployment_id = ? AND type = ?`
@@ -296,12 +382,23 @@ func (db *DB) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int
 			ORDER BY seq DESC LIMIT 1 OFFSET ?)`
 		args = append(args, deploymentID, gantry.LogRuntime, keep)
 	}
-	res, err := db.db.ExecContext(ctx, db.rebind(q), args...)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rollback(tx)
+	res, err := tx.exec(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("trim runtime logs: %w", err)
 	}
 	n, _ := res.RowsAffected()
-	return int(n), nil
+	if n > 0 {
+		if _, err := tx.exec(ctx, `UPDATE deployments SET log_bytes = (SELECT COALESCE(SUM(octet_length(message)), 0)
+			FROM deployment_logs WHERE deployment_id = ?) WHERE id = ?`, deploymentID, deploymentID); err != nil {
+			return 0, fmt.Errorf("trim runtime logs: %w", err)
+		}
+	}
+	return int(n), tx.Commit()
 }
 
 func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
@@ -314,11 +411,12 @@ func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*g
 	for rows.Next() {
 		var d gantry.Deployment
 		var info, meta, env, cfg, repo string
+		var pruned sql.NullTime
 		p := &gantry.DeploymentProject{}
 		u := &gantry.DeploymentUser{}
 		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
 			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
-			&p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			&d.FilesSize, &d.LogSize, &pruned, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
 			return nil, fmt.Errorf("scan deployment: %w", err)
 		}
 		for _, f := range []struct {
@@ -335,6 +433,10 @@ func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*g
 		p.ID, u.ID = d.ProjectID, d.UserID
 		d.Project, d.User = p, u
 		d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+		if pruned.Valid {
+			t := pruned.Time.UTC()
+			d.PrunedAt = &t
+		}
 		out = append(out, &d)
 	}
 	return out, rows.Err()

@@ -22,7 +22,7 @@ const (
 
 // userColumns lists the users columns in the order scanUser reads them.
 const userColumns = `id, username, email, full_name, avatar, password_hash, role, plan,
-	max_projects, max_deployments, is_verified, is_active,
+	max_projects, max_deployments, max_storage, is_verified, is_active,
 	github_connected, github_id, github_username, github_avatar, github_access_token, github_repos,
 	created_at, updated_at, last_login`
 
@@ -58,6 +58,9 @@ func createUser(ctx context.Context, tx *Tx, u *gantry.User) error {
 			MaxDeployments: gantry.DefaultMaxDeployments,
 		}
 	}
+	if u.Subscription.MaxStorage <= 0 {
+		u.Subscription.MaxStorage = gantry.PlanMaxStorage(u.Subscription.Plan)
+	}
 	if u.GitHub.Repos == nil {
 		u.GitHub.Repos = []gantry.GitHubRepo{}
 	}
@@ -74,9 +77,9 @@ func createUser(ctx context.Context, tx *Tx, u *gantry.User) error {
 		lastLogin = &t
 	}
 	_, err = tx.exec(ctx, `INSERT INTO users (`+userColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, u.Username, u.Email, u.FullName, u.Avatar, u.PasswordHash, u.Role, u.Subscription.Plan,
-		u.Subscription.MaxProjects, u.Subscription.MaxDeployments, u.IsVerified, u.IsActive,
+		u.Subscription.MaxProjects, u.Subscription.MaxDeployments, u.Subscription.MaxStorage, u.IsVerified, u.IsActive,
 		u.GitHub.Connected, nullInt64(u.GitHub.ID), u.GitHub.Username, u.GitHub.Avatar, u.GitHub.AccessToken, string(repos),
 		tx.now, tx.now, lastLogin)
 	if err != nil {
@@ -180,18 +183,20 @@ func (db *DB) updateOne(ctx context.Context, query string, args ...any) error {
 	return tx.Commit()
 }
 
-// UserStats counts a user's projects, deployments and live deployments and
-// the whole days between the account's creation and now. A missing user is
-// ENOTFOUND.
+// UserStats counts a user's projects, deployments and live deployments,
+// the whole days between the account's creation and now, and the storage
+// the deployments use (see StorageUsage). A missing user is ENOTFOUND.
 func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.UserStats, error) {
 	var created time.Time
 	var s gantry.UserStats
 	err := db.queryRow(ctx, `SELECT created_at,
 			(SELECT COUNT(*) FROM projects WHERE user_id = u.id),
 			(SELECT COUNT(*) FROM deployments WHERE user_id = u.id),
-			(SELECT COUNT(*) FROM deployments WHERE user_id = u.id AND status = ?)
+			(SELECT COUNT(*) FROM deployments WHERE user_id = u.id AND status = ?),
+			`+storageColumns+`
 		FROM users u WHERE u.id = ?`, gantry.DeploymentLive, id).
-		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments)
+		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments,
+			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
@@ -200,6 +205,7 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 	if age := now.Sub(created); age > 0 {
 		s.AccountAge = int(age / (24 * time.Hour))
 	}
+	s.Storage.Used = s.Storage.Files + s.Storage.Logs
 	return &s, nil
 }
 
@@ -244,7 +250,7 @@ func scanUser(row *sql.Row) (*gantry.User, error) {
 	var repos string
 	var lastLogin sql.NullTime
 	err := row.Scan(&u.ID, &u.Username, &u.Email, &u.FullName, &u.Avatar, &u.PasswordHash, &u.Role,
-		&u.Subscription.Plan, &u.Subscription.MaxProjects, &u.Subscription.MaxDeployments,
+		&u.Subscription.Plan, &u.Subscription.MaxProjects, &u.Subscription.MaxDeployments, &u.Subscription.MaxStorage,
 		&u.IsVerified, &u.IsActive,
 		&u.GitHub.Connected, &githubID, &u.GitHub.Username, &u.GitHub.Avatar, &u.GitHub.AccessToken, &repos,
 		&u.CreatedAt, &u.UpdatedAt, &lastLogin)

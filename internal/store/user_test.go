@@ -69,7 +69,7 @@ func TestCreateUser(t *testing.T) {
 		Email:    "ada_lovelace@example.com",
 		Role:     gantry.RoleStudent,
 		Subscription: gantry.Subscription{
-			Plan: gantry.PlanFree, MaxProjects: 3, MaxDeployments: 5,
+			Plan: gantry.PlanFree, MaxProjects: 3, MaxDeployments: 5, MaxStorage: gantry.GiB,
 		},
 		IsActive:     true,
 		CreatedAt:    created,
@@ -260,7 +260,8 @@ func TestUserStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&gantry.UserStats{AccountAge: 1}, stats); diff != "" {
+	free := gantry.StorageUsage{Budget: gantry.GiB}
+	if diff := cmp.Diff(&gantry.UserStats{AccountAge: 1, Storage: free}, stats); diff != "" {
 		t.Errorf("stats of a new user (-want +got):\n%s", diff)
 	}
 
@@ -286,7 +287,7 @@ func TestUserStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &gantry.UserStats{TotalProjects: 3, TotalDeployments: 5, ActiveDeployments: 2, AccountAge: 30}
+	want := &gantry.UserStats{TotalProjects: 3, TotalDeployments: 5, ActiveDeployments: 2, AccountAge: 30, Storage: free}
 	if diff := cmp.Diff(want, stats); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
@@ -301,7 +302,7 @@ func TestUserStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&gantry.UserStats{TotalProjects: 1, TotalDeployments: 1, ActiveDeployments: 1}, stats); diff != "" {
+	if diff := cmp.Diff(&gantry.UserStats{TotalProjects: 1, TotalDeployments: 1, ActiveDeployments: 1, Storage: free}, stats); diff != "" {
 		t.Errorf("other user's stats (-want +got):\n%s", diff)
 	}
 }
