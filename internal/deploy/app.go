@@ -36,7 +36,7 @@ type appRun struct {
 
 // IsApp reports whether d is a server app: it has a start command, and the
 // runtime runs it from its workspace rather than the edge serving files.
-func IsApp(d *gantry.Deployment) bool { return d.BuildInfo.StartCommand != "" }
+func IsApp(d *gantry.Deployment) bool { return d.IsApp() }
 
 func (s *Service) drainTimeout() time.Duration {
 	if s.DrainTimeout > 0 {
@@ -397,41 +397,4 @@ func appFailure(err error) string {
 		return gantry.ErrorMessage(err)
 	}
 	return "The app could not be started: " + strings.TrimPrefix(err.Error(), "start app: ")
-}
-
-// KeepStoppedApps is how many replaced or stopped server-app deployments of
-// a project keep their built workspace (with its installed dependencies),
-// newest first, so they can be restarted (rolled back to) at once. Older
-// ones lose it when a newer deployment goes live: restarting them says to
-// deploy again. Static sites keep their (small) published files.
-const KeepStoppedApps = 3
-
-// pruneAppWorkspaces removes the workspaces of a project's stopped or
-// failed server-app deployments beyond the newest KeepStoppedApps.
-func (s *Service) pruneAppWorkspaces(ctx context.Context, userID, projectID string) {
-	ds, err := s.Store.ListDeployments(ctx, userID, gantry.DeploymentFilter{ProjectID: projectID})
-	if err != nil {
-		s.logger().Error("prune app workspaces", "project", projectID, "err", err)
-		return
-	}
-	kept := 0
-	for _, d := range ds { // newest first
-		if !IsApp(d) || (d.Status != gantry.DeploymentStopped && d.Status != gantry.DeploymentFailed) {
-			continue
-		}
-		dir := s.WorkDir(d.ID)
-		if _, err := os.Stat(dir); err != nil {
-			continue
-		}
-		if kept < KeepStoppedApps {
-			kept++
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			s.logger().Error("prune app workspace", "dir", dir, "err", err)
-			continue
-		}
-		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment,
-			"Built app removed to save space (newer deployments replaced it); deploy again to run this version")
-	}
 }

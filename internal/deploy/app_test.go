@@ -477,7 +477,7 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 	e := newEnv(t)
 	p := e.project("Prune", pyApp("v1"))
 	var ids []string
-	for i := 0; i < deploy.KeepStoppedApps+2; i++ {
+	for i := 0; i < gantry.KeepAppDeployments+2; i++ {
 		d := e.deploy(p)
 		e.mustLive(d)
 		ids = append(ids, d.ID)
@@ -485,8 +485,8 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 	// Pruning follows the switch to live: give it a moment.
 	deadline := time.Now().Add(10 * time.Second)
 	for i, id := range ids {
-		// The live one and the newest KeepStoppedApps replaced ones keep theirs.
-		keep := i >= len(ids)-1-deploy.KeepStoppedApps
+		// The live one and the newest KeepAppDeployments replaced ones keep theirs.
+		keep := i >= len(ids)-1-gantry.KeepAppDeployments
 		_, err := os.Stat(e.svc.WorkDir(id))
 		for !keep && err == nil && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
@@ -496,8 +496,14 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 			t.Errorf("deployment %d of %d: workspace kept = %v, want %v", i+1, len(ids), err == nil, keep)
 		}
 	}
-	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, ids[0]); err == nil ||
-		!strings.Contains(gantry.ErrorMessage(err), "deploy the project again") {
-		t.Fatalf("restart of a pruned app: got %v", err)
+	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, ids[0]); gantry.ErrorCode(err) != gantry.ECONFLICT ||
+		gantry.ErrorMessage(err) != gantry.MsgPruned {
+		t.Fatalf("restart of a pruned app: got %v, want ECONFLICT %q", err, gantry.MsgPruned)
+	}
+	if d, _ := e.svc.Store.FindDeployment(context.Background(), "", ids[0]); d.PrunedAt == nil || d.FilesSize != 0 {
+		t.Fatalf("pruned app record: pruned at %v, files %d; want marked, 0", d.PrunedAt, d.FilesSize)
+	}
+	if all := strings.Join(e.logs(ids[0]), "\n"); !strings.Contains(all, deploy.MsgPrunedLine) {
+		t.Fatalf("no pruning line in the log:\n%s", all)
 	}
 }

@@ -135,10 +135,12 @@ func (s *Service) SiteDir(id string) string { return filepath.Join(s.DataDir, "s
 func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "builds", id) }
 
 // Open recovers from a crash or restart — builds that were cut off end
-// failed with a log line saying so, every live site is routed again and
-// every live server app started again without rebuilding (in the
-// background), stopped subdomains answer their 503 page — and starts the
-// build workers. Queued deployments then run in order.
+// failed with a log line saying so (and lose their files), every live site
+// is routed again and every live server app started again without
+// rebuilding (in the background), stopped subdomains answer their 503
+// page, deployments built before sizes were recorded are measured, and old
+// stopped deployments are pruned (see prune) — and starts the build
+// workers. Queued deployments then run in order.
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
 	s.running = make(map[string]*runningBuild)
@@ -153,7 +155,7 @@ func (s *Service) Open(ctx context.Context) error {
 	}
 	for _, d := range cut {
 		s.fail(ctx, d, "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry.")
-		os.RemoveAll(s.WorkDir(d.ID))
+		s.dropFiles(ctx, d)
 	}
 	stopped, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentStopped)
 	if err != nil {
@@ -175,6 +177,9 @@ func (s *Service) Open(ctx context.Context) error {
 			continue
 		}
 		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	}
+	if err := s.recoverStorage(ctx); err != nil {
+		return fmt.Errorf("deploy: storage: %w", err)
 	}
 	n := s.Concurrency
 	if n < 1 {

@@ -23,7 +23,8 @@ type CreateRequest struct {
 // Create queues a deployment of the owner's project and returns it at once
 // as pending; a worker builds it. Going over the plan's number of live
 // deployments is EFORBIDDEN (a project's redeploy replaces its own live
-// deployment, so it never counts twice).
+// deployment, so it never counts twice), and so is deploying while the
+// account's storage is full (usage ≥ budget: see checkStorage).
 func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) (*gantry.Deployment, error) {
 	if strings.TrimSpace(req.ProjectID) == "" {
 		return nil, gantry.Errorf(gantry.EINVALID, "projectId is required")
@@ -46,6 +47,9 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		return nil, err
 	}
 	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
+		return nil, err
+	}
+	if err := s.checkStorage(ctx, userID); err != nil {
 		return nil, err
 	}
 	d := &gantry.Deployment{
@@ -190,6 +194,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	defer func() {
 		if !keepWorkspace {
 			os.RemoveAll(job.Workspace)
+			if IsApp(d) && d.FilesSize != 0 {
+				s.dropFiles(ctx, d) // its workspace was its files
+			}
 		}
 	}()
 	logger := build.LoggerFunc(func(level, msg string) {
@@ -240,6 +247,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
 		s.logger().Error("deploying", "deployment", d.ID, "err", err)
 	}
+	// From here the deployment keeps files (until it fails, is pruned or
+	// deleted): they count against the owner's storage.
+	s.recordFiles(ctx, d)
 	if p.Type == "" || p.Type == "github" {
 		p.Type = res.Detection.Framework
 		_ = s.Store.UpdateProject(context.WithoutCancel(ctx), p)
@@ -276,12 +286,12 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		s.stopApp(d.ID, false)
 		d.BuildInfo.EndTime = nil
 		s.fail(ctx, d, "Publishing failed: "+gantry.ErrorMessage(err))
+		keepWorkspace = false
+		s.dropFiles(ctx, d)
 		return
 	}
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
-	if IsApp(d) {
-		s.pruneAppWorkspaces(context.WithoutCancel(ctx), d.UserID, d.ProjectID)
-	}
+	s.prune(ctx, d.ProjectID)
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
@@ -297,6 +307,13 @@ func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target, live
 	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
 	if err != nil {
 		return err
+	}
+	// Pruning marks deployments under switchMu: one marked already has
+	// lost (or is losing) its files.
+	if cur, err := s.Store.FindDeployment(ctx, "", d.ID); err != nil {
+		return err
+	} else if cur.PrunedAt != nil {
+		return gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
 	}
 	if target != "" {
 		s.Sites.Proxy(d.Subdomain, d.ID, target)
@@ -417,7 +434,7 @@ func (s *Service) cancelBuild(id string) {
 // workspace (it must answer HTTP before it takes the subdomain), without
 // rebuilding: for an older deployment this is a rollback, and the one it
 // replaces is stopped. Without deploymentID it is the deployment the
-// subdomain last served.
+// subdomain last served. A deployment whose files were pruned is ECONFLICT.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -438,6 +455,9 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	}
 	if !d.CanRestart() {
 		return nil, gantry.Errorf(gantry.EINVALID, "Only stopped deployments can be restarted (this one is %s)", d.Status)
+	}
+	if d.PrunedAt != nil {
+		return nil, gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
 	}
 	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
 		return nil, gantry.Errorf(gantry.EINVALID, "This deployment never finished building, so there is nothing to restart: deploy the project again")

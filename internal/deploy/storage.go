@@ -1,0 +1,144 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/gantryhq/gantry"
+)
+
+// Storage accounting. Each deployment records what its kept files take on
+// disk once it is built (FilesSize); the store adds the bytes of its log
+// messages, so an account's usage is one sum (Store.StorageUsage) and no
+// request walks the disk. Nothing else is kept per account: builds have no
+// cache that outlives them (npm's cache lives in the sandbox's private
+// /tmp), and a static site's build workspace is removed once it is
+// published.
+
+// checkStorage refuses a deployment while the account already uses its
+// whole storage budget. A build's size is not known before it runs, so the
+// deployment that crosses the budget is the last one allowed.
+func (s *Service) checkStorage(ctx context.Context, userID string) error {
+	u, err := s.Store.StorageUsage(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if u.Full() {
+		return gantry.StorageFullError(*u)
+	}
+	return nil
+}
+
+// filesOf is where d's kept files are: a server app's workspace, or a
+// static site's published folder.
+func (s *Service) filesOf(d *gantry.Deployment) string {
+	if IsApp(d) {
+		return s.WorkDir(d.ID)
+	}
+	return s.SiteDir(d.ID)
+}
+
+// recordFiles measures d's kept files and records their size.
+func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
+	d.FilesSize = diskUsage(s.filesOf(d))
+	if err := s.Store.SetDeploymentFiles(context.WithoutCancel(ctx), d.ID, d.FilesSize); err != nil {
+		s.logger().Error("record deployment size", "deployment", d.ID, "err", err)
+	}
+}
+
+// dropFiles removes d's published folder and workspace and records that it
+// keeps nothing.
+func (s *Service) dropFiles(ctx context.Context, d *gantry.Deployment) {
+	s.removeFiles(d.ID)
+	if d.FilesSize != 0 {
+		d.FilesSize = 0
+		if err := s.Store.SetDeploymentFiles(context.WithoutCancel(ctx), d.ID, 0); err != nil &&
+			gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			s.logger().Error("record deployment size", "deployment", d.ID, "err", err)
+		}
+	}
+}
+
+// diskUsage returns the bytes the file or folder at path takes on disk
+// (allocated blocks, folders included; symlinks are not followed), 0 when
+// it does not exist.
+func diskUsage(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // vanished or unreadable: counts as nothing
+		}
+		if fi, err := e.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				n += st.Blocks * 512
+			} else {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// MsgPrunedLine is the log line of a deployment whose files were pruned.
+const MsgPrunedLine = "Files removed to save space: a project keeps the files of its newest 10 stopped deployments (3 for server apps). Deploy again to run this version."
+
+// prune removes the files of the project's old stopped and failed
+// deployments that gantry.Prunable picks; their records stay, marked
+// pruned. The marking happens under switchMu, so a deployment being
+// restarted is either pruned first (and the restart refused) or live
+// first (and kept).
+func (s *Service) prune(ctx context.Context, projectID string) {
+	ctx = context.WithoutCancel(ctx)
+	s.switchMu.Lock()
+	ds, err := s.Store.PruneDeployments(ctx, projectID, s.now())
+	s.switchMu.Unlock()
+	if err != nil {
+		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			s.logger().Error("prune deployments", "project", projectID, "err", err)
+		}
+		return
+	}
+	for _, d := range ds {
+		s.removeFiles(d.ID)
+		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, MsgPrunedLine)
+	}
+}
+
+// recoverStorage runs at start-up: it measures the files of deployments
+// built before sizes were recorded, and prunes every project with stopped
+// or failed deployments.
+func (s *Service) recoverStorage(ctx context.Context) error {
+	ds, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive, gantry.DeploymentStopped, gantry.DeploymentFailed)
+	if err != nil {
+		return err
+	}
+	measured := 0
+	projects := map[string]bool{}
+	var order []string
+	for _, d := range ds {
+		if d.PrunedAt == nil && d.FilesSize == 0 {
+			if _, err := os.Lstat(s.filesOf(d)); err == nil {
+				s.recordFiles(ctx, d)
+				measured++
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				s.logger().Error("measure deployment", "deployment", d.ID, "err", err)
+			}
+		}
+		if d.Status != gantry.DeploymentLive && !projects[d.ProjectID] {
+			projects[d.ProjectID] = true
+			order = append(order, d.ProjectID)
+		}
+	}
+	for _, id := range order {
+		s.prune(ctx, id)
+	}
+	if measured > 0 {
+		s.logger().Info("deployment sizes measured", "deployments", measured)
+	}
+	return nil
+}
