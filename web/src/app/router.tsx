@@ -19,6 +19,7 @@ import { PublicLayout } from '@/components/layouts/public-layout'
 import { FullPageLoader } from '@/components/ui/full-page-loader'
 import { paths } from '@/config/paths'
 import { NotificationBell } from '@/features/notifications/components/notification-bell'
+import { PlanStorageUsage } from '@/features/profile/components/storage-usage'
 import { useAuth } from '@/lib/auth'
 import { DashboardLoginPrompt, DashboardRoute } from './routes/dashboard'
 import { DeploymentDetailRoute } from './routes/deployment-detail'
@@ -38,9 +39,13 @@ import { RegisterRoute } from './routes/register'
 import { RouteError } from './routes/route-error'
 import { SettingsRoute } from './routes/settings'
 
-/** The logged-in frame with the notification bell plugged in. */
+/** The logged-in frame with the notification bell and the plan's storage usage plugged in. */
 function AppShell({ children }: { children: ReactNode }) {
-  return <AppLayout notifications={<NotificationBell />}>{children}</AppLayout>
+  return (
+    <AppLayout notifications={<NotificationBell />} planUsage={<PlanStorageUsage />}>
+      {children}
+    </AppLayout>
+  )
 }
 
 /** Holds every route back until the start-up session check is done. */

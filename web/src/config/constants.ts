@@ -21,6 +21,13 @@ export const NOTIFICATIONS_PAGE_LIMIT = 200
 /** A deployment detail refetches this often while building or deploying. */
 export const DEPLOYMENT_REFETCH_MS = 5000
 
+/** The sidebar's storage usage refetches this often. */
+export const STORAGE_REFETCH_MS = 60_000
+/** Storage usage shows as nearly full (amber) from this share of the budget. */
+export const STORAGE_WARN_RATIO = 0.8
+/** A project keeps the files of this many stopped deployments (gantry.KeepDeployments). */
+export const KEEP_DEPLOYMENTS = 10
+
 /** The unread badge shows "99+" above this number. */
 export const UNREAD_BADGE_MAX = 99
 

@@ -7,6 +7,8 @@ export type Subscription = {
   plan?: string
   maxProjects?: number
   maxDeployments?: number
+  /** The storage budget in bytes. */
+  maxStorage?: number
 }
 
 export type GitHubRepo = {
@@ -43,11 +45,20 @@ export type User = {
   github?: GitHubLink
 }
 
+/** What an account's deployments keep on disk, in bytes (used = files + logs). */
+export type StorageUsage = {
+  used: number
+  budget: number
+  files: number
+  logs: number
+}
+
 export type UserStats = {
   totalProjects: number
   totalDeployments: number
   activeDeployments: number
   accountAge: number
+  storage?: StorageUsage
 }
 
 export type AuthResult = { user: User; token: string }

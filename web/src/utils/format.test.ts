@@ -7,6 +7,7 @@ import {
   formatKB,
   formatNotificationTime,
   formatRelativeTime,
+  formatSize,
   initials,
   msToSeconds,
 } from './format'
@@ -90,6 +91,27 @@ describe('units', () => {
     expect(formatKB(145_920)).toBe('142.5 KB')
     expect(formatKB(1000)).toBe('0.98 KB')
     expect(formatKB(null)).toBe('—')
+  })
+})
+
+describe('formatSize', () => {
+  const GiB = 2 ** 30
+  it.each([
+    [0, '0 B'],
+    [512, '512 B'],
+    [1024, '1 KB'],
+    [1536, '1.5 KB'],
+    [412 * 2 ** 20, '412 MB'],
+    [45 * 2 ** 20 + 300 * 1024, '45.3 MB'],
+    [GiB, '1 GB'],
+    [GiB + GiB / 50, '1.02 GB'],
+    [GiB - 1, '1 GB'],
+    [25 * GiB, '25 GB'],
+  ])('%d bytes → %s (as the server writes it)', (bytes, want) => {
+    expect(formatSize(bytes)).toBe(want)
+  })
+  it('shows a dash for nothing', () => {
+    expect(formatSize(undefined)).toBe('—')
   })
 })
 

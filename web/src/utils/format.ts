@@ -82,6 +82,32 @@ export function formatKB(bytes: number | null | undefined): string {
   return `${bytesToKB(bytes)} KB`
 }
 
+const SIZE_UNITS = ['KB', 'MB', 'GB', 'TB'] as const
+
+/**
+ * A size in bytes in binary units labelled B, KB, MB, GB, TB (1 KB = 1024
+ * bytes, as the build size in KB), three significant digits, no trailing
+ * zeros: "512 B", "1.5 KB", "412 MB", "1.02 GB", "1 GB". The server words
+ * its storage messages the same way (gantry.FormatSize).
+ */
+export function formatSize(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) return '—'
+  if (bytes < 1024) return `${Math.max(0, Math.round(bytes))} B`
+  let v = bytes / 1024
+  let i = 0
+  while (v >= 1024 && i < SIZE_UNITS.length - 1) {
+    v /= 1024
+    i++
+  }
+  let s = v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)
+  if (s === '1024' && i < SIZE_UNITS.length - 1) {
+    s = '1'
+    i++
+  }
+  if (s.includes('.')) s = s.replace(/0+$/, '').replace(/\.$/, '')
+  return `${s} ${SIZE_UNITS[i]}`
+}
+
 /** The unread badge text: the count, or "99+" above 99. */
 export function formatBadgeCount(count: number): string {
   return count > UNREAD_BADGE_MAX ? `${UNREAD_BADGE_MAX}+` : String(count)

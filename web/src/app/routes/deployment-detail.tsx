@@ -11,6 +11,7 @@ import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
 import { useDeployment } from '@/features/deployments/api/get-deployment'
 import { DeploymentActions } from '@/features/deployments/components/deployment-actions'
+import { PrunedNote } from '@/features/deployments/components/deployment-card'
 import {
   BuildInfoCard,
   BuildLogsCard,
@@ -105,6 +106,7 @@ export function DeploymentDetailRoute() {
                 </>
               ) : null}
             </p>
+            {d.prunedAt ? <PrunedNote className="mt-1.5" /> : null}
           </div>
         </div>
         <div className="flex shrink-0 flex-wrap items-center gap-2">

@@ -121,4 +121,46 @@ describe('profile screen', () => {
     expect(await screen.findByText('Statistics could not be loaded.', {}, { timeout: 4000 })).toBeInTheDocument()
     expect(screen.getByRole('button', { name: 'Try again' })).toBeInTheDocument()
   })
+
+  it('shows the storage used against the budget, here and on the plan card', async () => {
+    const MiB = 2 ** 20
+    api({
+      'GET /api/users/stats': ok({
+        stats: { ...stats, storage: { used: 412 * MiB, budget: 1024 * MiB, files: 400 * MiB, logs: 12 * MiB } },
+      }),
+    })
+    renderApp('/profile', { user: testUser })
+    const card = (await screen.findByRole('heading', { name: 'Storage' })).closest('div')!.parentElement!
+    expect(await within(card).findByTestId('storage-total')).toHaveTextContent('412 MB of 1 GB')
+    expect(within(card).getByText('Sites and app builds').nextSibling).toHaveTextContent('400 MB')
+    expect(within(card).getByText('Logs').nextSibling).toHaveTextContent('12 MB')
+    expect(within(card).getByText(/newest 10 stopped deployments/)).toBeInTheDocument()
+    expect(within(card).queryByText(/storage is (full|almost full)/)).not.toBeInTheDocument()
+    const meter = within(card).getByRole('meter', { name: 'Storage used' })
+    expect(meter).toHaveAttribute('aria-valuetext', '412 MB of 1 GB')
+
+    const plan = screen.getByTestId('plan-storage')
+    expect(plan).toHaveTextContent('Storage412 MB of 1 GB')
+    expect(within(plan).getByRole('meter')).toHaveAttribute('aria-valuenow', String(412 * MiB))
+    expect(within(plan).queryByText(/Full/)).not.toBeInTheDocument()
+  })
+
+  it('says when the storage is full', async () => {
+    const GiB = 2 ** 30
+    api({
+      'GET /api/users/stats': ok({
+        stats: { ...stats, storage: { used: GiB + GiB / 50, budget: GiB, files: GiB + GiB / 50, logs: 0 } },
+      }),
+    })
+    renderApp('/profile', { user: testUser })
+    expect(
+      await screen.findByText('Your storage is full, so new deployments are refused. Delete old deployments or projects to free space.'),
+    ).toBeInTheDocument()
+    expect(screen.getByTestId('storage-total')).toHaveTextContent('1.02 GB of 1 GB')
+    const plan = screen.getByTestId('plan-storage')
+    expect(plan).toHaveTextContent('1.02 GB of 1 GB')
+    expect(within(plan).getByText('Full: free space to deploy again.')).toBeInTheDocument()
+    // The bar stops at the budget.
+    expect(within(plan).getByRole('meter')).toHaveAttribute('aria-valuenow', String(GiB))
+  })
 })

@@ -5,6 +5,7 @@ import { AccountDatesCard, AccountStatusCard } from '@/features/profile/componen
 import { GitHubStatusCard } from '@/features/profile/components/github-status-card'
 import { ProfileForm } from '@/features/profile/components/profile-form'
 import { StatsCard } from '@/features/profile/components/stats-card'
+import { StorageCard } from '@/features/profile/components/storage-usage'
 import { useAuth } from '@/lib/auth'
 import { capitalize } from '@/utils/format'
 import { roleOf } from '@/utils/user'
@@ -34,6 +35,7 @@ export function ProfileRoute() {
         </div>
         <div className="space-y-6">
           <AccountStatusCard user={user} />
+          <StorageCard />
           <GitHubStatusCard user={user} />
           <AccountDatesCard user={user} />
         </div>

@@ -15,10 +15,12 @@ type AppLayoutProps = {
   children: ReactNode
   /** The notification bell, supplied by the app so layouts stay feature-free. */
   notifications?: ReactNode
+  /** The storage usage shown on the sidebar's plan card, supplied the same way. */
+  planUsage?: ReactNode
 }
 
 /** The frame of the logged-in screens: sidebar, top bar, content, footer. */
-export function AppLayout({ children, notifications }: AppLayoutProps) {
+export function AppLayout({ children, notifications, planUsage }: AppLayoutProps) {
   const { user, signOut } = useAuth()
   const navigate = useNavigate()
   const location = useLocation()
@@ -52,7 +54,7 @@ export function AppLayout({ children, notifications }: AppLayoutProps) {
       {/* Desktop sidebar: a full-height column whose content stays in view. */}
       <aside className="hidden w-64 shrink-0 border-r border-zinc-200 bg-white lg:block dark:border-zinc-800 dark:bg-zinc-950">
         <div className="sticky top-0 h-dvh">
-          <SidebarContent user={user} />
+          <SidebarContent user={user} planUsage={planUsage} />
         </div>
       </aside>
 
@@ -79,7 +81,7 @@ export function AppLayout({ children, notifications }: AppLayoutProps) {
             >
               <X className="size-5" aria-hidden="true" />
             </button>
-            <SidebarContent user={user} onNavigate={closeDrawer} />
+            <SidebarContent user={user} onNavigate={closeDrawer} planUsage={planUsage} />
           </div>
         </div>
       ) : null}

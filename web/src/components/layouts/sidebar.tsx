@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react'
 import { Link, useLocation } from 'react-router'
 import { Sparkles } from 'lucide-react'
 import { Avatar } from '@/components/ui/avatar'
@@ -10,10 +11,15 @@ import { capitalize } from '@/utils/format'
 import { planLabel, planLimitsLabel, roleOf } from '@/utils/user'
 import { isNavActive, navItems } from './nav-items'
 
-type SidebarProps = { user: User; onNavigate?: () => void }
+type SidebarProps = {
+  user: User
+  onNavigate?: () => void
+  /** Shown under the plan's limits: the storage usage, supplied by the app. */
+  planUsage?: ReactNode
+}
 
 /** The navigation column: logo, entries, the user and their plan. */
-export function SidebarContent({ user, onNavigate }: SidebarProps) {
+export function SidebarContent({ user, onNavigate, planUsage }: SidebarProps) {
   const { pathname } = useLocation()
   return (
     <div className="flex h-full flex-col">
@@ -63,6 +69,7 @@ export function SidebarContent({ user, onNavigate }: SidebarProps) {
             {planLabel(user)} plan
           </div>
           <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">{planLimitsLabel(user)}</p>
+          {planUsage}
         </div>
         <div className="flex items-center gap-3">
           <Avatar src={user.avatar || undefined} name={user.fullName} username={user.username} />

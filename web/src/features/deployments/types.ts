@@ -61,4 +61,10 @@ export type Deployment = {
   metadata?: DeploymentMetadata
   buildLogs?: BuildLog[]
   environment?: { variables?: EnvVariable[] }
+  /** Bytes its kept files take on disk (0 once removed). */
+  filesSize?: number
+  /** Bytes of its log messages. */
+  logSize?: number
+  /** When its files were removed to save space; it can no longer be restarted. */
+  prunedAt?: string | null
 }

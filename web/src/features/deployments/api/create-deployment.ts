@@ -31,6 +31,8 @@ export function useCreateDeployment() {
     mutationFn: createDeployment,
     onSettled: () => {
       void queryClient.invalidateQueries({ queryKey: deploymentKeys.all })
+      // The storage usage (a refused deploy says it is full).
+      void queryClient.invalidateQueries({ queryKey: ['profile'] })
     },
   })
 }

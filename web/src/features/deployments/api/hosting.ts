@@ -49,6 +49,8 @@ function useHostingMutation(
       void queryClient.invalidateQueries({ queryKey: keepDetail ? deploymentKeys.all : deploymentKeys.lists() })
       // A project's status follows its deployments.
       void queryClient.invalidateQueries({ queryKey: ['projects'] })
+      // A deleted deployment frees its share of the storage budget.
+      void queryClient.invalidateQueries({ queryKey: ['profile'] })
     },
   })
 }

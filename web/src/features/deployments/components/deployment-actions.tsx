@@ -10,14 +10,15 @@ export const DELETE_DEPLOYMENT_CONFIRMATION =
   'Are you sure you want to delete this deployment? This action cannot be undone and will remove all deployment data, files, and the application link.'
 
 type DeploymentActionsProps = {
-  deployment: Pick<Deployment, '_id' | 'subdomain' | 'status' | 'url'>
+  deployment: Pick<Deployment, '_id' | 'subdomain' | 'status' | 'url' | 'prunedAt'>
   /** Called after a successful delete. */
   onDeleted?: () => void
   size?: 'sm' | 'md'
 }
 
 /**
- * Visit Site (live), Stop (live, building, deploying), Restart (stopped) and
+ * Visit Site (live), Stop (live, building, deploying), Restart (stopped,
+ * unless its files were removed to save space: the server refuses that) and
  * Delete (always; it tries a stop first), as SPEC §2 and §4 allow.
  */
 export function DeploymentActions({ deployment, onDeleted, size = 'sm' }: DeploymentActionsProps) {
@@ -56,7 +57,7 @@ export function DeploymentActions({ deployment, onDeleted, size = 'sm' }: Deploy
           Stop
         </Button>
       ) : null}
-      {canRestart(deployment.status) ? (
+      {canRestart(deployment.status) && !deployment.prunedAt ? (
         <Button
           variant="secondary"
           size={size}

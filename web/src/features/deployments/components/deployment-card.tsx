@@ -1,14 +1,25 @@
 import { Link } from 'react-router'
-import { GitBranch, GitCommitHorizontal, Hammer } from 'lucide-react'
+import { Archive, GitBranch, GitCommitHorizontal, Hammer } from 'lucide-react'
 import { buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { paths } from '@/config/paths'
+import { cn } from '@/lib/cn'
 import { DEFAULT_BUILD, DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { formatDateTime, msToSeconds } from '@/utils/format'
 import { shortHash } from '../status'
 import type { Deployment } from '../types'
 import { DeploymentActions } from './deployment-actions'
 import { DeploymentStatusBadge, DeploymentStatusIcon } from './deployment-status'
+
+/** Says that a deployment's files were removed to save space (it can no longer be restarted). */
+export function PrunedNote({ className }: { className?: string }) {
+  return (
+    <p className={cn('flex items-center gap-1.5 text-xs text-zinc-600 dark:text-zinc-400', className)}>
+      <Archive className="size-3.5 shrink-0 text-zinc-400 dark:text-zinc-500" aria-hidden="true" />
+      Files removed to save space
+    </p>
+  )
+}
 
 /** One deployment in the Deployments list (SPEC §2). */
 export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
@@ -35,6 +46,7 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
                 </>
               ) : null}
             </p>
+            {d.prunedAt ? <PrunedNote className="mt-1" /> : null}
           </div>
         </div>
         <div className="flex flex-wrap items-center gap-2 sm:justify-end">

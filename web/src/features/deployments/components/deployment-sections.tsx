@@ -3,7 +3,7 @@ import { Card, CardContent, CardHeader, CardTitle } from '@/components/ui/card'
 import { DetailList } from '@/components/ui/detail-list'
 import { EmptyState } from '@/components/ui/empty-state'
 import { DEFAULT_BUILD } from '@/config/constants'
-import { capitalize, formatDateTime, formatDuration, formatKB } from '@/utils/format'
+import { capitalize, formatDateTime, formatDuration, formatKB, formatSize } from '@/utils/format'
 import { shortHash } from '../status'
 import type { BuildLog, Deployment } from '../types'
 
@@ -45,6 +45,12 @@ export function BuildInfoCard({ deployment }: { deployment: Deployment }) {
             { label: 'Finished', value: dash(formatDateTime(info.endTime)) },
             { label: 'Duration', value: info.duration ? formatDuration(info.duration) : '—' },
             { label: 'Build size', value: info.buildSize ? formatKB(info.buildSize) : '—' },
+            {
+              label: 'Storage',
+              value: deployment.prunedAt
+                ? 'Files removed to save space'
+                : formatSize((deployment.filesSize ?? 0) + (deployment.logSize ?? 0)),
+            },
             { label: 'Output', value: info.outputDirectory || DEFAULT_BUILD.outputDirectory, mono: true },
           ]}
         />

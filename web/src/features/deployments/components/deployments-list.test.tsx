@@ -85,6 +85,22 @@ describe('deployments list', () => {
     expect(within(card('Alpha')).getByRole('link', { name: 'Visit Site' })).toHaveAttribute('target', '_blank')
   })
 
+  it('says when a stopped deployment lost its files, and offers no restart', async () => {
+    setup({
+      'GET /api/deployments': ok({
+        deployments: [
+          makeDeployment({ _id: 'g', status: 'stopped', project: { name: 'Golf' }, prunedAt: '2026-03-06T09:00:00Z' }),
+          makeDeployment({ _id: 'h', status: 'stopped', project: { name: 'Hotel' }, prunedAt: null }),
+        ],
+      }),
+    })
+    await screen.findByRole('heading', { name: 'Golf' })
+    expect(within(card('Golf')).getByText('Files removed to save space')).toBeInTheDocument()
+    expect(buttonsOf('Golf')).toEqual(['Delete', 'View Details'])
+    expect(within(card('Hotel')).queryByText('Files removed to save space')).not.toBeInTheDocument()
+    expect(buttonsOf('Hotel')).toEqual(['Delete', 'Restart', 'View Details'])
+  })
+
   it('shows defaults and the commit row', async () => {
     setup()
     const unknown = await screen.findByRole('heading', { name: 'Unknown Project' })

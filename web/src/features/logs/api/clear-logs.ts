@@ -14,6 +14,8 @@ export function useClearLogs(deploymentId: string, options: { onSuccess?: () => 
     mutationFn: () => clearLogs(deploymentId),
     onSuccess: () => {
       queryClient.setQueryData<LogsPage>(logKeys.list(deploymentId), { logs: [], total: 0 })
+      // Cleared log text no longer counts against the storage budget.
+      void queryClient.invalidateQueries({ queryKey: ['profile'] })
       toast.success('Logs cleared successfully')
       options.onSuccess?.()
     },

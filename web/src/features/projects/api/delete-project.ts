@@ -14,6 +14,8 @@ export function useDeleteProject(options: { onSuccess?: () => void } = {}) {
     onSuccess: (_, id) => {
       queryClient.removeQueries({ queryKey: projectKeys.detail(id) })
       void queryClient.invalidateQueries({ queryKey: projectKeys.lists() })
+      // Its deployments' files no longer count against the storage budget.
+      void queryClient.invalidateQueries({ queryKey: ['profile'] })
       toast.success('Project deleted successfully. Redirecting to projects...')
       options.onSuccess?.()
     },
