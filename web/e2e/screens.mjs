@@ -65,6 +65,26 @@ async function withGitHubAccount(page) {
   await page.getByText('@maya-chen').waitFor()
 }
 
+// Storage usage for the profile and the sidebar's plan card: the signed-in
+// user's real statistics with this `storage` patched in (filling 1 GB for
+// real would take a thousand builds).
+const MiB = 2 ** 20
+function withStorage(storage) {
+  return async (page) => {
+    await page.route('**/api/users/stats', async (route) => {
+      const response = await route.fetch()
+      const json = await response.json()
+      json.data.stats.storage = storage
+      await route.fulfill({ response, json })
+    })
+    const answered = page.waitForResponse((r) => r.url().endsWith('/api/users/stats'))
+    await page.reload()
+    await answered
+  }
+}
+const STORAGE_SOME = { used: 412 * MiB, budget: 1024 * MiB, files: 398 * MiB, logs: 14 * MiB }
+const STORAGE_FULL = { used: 1044 * MiB, budget: 1024 * MiB, files: 1020 * MiB, logs: 24 * MiB }
+
 /**
  * The screens. `auth` screens are taken signed in. `ready` waits for the
  * content; `act` puts the screen in the state to show; `only` limits it to
@@ -129,6 +149,39 @@ export const SCREENS = [
     ready: async (page) => {
       await h1('Profile')(page)
       await page.getByText('Account Age').waitFor()
+    },
+  },
+  {
+    name: 'profile-storage',
+    path: '/profile',
+    auth: true,
+    ready: h1('Profile'),
+    act: async (page) => {
+      await withStorage(STORAGE_SOME)(page)
+      await page.getByTestId('storage-total').waitFor()
+    },
+  },
+  {
+    name: 'profile-storage-full',
+    path: '/profile',
+    auth: true,
+    ready: h1('Profile'),
+    act: async (page) => {
+      await withStorage(STORAGE_FULL)(page)
+      await page.getByText('Your storage is full', { exact: false }).waitFor()
+    },
+  },
+  {
+    name: 'sidebar-drawer-storage',
+    path: '/projects',
+    auth: true,
+    only: 'phone',
+    full: false,
+    ready: anyH1,
+    act: async (page) => {
+      await withStorage(STORAGE_SOME)(page)
+      await page.getByRole('button', { name: 'Open navigation' }).click()
+      await page.getByRole('dialog').getByTestId('plan-storage').waitFor()
     },
   },
   { name: 'settings', path: '/settings', auth: true, ready: h1('Settings') },

@@ -186,6 +186,15 @@ function deployments(page) {
     }),
     deployment(page, { _id: 'dep-2', status: 'stopped', createdAt: iso(DAY) }),
     deployment(page, {
+      _id: 'dep-1',
+      status: 'stopped',
+      version: '0.9.0',
+      createdAt: iso(40 * DAY),
+      prunedAt: iso(2 * DAY),
+      filesSize: 0,
+      metadata: { ...base.metadata, commitHash: '7e5d1a0b22', commitMessage: 'First version', branch: 'main' },
+    }),
+    deployment(page, {
       _id: 'dep-orphan',
       subdomain: 'old-demo',
       url: liveURL(page, 'old-demo'),
@@ -358,6 +367,16 @@ export const PROJECT_SCREENS = [
       await withData(page)
       await page.getByRole('alert').waitFor()
       await page.getByText('6 of 6 log entries').waitFor()
+    },
+  },
+  {
+    name: 'deployment-detail-pruned',
+    path: '/deployments/dep-1',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByText('Files removed to save space').first().waitFor()
     },
   },
   { name: 'deployment-not-found', path: '/deployments/no-such-deployment', auth: true, ready: heading('Deployment not found') },
