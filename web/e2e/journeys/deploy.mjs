@@ -111,6 +111,10 @@ async function run({ newPage, uniqueUser, baseURL, host }) {
   assert.equal(restarted?.status(), 200)
   await site.getByText(marker).waitFor()
 
+  // The plan card counts the published site and its log against the storage budget.
+  const storage = page.getByTestId('plan-storage')
+  await storage.filter({ hasText: /Storage\d+(\.\d+)? KB of 1 GB/ }).waitFor()
+
   // Delete, with its confirmation.
   await page.getByRole('button', { name: 'Delete' }).click()
   const dialog = page.getByRole('dialog')
@@ -123,6 +127,8 @@ async function run({ newPage, uniqueUser, baseURL, host }) {
   await page.waitForURL(`${baseURL}/deployments`)
   await page.getByText('Deployment deleted successfully').waitFor()
   await page.getByText('No deployments found').waitFor()
+  // Its files and logs no longer count.
+  await storage.filter({ hasText: 'Storage0 B of 1 GB' }).waitFor()
 }
 
 /** The subdomain shown under the deployment's title. */
