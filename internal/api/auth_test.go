@@ -40,7 +40,7 @@ func TestRegister(t *testing.T) {
 			name: "created with defaults", request: post(reg("email", " Bob@Example.COM ", "username", " Bob_the-2nd ")),
 			wantStatus: 201,
 			wantContains: []string{`"success":true`, `"username":"Bob_the-2nd"`, `"email":"bob@example.com"`,
-				`"fullName":"Bob Builder"`, `"role":"student"`, `"subscription":{"plan":"free","maxProjects":3,"maxDeployments":5}`,
+				`"fullName":"Bob Builder"`, `"role":"student"`, `"subscription":{"plan":"free","maxProjects":3,"maxDeployments":5,"maxStorage":1073741824}`,
 				`"isVerified":false`, `"isActive":true`, `"avatar":""`, `"token":"`, `"_id":"`, `"repos":[]`},
 			wantAbsent: []string{"hunter22", "argon2", "passwordHash", "accessToken"},
 			after: func(t *testing.T, e *testEnv, rec *httptest.ResponseRecorder) {
