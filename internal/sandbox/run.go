@@ -84,8 +84,9 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	if err := checkForwards(c.Forward, network); err != nil {
 		return res, err
 	}
+	uid, gid := s.owner(c.UID, c.GID)
 	if bwrap && os.Geteuid() != 0 {
-		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", s.uid)
+		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", uid)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
@@ -145,21 +146,25 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
 		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.uid, Gid: s.gid, Groups: []uint32{}}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 		argData = nulJoin(bwrapArgs(bwrapOptions{
 			workspace: dir,
 			env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
-			uid:       s.uid,
-			gid:       s.gid,
+			uid:       uid,
+			gid:       gid,
+			tmp:       c.Tmp,
 			shareNet:  network != NetworkNone,
 			resolv:    resolv,
 		}))
 	} else {
-		tmp, err := os.MkdirTemp("", "gantry-run-")
-		if err != nil {
-			return res, fmt.Errorf("sandbox: %w", err)
+		tmp := c.Tmp
+		if tmp == "" {
+			tmp, err = os.MkdirTemp("", "gantry-run-")
+			if err != nil {
+				return res, fmt.Errorf("sandbox: %w", err)
+			}
+			defer os.RemoveAll(tmp)
 		}
-		defer os.RemoveAll(tmp)
 		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
 		env := s.env(dir, filepath.Join(tmp, ".npm"), c.Env)
 		cmd.Env = append(env, "TMPDIR="+tmp)
@@ -313,6 +318,7 @@ type bwrapOptions struct {
 	uid, gid  uint32   // ids inside the sandbox
 	shareNet  bool     // keep the network namespace bubblewrap starts in
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
+	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
 }
 
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
@@ -345,7 +351,13 @@ func bwrapArgs(o bwrapOptions) []string {
 		"--ro-bind-try", "/usr/etc/npmrc", "/usr/etc/npmrc",
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--tmpfs", "/tmp",
+	)
+	if o.tmp != "" {
+		a = append(a, "--bind", o.tmp, "/tmp")
+	} else {
+		a = append(a, "--size", strconv.Itoa(TmpSize), "--tmpfs", "/tmp")
+	}
+	a = append(a,
 		"--bind", o.workspace, workspaceDir,
 		"--chdir", workspaceDir,
 		"--hostname", "sandbox",

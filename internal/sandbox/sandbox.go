@@ -172,6 +172,9 @@ const (
 	Stderr Stream = "stderr"
 )
 
+// TmpSize is the size of a run's private /tmp when Command.Tmp is unset.
+const TmpSize = 256 << 20
+
 // MaxLineLength is the longest line passed to Command.Output, in bytes;
 // longer lines are cut there and end with "…".
 const MaxLineLength = 8 << 10
@@ -205,6 +208,16 @@ type Command struct {
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
+	// Tmp, when set, is a host folder mounted at /tmp (a Volume's Tmp, so
+	// that /tmp counts against the volume's disk limit). Unset, /tmp is a
+	// private tmpfs of at most TmpSize bytes, which also counts against
+	// the memory limit.
+	Tmp string
+	// UID and GID, when not zero, are the ids this run uses instead of the
+	// sandbox's default: each account's builds and apps run under a uid of
+	// their own, so that no tenant can signal, trace or read another's
+	// processes or files. Root (0) is never used.
+	UID, GID uint32
 	// Terminate, when closed, asks the command to stop: its processes get
 	// SIGTERM once, except the sandbox's own (pasta, bubblewrap) and
 	// shells, which end when the processes they wait for do (a shell that
@@ -455,9 +468,16 @@ func resolvConf(files ...string) (string, error) {
 // execute bit), since bubblewrap opens dir as that user. In mode none it
 // does nothing.
 func (s *Sandbox) PrepareWorkspace(dir string) error {
+	return s.PrepareWorkspaceAs(dir, 0, 0)
+}
+
+// PrepareWorkspaceAs is PrepareWorkspace for the sandbox user uid:gid
+// (zero: the sandbox's default), an account's own.
+func (s *Sandbox) PrepareWorkspaceAs(dir string, uid, gid uint32) error {
 	if s.mode == ModeNone {
 		return nil
 	}
+	uid, gid = s.owner(uid, gid)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -466,7 +486,7 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, int(s.uid), int(s.gid))
+		return os.Lchown(p, int(uid), int(gid))
 	})
 	if err != nil {
 		return fmt.Errorf("prepare workspace: %w", err)
@@ -479,8 +499,8 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return fmt.Errorf("prepare workspace: %w", err)
 		}
-		if !s.canSearch(fi) {
-			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, s.uid, p, p)
+		if !canSearch(fi, uid, gid) {
+			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, uid, p, p)
 		}
 		if p == "/" {
 			return nil
@@ -488,14 +508,14 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 	}
 }
 
-// canSearch reports whether the sandbox user may traverse the folder fi.
-func (s *Sandbox) canSearch(fi os.FileInfo) bool {
+// canSearch reports whether the user uid:gid may traverse the folder fi.
+func canSearch(fi os.FileInfo, uid, gid uint32) bool {
 	m := fi.Mode().Perm()
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
-	case ok && st.Uid == s.uid:
+	case ok && st.Uid == uid:
 		return m&0o100 != 0
-	case ok && st.Gid == s.gid:
+	case ok && st.Gid == gid:
 		return m&0o010 != 0
 	}
 	return m&0o001 != 0
