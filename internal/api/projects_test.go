@@ -20,6 +20,7 @@ import (
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -37,9 +38,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 	t.Helper()
 	sb := sandbox.New(sandbox.Config{})
 	if workers {
-		if err := sb.Available(); err != nil {
-			t.Skipf("sandbox unavailable: %v", err)
-		}
+		sb = sandboxtest.Require(t, sandbox.Config{})
 	}
 	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Detect: build.Suggest, Timeout: 10 * time.Second})
 	if err != nil {

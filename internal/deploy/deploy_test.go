@@ -20,6 +20,7 @@ import (
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -38,10 +39,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t), table: edge.NewTable()}
 	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
 
 // mustNetworkSandbox is mustSandbox for a given network.
@@ -306,7 +307,7 @@ func TestForwardRefused(t *testing.T) {
 
 func TestPastaNotInstalled(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed")
+		sandboxtest.Unavailable(t, "bubblewrap is not installed")
 	}
 	err := sandbox.New(sandbox.Config{Pasta: "/nonexistent/pasta"}).Available()
 	if !errors.Is(err, sandbox.ErrPastaNotInstalled) {

@@ -596,3 +596,19 @@ func FormatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s", f, units[i])
 }
+
+// UIDRange is a range of host uids (and gids of the same numbers) reserved
+// for sandboxed accounts: account slot n (1, 2, …) runs as First+n-1.
+// Nothing else on the machine may use these ids.
+type UIDRange struct {
+	First, Count uint32
+}
+
+// UID returns the uid of account slot n, or an error once the range is
+// used up.
+func (r UIDRange) UID(slot int64) (uint32, error) {
+	if slot < 1 || slot > int64(r.Count) {
+		return 0, fmt.Errorf("sandbox: account slot %d is outside the %d sandbox uids from %d: widen GANTRY_SANDBOX_UIDS", slot, r.Count, r.First)
+	}
+	return r.First + uint32(slot-1), nil
+}

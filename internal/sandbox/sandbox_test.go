@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -21,17 +22,7 @@ import (
 // bubblewrap cannot run (not root, not installed).
 func mustSandbox(tb testing.TB) *sandbox.Sandbox {
 	tb.Helper()
-	s := sandbox.New(sandbox.Config{})
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		tb.Skip("bubblewrap is not installed")
-	}
-	if os.Geteuid() != 0 {
-		tb.Skip("the sandbox tests run as root")
-	}
-	if err := s.Available(); err != nil {
-		tb.Fatalf("sandbox not available: %v", err)
-	}
-	return s
+	return sandboxtest.Require(tb, sandbox.Config{})
 }
 
 // platformDir returns a folder laid out like the platform's data folder

@@ -32,7 +32,8 @@ type Disk struct {
 // DefaultDisk is the Disk used for every zero field: a build's limits.
 var DefaultDisk = Disk{Bytes: 4 << 30, Inodes: 200_000}
 
-func (d Disk) withDefaults() Disk {
+// WithDefaults returns d with its zero fields taken from DefaultDisk.
+func (d Disk) WithDefaults() Disk {
 	if d.Bytes <= 0 {
 		d.Bytes = DefaultDisk.Bytes
 	}
@@ -86,7 +87,7 @@ func (s *Sandbox) OpenVolume(path string, d Disk, uid, gid uint32) (*Volume, err
 		}
 		return v, nil
 	}
-	d = d.withDefaults()
+	d = d.WithDefaults()
 	v.Disk, v.bounded = d, true
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("volume: %w", err)
@@ -118,6 +119,39 @@ func (s *Sandbox) OpenVolume(path string, d Disk, uid, gid uint32) (*Volume, err
 			_ = unmount(abs)
 			return nil, fmt.Errorf("volume: %w", err)
 		}
+	}
+	return v, nil
+}
+
+// AttachVolume returns the existing Volume at path, mounting its image
+// again if it is not mounted (after a reboot). Unlike OpenVolume it never
+// makes a new one: a volume whose image is gone is an error.
+func (s *Sandbox) AttachVolume(path string) (*Volume, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("volume: %w", err)
+	}
+	v := &Volume{Path: abs, Workspace: filepath.Join(abs, volumeWorkspace), Tmp: filepath.Join(abs, volumeTmp)}
+	if s.mode == ModeNone {
+		if _, err := os.Stat(v.Workspace); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		return v, nil
+	}
+	v.bounded = true
+	if !mounted(abs) {
+		if _, err := os.Stat(abs + ".img"); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := mountImage(abs+".img", abs); err != nil {
+			return nil, err
+		}
+	}
+	if fi, err := os.Stat(abs + ".img"); err == nil {
+		v.Disk.Bytes = fi.Size()
 	}
 	return v, nil
 }
