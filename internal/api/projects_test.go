@@ -57,6 +57,8 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
 		Notify:  e.accounts.Notify,
+		// Every account under a uid of its own, as gantry serve runs them.
+		SandboxUIDs: sandbox.UIDRange{First: 240000, Count: 1000},
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}

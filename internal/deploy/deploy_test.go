@@ -66,6 +66,8 @@ func newEnv(t *testing.T) *env {
 		DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
+		// Every account under a uid of its own, as gantry serve runs them.
+		SandboxUIDs: sandbox.UIDRange{First: 230000, Count: 1000},
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
@@ -312,7 +314,7 @@ func TestRecoveryAfterRestart(t *testing.T) {
 	}
 	table := edge.NewTable()
 	old := e.svc
-	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub,
+	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll}
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)

@@ -2,11 +2,14 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
@@ -156,4 +159,76 @@ func TestRemoveVolume(t *testing.T) {
 	if strings.Contains(string(b), path) {
 		t.Errorf("%s is still mounted", path)
 	}
+}
+
+// TestTenantsCannotReachEachOther runs one account's app (a sleeper) and
+// then another account's build beside it: the build sees none of the app's
+// processes or files, and even with the app's host pid in hand — as after
+// an escape from its namespaces — its uid may not signal the app.
+func TestTenantsCannotReachEachOther(t *testing.T) {
+	s := mustSandbox(t)
+	const uidA, uidB = 10101, 10102
+	a := volume(t, s, sandbox.Disk{Bytes: 16 << 20, Inodes: 100}, uidA)
+	data := platformDir(t)
+	b, err := s.OpenVolume(filepath.Join(data, "builds", "b"), sandbox.Disk{Bytes: 16 << 20, Inodes: 100}, uidB, uidB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sandbox.RemoveVolume(b.Path) })
+	if err := os.WriteFile(filepath.Join(a.Workspace, "secret.txt"), []byte("tenant A"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(a.Workspace, "secret.txt"), uidA, uidA); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	appDone := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx, sandbox.Command{Args: []string{"sleep", "313"}, Dir: a.Workspace, Tmp: a.Tmp, UID: uidA, GID: uidA,
+			Limits: sandbox.Limits{Memory: 64 << 20, Pids: 16}})
+		appDone <- err
+	}()
+	var appPid int
+	for i := 0; i < 200 && appPid == 0; i++ {
+		for _, p := range processesMatching(t, "sleep 313") {
+			pid, _, _ := strings.Cut(p, ":")
+			if st, err := os.Stat("/proc/" + pid); err == nil && st.Sys().(*syscall.Stat_t).Uid == uidA {
+				fmt.Sscan(pid, &appPid)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if appPid == 0 {
+		t.Fatal("the app did not start as its account's uid")
+	}
+
+	out, err := runIn(t, s, b, uidB, fmt.Sprintf(`id -u; ls /proc | grep -c '^[0-9]'; kill -9 %d 2>&1; ls /proc/%d 2>&1; cat %s 2>&1; true`,
+		appPid, appPid, filepath.Join(a.Workspace, "secret.txt")))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	text := out.String()
+	if !strings.Contains(text, "10102") || strings.Contains(text, "tenant A") {
+		t.Fatalf("the build ran as the wrong uid or read the app's file:\n%s", text)
+	}
+	// As the other account's uid on the host itself: the kernel refuses.
+	kill := exec.Command("kill", "-9", fmt.Sprint(appPid))
+	kill.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uidB, Gid: uidB}}
+	if msg, err := kill.CombinedOutput(); err == nil || !strings.Contains(string(msg), "not permitted") {
+		t.Fatalf("uid %d signalled uid %d's app: %v %s", uidB, uidA, err, msg)
+	}
+	read := exec.Command("cat", filepath.Join(a.Workspace, "secret.txt"))
+	read.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uidB, Gid: uidB}}
+	if msg, err := read.CombinedOutput(); err == nil {
+		t.Fatalf("uid %d read uid %d's workspace: %s", uidB, uidA, msg)
+	}
+	select {
+	case err := <-appDone:
+		t.Fatalf("the app ended while the other tenant tried to reach it: %v", err)
+	default:
+	}
+	cancel()
+	<-appDone
 }
