@@ -33,7 +33,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(data)
+	defer sandbox.RemoveTree(data)
 	os.Chmod(data, 0o755)
 	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
 	if err != nil {

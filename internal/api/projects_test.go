@@ -49,7 +49,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	d := &deployEnv{testEnv: e, git: gittest.NewServer(t), table: edge.NewTable()}
 	d.svc = &deploy.Service{
 		Store: e.db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Repos: hosts,

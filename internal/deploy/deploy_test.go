@@ -56,7 +56,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	e.svc = &deploy.Service{
 		Store:   e.db,
 		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},

@@ -88,7 +88,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	serverLog := &lockedBuffer{}
 	e.svc = &deploy.Service{
 		Store:   e.db,

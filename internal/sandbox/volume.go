@@ -363,3 +363,36 @@ func unescapeMount(s string) string {
 	}
 	return b.String()
 }
+
+// RemoveTree removes dir and everything under it, unmounting first the
+// volumes mounted below it (the workspaces a data folder's live apps
+// keep). Tests use it to clean up a platform's data folder.
+func RemoveTree(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	var points []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			if p := unescapeMount(f[4]); strings.HasPrefix(p, abs+"/") {
+				points = append(points, p)
+			}
+		}
+	}
+	var errs []error
+	for i := len(points) - 1; i >= 0; i-- { // the deepest were mounted last
+		if err := unmount(points[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
