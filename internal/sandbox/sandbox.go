@@ -96,6 +96,8 @@ type Config struct {
 	// CgroupRoot is where the cgroup filesystems are mounted; default
 	// /sys/fs/cgroup.
 	CgroupRoot string
+	// TunDevice is the tun device pasta opens; default /dev/net/tun.
+	TunDevice string
 }
 
 // Limits bound one run. A zero field takes its value from DefaultLimits; a
@@ -250,12 +252,13 @@ type Sandbox struct {
 	bwrap      string
 	pasta      string
 	cgroupRoot string
+	tun        string
 }
 
 // New returns a Sandbox for cfg. It does not check that bubblewrap and
 // pasta work: call Available for that.
 func New(cfg Config) *Sandbox {
-	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot}
+	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot, tun: cfg.TunDevice}
 	if s.mode == "" {
 		s.mode = ModeBwrap
 	}
@@ -276,6 +279,9 @@ func New(cfg Config) *Sandbox {
 	}
 	if s.cgroupRoot == "" {
 		s.cgroupRoot = "/sys/fs/cgroup"
+	}
+	if s.tun == "" {
+		s.tun = tunDevice
 	}
 	return s
 }
@@ -339,7 +345,7 @@ func (s *Sandbox) Available() error {
 		if _, err := resolvConf(hostResolvConfs...); err != nil {
 			return err
 		}
-		if err := tunUsable(tunDevice, s.uid); err != nil {
+		if err := tunUsable(s.tun, s.uid); err != nil {
 			return err
 		}
 	}
@@ -351,13 +357,20 @@ func (s *Sandbox) Available() error {
 		return fmt.Errorf("sandbox check: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := s.PrepareWorkspace(dir); err != nil {
-		return err
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
 	}
+	// A tiny volume, as every build gets: loop devices and mkfs.ext4 work.
+	vol, err := s.OpenVolume(filepath.Join(dir, "v"), Disk{Bytes: 4 << 20, Inodes: 64}, 0, 0)
+	if err != nil {
+		return fmt.Errorf("build workspaces cannot be made here: %w", err)
+	}
+	defer RemoveVolume(vol.Path)
 	var out strings.Builder
 	_, err = s.Run(context.Background(), Command{
 		Args:   []string{"true"},
-		Dir:    dir,
+		Dir:    vol.Workspace,
+		Tmp:    vol.Tmp,
 		Limits: Limits{Timeout: 30 * time.Second, Memory: 64 << 20, Pids: 16},
 		Output: func(_ Stream, line string) { out.WriteString(line + "\n") },
 	})

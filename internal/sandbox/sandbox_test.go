@@ -471,3 +471,22 @@ func TestConcurrentRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestUnavailableTun: on a machine without udev the tun device is 0600 and
+// pasta, as the sandbox user, cannot open it. The platform says so in one
+// line with the command that fixes it, before trying a run.
+func TestUnavailableTun(t *testing.T) {
+	mustSandbox(t) // root, bubblewrap and pasta are here
+	dev := filepath.Join(t.TempDir(), "tun")
+	if err := os.WriteFile(dev, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := sandbox.New(sandbox.Config{TunDevice: dev}).Available()
+	if err == nil {
+		t.Fatal("a 0600 tun device was accepted")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "chmod 0666 "+dev) || strings.Contains(msg, "syslog") {
+		t.Fatalf("got %q, want one line naming `chmod 0666 %s`", msg, dev)
+	}
+}
