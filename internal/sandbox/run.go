@@ -598,6 +598,22 @@ type lineSink struct {
 	dropped int
 }
 
+// full reports whether the sink takes no more lines: the readers then only
+// count what they drop, so that a run printing hundreds of megabytes costs
+// the platform little more than reading them.
+func (s *lineSink) full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max > 0 && s.lines >= s.max
+}
+
+// drop counts n lines read and dropped.
+func (s *lineSink) drop(n int) {
+	s.mu.Lock()
+	s.dropped += n
+	s.mu.Unlock()
+}
+
 func (s *lineSink) emit(stream Stream, line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -618,6 +634,10 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 	br := bufio.NewReaderSize(r, MaxLineLength)
 	long := false // discarding the rest of an over-long line
 	for {
+		if sink.full() {
+			drain(br, sink)
+			return
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !long {
@@ -633,6 +653,21 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 			long = false
 		}
 		if err != nil { // EOF, or the read end was closed by waitReaders
+			return
+		}
+	}
+}
+
+// drain reads r to its end, counting its lines as dropped without making
+// strings of them.
+func drain(r io.Reader, sink *lineSink) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if c := bytes.Count(buf[:n], []byte{'\n'}); c > 0 {
+			sink.drop(c)
+		}
+		if err != nil {
 			return
 		}
 	}
