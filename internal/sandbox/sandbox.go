@@ -205,6 +205,25 @@ type Command struct {
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
+	// HostLoopbackPorts lists TCP ports of the host's loopback interface
+	// the command may reach: with an isolated network, a connection to
+	// 127.0.0.1:PORT (or [::1]:PORT) inside the command's network is passed
+	// by pasta to the same port of the host's loopback. Everything else of
+	// the host's loopback stays out of reach. It exists for one purpose
+	// only: cloning from a git host the operator allow-listed
+	// (GANTRY_GIT_ALLOW_HOSTS) that listens on the host's loopback; never
+	// set it for user code. On the host's network (mode none,
+	// NetworkHost) it does nothing; with NetworkNone it is refused.
+	HostLoopbackPorts []int
+	// Allow lists extra destinations this one run may reach although the
+	// isolated network refuses their range (private, CGNAT, …): the
+	// address of a private git host the operator allow-listed, pinned when
+	// it was checked. Like HostLoopbackPorts it is set only for clones.
+	Allow []netip.Prefix
+	// UID and GID are the ids the command runs as in bwrap mode; zero
+	// means the Sandbox's own (Config.UID, Config.GID). The workspace must
+	// belong to them.
+	UID, GID uint32
 	// Terminate, when closed, asks the command to stop: its processes get
 	// SIGTERM once, except the sandbox's own (pasta, bubblewrap) and
 	// shells, which end when the processes they wait for do (a shell that
