@@ -1,6 +1,7 @@
 // Package build turns a repository into a published site, with no database:
-// shallow clone → commit metadata → framework detection → install → build
-// (both in the sandbox) → locate the output folder → publish it under the
+// workspace prepared for the sandbox → shallow clone and commit metadata
+// (git in the sandbox) → framework detection → install → build (both in
+// the sandbox) → locate the output folder → publish it under the
 // sites folder with precompressed variants. Every step and every line of
 // output is reported to a Logger as it happens.
 package build
@@ -36,11 +37,13 @@ var diskPoll = time.Second
 var errDiskFull = errors.New("build: workspace over its disk limit")
 
 // Cloner makes a shallow clone of one branch of a repository into dir
-// (which does not exist yet) and returns the commit it checked out. The
-// token, when not empty, authenticates the clone and must never appear in
-// a URL, an argument list or an error.
+// (which exists, is empty and belongs to the sandbox user uid:gid; zero
+// means the sandbox's own ids) and returns the commit it checked out. It
+// runs git in the sandbox as uid:gid (githost.Service does) and stops when
+// ctx ends. The token, when not empty, authenticates the clone and must
+// never appear in a URL, an argument list or an error.
 type Cloner interface {
-	Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error)
+	Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
 }
 
 // Logger receives a build's log lines as they are produced, in order.
@@ -64,9 +67,11 @@ type Job struct {
 	Token        string // optional clone credential
 
 	// Workspace is the folder the repository is cloned into and built in.
-	// Anything already there is removed first. Its parent folders must be
-	// searchable by the sandbox user. Run removes it when it returns unless
-	// KeepWorkspace is set (server apps run from their workspace).
+	// Anything already there is removed first; it is then created empty
+	// and given to the sandbox user before the clone. Its parent folders
+	// must be searchable by the sandbox user. Run removes it when it
+	// returns unless KeepWorkspace is set (server apps run from their
+	// workspace).
 	Workspace     string
 	KeepWorkspace bool
 	// SitesDir holds published sites; it is created if missing.
@@ -82,6 +87,10 @@ type Job struct {
 	// build (NODE_ENV is withheld from the install so devDependencies are
 	// installed).
 	Env []gantry.EnvVar
+
+	// UID and GID are the account's sandbox ids: clone, install and build
+	// run as them (zero means the sandbox's own).
+	UID, GID uint32
 
 	// Timeout bounds clone, install and build together (default 10m).
 	Timeout time.Duration
@@ -197,19 +206,26 @@ func (r *run) steps() (*Result, error) {
 	job := r.job
 	res := &Result{}
 
-	// Clone.
+	// Prepare the workspace, empty and the sandbox user's, then clone into
+	// it with git running in the sandbox.
 	if err := os.RemoveAll(job.Workspace); err != nil {
 		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
 	}
 	if err := os.MkdirAll(filepath.Dir(job.Workspace), 0o711); err != nil {
 		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
 	}
+	if err := os.Mkdir(job.Workspace, 0o700); err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+	}
+	if err := r.p.Sandbox.PrepareWorkspace(job.Workspace); err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder for the sandbox", Err: err}
+	}
 	repo := job.Repository
 	if repo == "" {
 		repo = repoName(job.CloneURL)
 	}
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
-	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, job.Workspace, job.Token)
+	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, job.Workspace, job.Token, job.UID, job.GID)
 	if err != nil {
 		if e := r.interrupted("clone"); e != nil {
 			return nil, e
@@ -223,9 +239,6 @@ func (r *run) steps() (*Result, error) {
 	res.Commit = commit
 	if commit != nil {
 		r.log.step(gantry.LevelInfo, commitLine(commit))
-	}
-	if err := r.p.Sandbox.PrepareWorkspace(job.Workspace); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder for the sandbox", Err: err}
 	}
 
 	// Detect and merge the settings.
@@ -357,6 +370,8 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		Dir:    r.job.Workspace,
 		Env:    env,
 		Limits: l,
+		UID:    r.job.UID,
+		GID:    r.job.GID,
 		Output: func(stream sandbox.Stream, line string) {
 			if step == "install" && !outOfSync && lockfileOutOfSync(line) {
 				outOfSync = true
