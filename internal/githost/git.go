@@ -6,11 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -113,6 +113,27 @@ func (g *Git) lookupMaxSize() int64 {
 // sandboxed reports whether git runs in the sandbox.
 func (g *Git) sandboxed() bool {
 	return g.Sandbox != nil && g.Sandbox.Mode() != sandbox.ModeNone
+}
+
+// SweepLookups removes the lookup folders an earlier process left under
+// LookupDir when it died mid-lookup. Call it at start-up, before lookups
+// run; without a LookupDir it does nothing.
+func (g *Git) SweepLookups() error {
+	if g.LookupDir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(g.LookupDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(g.LookupDir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newLookupDir creates an empty folder for one lookup's git commands
