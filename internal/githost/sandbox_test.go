@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -297,5 +299,98 @@ func TestLookupCloneInSandboxLeavesNothingBehind(t *testing.T) {
 		for _, e := range entries {
 			t.Errorf("left behind in %s: %s", dir, e.Name())
 		}
+	}
+}
+
+// fakeDNS answers A queries for every name with addr over UDP on loopback
+// (no other record), counting the questions; resolver returns a Go
+// resolver that asks only it.
+type fakeDNS struct {
+	conn    net.PacketConn
+	addr    netip.Addr
+	queries atomic.Int32
+}
+
+func newFakeDNS(t *testing.T, addr netip.Addr) *fakeDNS {
+	t.Helper()
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	d := &fakeDNS{conn: conn, addr: addr}
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if reply := d.answer(buf[:n]); reply != nil {
+				_, _ = conn.WriteTo(reply, from)
+			}
+		}
+	}()
+	return d
+}
+
+// answer builds the reply to one query: the header and question copied,
+// and one A record when an A record was asked.
+func (d *fakeDNS) answer(q []byte) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	end := 12
+	for end < len(q) && q[end] != 0 {
+		end += int(q[end]) + 1
+	}
+	end += 5 // the root label, QTYPE, QCLASS
+	if end > len(q) {
+		return nil
+	}
+	d.queries.Add(1)
+	qtype := uint16(q[end-4])<<8 | uint16(q[end-3])
+	r := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
+	if qtype == 1 {
+		r[7] = 1
+		a := d.addr.As4()
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, a[0], a[1], a[2], a[3])
+	}
+	return r
+}
+
+func (d *fakeDNS) resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var dl net.Dialer
+		return dl.DialContext(ctx, "udp", d.conn.LocalAddr().String())
+	}}
+}
+
+// TestSandboxedGitUsesTheCheckedAddress names the git server by a name
+// only the platform's resolver knows: the sandboxed git, whose resolver
+// has never heard of it, reaches the server only through the address
+// resolved (once) and checked before it ran.
+func TestSandboxedGitUsesTheCheckedAddress(t *testing.T) {
+	sb := mustSandbox(t)
+	gs := gittest.NewServer(t)
+	url := gs.Repo(t, "alice/site", "main", "pinned", map[string]string{"index.html": "x"})
+	port := gs.URL[strings.LastIndex(gs.URL, ":")+1:]
+	dns := newFakeDNS(t, netip.MustParseAddr("127.0.0.1"))
+	const name = "git.gantry-pin.test"
+	checker := NewChecker(name + ":" + port)
+	checker.Resolver = dns.resolver()
+	g := &Git{Checker: checker, Sandbox: sb, Timeout: 30 * time.Second, CloneTimeout: 30 * time.Second}
+	byName := strings.Replace(url, "127.0.0.1", name, 1)
+
+	ws := filepath.Join(dataDir(t), "ws")
+	c, err := g.Clone(context.Background(), byName, "main", ws, "", 0, 0)
+	if err != nil {
+		t.Fatalf("clone %s: %v", byName, err)
+	}
+	if c.Message != "pinned" {
+		t.Errorf("commit = %+v", c)
+	}
+	if n := dns.queries.Load(); n == 0 {
+		t.Error("the platform never resolved the name")
 	}
 }
