@@ -2,6 +2,7 @@ package githost
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
 	"io/fs"
 	"net"
@@ -392,5 +393,29 @@ func TestSandboxedGitUsesTheCheckedAddress(t *testing.T) {
 	}
 	if n := dns.queries.Load(); n == 0 {
 		t.Error("the platform never resolved the name")
+	}
+}
+
+func TestSandboxedLookupTooLarge(t *testing.T) {
+	sb := mustSandbox(t)
+	gs := gittest.NewServer(t)
+	big := make([]byte, 1<<20)
+	rand.Read(big)
+	gs.Repo(t, "alice/big", "main", "big", map[string]string{"blob.bin": string(big)})
+	data := dataDir(t)
+	s, err := New(Config{
+		AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, DataDir: data, LookupMaxSize: 256 << 10,
+		Detect: func(string) (string, gantry.BuildConfig, error) { return "static", gantry.BuildConfig{}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Lookup(context.Background(), gs.URL+"/alice/big")
+	if msg := gantry.ErrorMessage(err); msg != "Repository is too large (limit 256 KiB)" {
+		t.Errorf("lookup of a 1 MiB repository: %v, want Repository is too large (limit 256 KiB)", err)
+	}
+	entries, err := os.ReadDir(filepath.Join(data, "lookups"))
+	if err != nil || len(entries) > 0 {
+		t.Errorf("lookups folder after the lookup: %d entries, %v; want it empty", len(entries), err)
 	}
 }
