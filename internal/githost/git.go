@@ -53,7 +53,8 @@ const (
 // GIT_TERMINAL_PROMPT=0, GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null,
 // GIT_ALLOW_PROTOCOL=http:https, GIT_PROTOCOL_FROM_USER=0, and the CA
 // settings GIT_SSL_CAINFO, GIT_SSL_CAPATH, SSL_CERT_FILE, SSL_CERT_DIR when
-// set) so no proxy, credential helper, askpass or user config is used;
+// set, in the sandbox only those under the folders it sees) so no proxy,
+// credential helper, askpass or user config is used;
 // "-c protocol.allow=never -c protocol.{http,https}.allow=always
 // -c http.followRedirects=false -c core.hooksPath=/dev/null
 // -c credential.helper="; the host's addresses, resolved once and checked,
