@@ -21,7 +21,8 @@
 // policy-routing rules, set up with iproute2's ip before the command
 // starts). A Command may forward host loopback ports to
 // ports inside (Command.Forward), which is how a sandboxed server app is
-// reached. NetworkHost shares the host's network instead (loopback
+// reached; a clone from a git host the operator allow-listed on the host's
+// loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
 //
 // Memory and process limits are enforced with a cgroup created per run
