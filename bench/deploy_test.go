@@ -44,7 +44,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 	url := git.Repo(b, "bench/site", "main", "site", map[string]string{
 		"index.html": "<h1>hello</h1>", "about/index.html": "<p>about</p>", "style.css": "body{margin:0}",
 	})
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
 	if err != nil {
 		b.Fatal(err)
 	}

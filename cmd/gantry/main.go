@@ -318,9 +318,14 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		RedirectURL:  cfg.PublicURL.JoinPath("/api/auth/github/callback").String(),
 		CloneTimeout: cfg.BuildTimeout,
 		Detect:       build.Suggest,
+		Sandbox:      sb,
+		DataDir:      cfg.DataDir,
 	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if err := hosts.Git.SweepLookups(); err != nil {
+		logger.Warn("could not remove lookup folders left by an earlier run", "err", err)
 	}
 	envSecrets, err := secret.New(cfg.SecretKey, "gantry env secrets v1")
 	if err != nil {

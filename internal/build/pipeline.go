@@ -1,6 +1,7 @@
 // Package build turns a repository into a published site, with no database:
-// shallow clone → commit metadata → framework detection → install → build
-// (both in the sandbox) → locate the output folder → publish it under the
+// workspace prepared for the sandbox → shallow clone and commit metadata
+// (git in the sandbox) → framework detection → install → build (both in
+// the sandbox) → locate the output folder → publish it under the
 // sites folder with precompressed variants. Every step and every line of
 // output is reported to a Logger as it happens.
 package build
@@ -32,11 +33,13 @@ const (
 )
 
 // Cloner makes a shallow clone of one branch of a repository into dir
-// (which does not exist yet) and returns the commit it checked out. The
-// token, when not empty, authenticates the clone and must never appear in
-// a URL, an argument list or an error.
+// (which exists, is empty and belongs to the sandbox user uid:gid; zero
+// means the sandbox's own ids) and returns the commit it checked out. It
+// runs git in the sandbox as uid:gid (githost.Service does) and stops when
+// ctx ends. The token, when not empty, authenticates the clone and must
+// never appear in a URL, an argument list or an error.
 type Cloner interface {
-	Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error)
+	Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
 }
 
 // Logger receives a build's log lines as they are produced, in order.
@@ -205,7 +208,8 @@ func (r *run) steps() (*Result, error) {
 	job := r.job
 	res := &Result{}
 
-	// Clone.
+	// Clone, into a fresh volume that is the account's, with git running in
+	// the sandbox as the account.
 	if err := sandbox.RemoveVolume(job.Workspace); err != nil {
 		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
 	}
@@ -224,13 +228,7 @@ func (r *run) steps() (*Result, error) {
 		repo = repoName(job.CloneURL)
 	}
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
-	// The cloner runs git as the platform, which refuses a repository
-	// owned by another user: the folder is the platform's until the clone
-	// is done, then the account's (PrepareWorkspaceAs).
-	if err := os.Chown(ws, os.Geteuid(), os.Getegid()); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
-	}
-	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token)
+	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token, job.UID, job.GID)
 	if err != nil {
 		if e := r.interrupted("clone"); e != nil {
 			return nil, e
@@ -244,9 +242,6 @@ func (r *run) steps() (*Result, error) {
 	res.Commit = commit
 	if commit != nil {
 		r.log.step(gantry.LevelInfo, commitLine(commit))
-	}
-	if err := r.p.Sandbox.PrepareWorkspaceAs(ws, job.UID, job.GID); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder for the sandbox", Err: err}
 	}
 
 	// Detect and merge the settings.

@@ -4,41 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
-
-// gitCloner clones with the git binary the way the platform's githost
-// does: shallow, one branch, no tags.
-type gitCloner struct{}
-
-func (gitCloner) Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error) {
-	out, err := exec.CommandContext(ctx, "git", "clone", "-q", "--depth=1", "--single-branch",
-		"--branch", branch, "--no-tags", "--", url, dir).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("git clone: %v: %s", err, out)
-	}
-	out, err = exec.CommandContext(ctx, "git", "-C", dir, "log", "-1", "--format=%H%x00%an%x00%aI%x00%B").Output()
-	if err != nil {
-		return nil, err
-	}
-	f := strings.SplitN(string(out), "\x00", 4)
-	date, _ := time.Parse(time.RFC3339, f[2])
-	return &gantry.Commit{SHA: f[0], Author: f[1], Date: date, Message: strings.TrimSpace(f[3])}, nil
-}
 
 // logLine is one line a build logged.
 type logLine struct{ Level, Message string }
@@ -112,11 +95,16 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
+	// The platform's cloner: git runs in the sandbox.
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{
 		git:   gittest.NewServer(t),
 		data:  data,
 		sites: filepath.Join(data, "sites"),
-		p:     &build.Pipeline{Sandbox: sb, Cloner: gitCloner{}},
+		p:     &build.Pipeline{Sandbox: sb, Cloner: hosts},
 	}
 }
 
@@ -591,5 +579,41 @@ func TestBuildWritesTooMuch(t *testing.T) {
 				t.Errorf("the workspace's image was left behind (%v)", err)
 			}
 		})
+	}
+}
+
+// TestCloneRunsInTheSandbox checks that git itself ran as the sandbox
+// user: the pipeline gives the workspace to that user before the clone and
+// never after, so every file of the checkout, .git included, is the
+// sandbox user's only if git wrote it as that user.
+func TestCloneRunsInTheSandbox(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "owned", map[string]string{"index.html": "<h1>hi</h1>", "about/index.html": "about"})
+	job.KeepWorkspace = true
+	t.Cleanup(func() { os.RemoveAll(job.Workspace) })
+	_, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	n := 0
+	err = filepath.WalkDir(job.Workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != e.p.Sandbox.UID() {
+			t.Errorf("%s belongs to uid %d, want the sandbox user %d", p, uid, e.p.Sandbox.UID())
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 6 {
+		t.Errorf("the workspace holds %d entries; want the checkout and its .git", n)
 	}
 }

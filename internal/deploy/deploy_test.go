@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	sb := sandboxtest.Require(t, sandbox.Config{})
 	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t), table: edge.NewTable()}
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
 	if err != nil {
 		t.Fatal(err)
 	}

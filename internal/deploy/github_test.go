@@ -58,6 +58,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	hosts, err := githost.New(githost.Config{
 		AllowHosts: []string{"127.0.0.1"}, GitHubAPIURL: gh.APIURL(), GitHubWebURL: gh.URL,
 		ClientID: gh.ClientID, ClientSecret: gh.ClientSecret, RedirectURL: "http://localhost:8080/api/auth/github/callback",
+		Sandbox: sb,
 	})
 	if err != nil {
 		t.Fatal(err)

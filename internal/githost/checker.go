@@ -215,9 +215,9 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 	return addrs, nil
 }
 
-// DialContext dials addr like net.Dialer, but unless addr's host is
-// allow-listed, a Control hook refuses every connection whose dialed IP is
-// Restricted. Checking the IP actually dialed (rather than an earlier DNS
+// DialContext dials addr like net.Dialer, resolving names with Resolver,
+// but unless addr's host is allow-listed, a Control hook refuses every
+// connection whose dialed IP is Restricted. Checking the IP actually dialed (rather than an earlier DNS
 // answer) defeats DNS rebinding; redirects are covered because every hop
 // dials through here.
 func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -225,7 +225,7 @@ func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: c.Resolver}
 	if !c.Allowed(host, port) {
 		name := canonicalName(host)
 		d.Control = func(_, address string, _ syscall.RawConn) error {

@@ -55,13 +55,18 @@ func TestResolvConf(t *testing.T) {
 
 func TestPastaArgs(t *testing.T) {
 	base := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", "none", "-U", "none", "-u", "none", "-D", "none"}
-	if diff := cmp.Diff(append(base, "-t", "none"), pastaArgs(nil)); diff != "" {
+	if diff := cmp.Diff(append(base, "-t", "none"), pastaArgs(nil, nil)); diff != "" {
 		t.Errorf("no forwards (-want +got):\n%s", diff)
 	}
-	got := pastaArgs([]Forward{{HostPort: 41000, Port: 3000}, {HostPort: 41001, Port: 9229}})
+	got := pastaArgs([]Forward{{HostPort: 41000, Port: 3000}, {HostPort: 41001, Port: 9229}}, nil)
 	want := append(base, "-t", "127.0.0.1/41000:3000", "-t", "127.0.0.1/41001:9229")
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("forwards (-want +got):\n%s", diff)
+	}
+	got = pastaArgs(nil, []int{8080, 9418})
+	want = []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", "8080,9418", "-U", "none", "-u", "none", "-D", "none", "-t", "none"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("host loopback ports (-want +got):\n%s", diff)
 	}
 }
 

@@ -403,3 +403,36 @@ func TestPastaSharesTheRunsCgroup(t *testing.T) {
 		t.Errorf("processes left: %v", left)
 	}
 }
+
+func TestHostLoopbackPortsReachOnlyThosePorts(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	allowed := listenSecret(t, "127.0.0.1:0")
+	other := listenSecret(t, "127.0.0.1:0")
+	ws := workspace(t, s, platformDir(t), "a")
+	c := &capture{}
+	targets := []string{"127.0.0.1/" + strconv.Itoa(allowed.port()), "127.0.0.1/" + strconv.Itoa(other.port())}
+	_, err := s.Run(context.Background(), sandbox.Command{
+		Args:              append([]string{"bash", "-c", dialScript, "dial"}, targets...),
+		Dir:               ws,
+		Output:            c.fn,
+		HostLoopbackPorts: []int{allowed.port()},
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	if !c.has(fmt.Sprintf("stdout: reached 127.0.0.1/%d: %s", allowed.port(), hostSecret)) || allowed.accepted.Load() == 0 {
+		t.Errorf("the allowed host loopback port was not reached:\n%s", c)
+	}
+	if other.accepted.Load() > 0 || !c.has(fmt.Sprintf("stdout: refused 127.0.0.1/%d", other.port())) {
+		t.Errorf("a host loopback port that was not listed was reached:\n%s", c)
+	}
+}
+
+func TestHostLoopbackPortsRefusedWithoutNetwork(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkNone)
+	ws := workspace(t, s, platformDir(t), "a")
+	_, err := s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, HostLoopbackPorts: []int{8080}})
+	if err == nil || !strings.Contains(err.Error(), "no network") {
+		t.Fatalf("err = %v, want a refusal: the command has no network", err)
+	}
+}

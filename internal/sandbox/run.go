@@ -84,6 +84,9 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	if err := checkForwards(c.Forward, network); err != nil {
 		return res, err
 	}
+	if err := checkLoopbackPorts(c.HostLoopbackPorts, network); err != nil {
+		return res, err
+	}
 	uid, gid := s.owner(c.UID, c.GID)
 	if bwrap && os.Geteuid() != 0 {
 		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", uid)
@@ -132,7 +135,7 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		args := []string{"sh", "-c", gateScript(l), "gantry-sandbox"}
 		resolv := "/etc/resolv.conf"
 		if network == NetworkIsolated {
-			wrap, err := s.isolation(c.Forward)
+			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts)
 			if err != nil {
 				return res, err
 			}
@@ -388,11 +391,25 @@ func checkForwards(fw []Forward, network string) error {
 	return nil
 }
 
+// checkLoopbackPorts validates Command.HostLoopbackPorts for a run on
+// network.
+func checkLoopbackPorts(ports []int, network string) error {
+	for _, p := range ports {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("sandbox: host loopback port %d: ports run from 1 to 65535", p)
+		}
+		if network == NetworkNone {
+			return fmt.Errorf("sandbox: host loopback port %d: the command has no network", p)
+		}
+	}
+	return nil
+}
+
 // isolation returns the command line that runs bubblewrap (appended to it)
 // in a network namespace of its own: pasta, which connects the namespace
 // to the outside, then a shell that, as root of pasta's user namespace,
 // shuts the host's addresses out of it (netScript).
-func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
+func (s *Sandbox) isolation(fw []Forward, loopPorts []int) ([]string, error) {
 	pasta, err := exec.LookPath(s.pasta)
 	if err != nil {
 		return nil, ErrPastaNotInstalled
@@ -405,7 +422,7 @@ func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	args := append([]string{pasta}, pastaArgs(fw)...)
+	args := append([]string{pasta}, pastaArgs(fw, loopPorts)...)
 	return append(args, "--", "/bin/sh", "-c", netScript(ip, addrs), "gantry-net"), nil
 }
 
@@ -414,12 +431,21 @@ func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
 // same addresses and routes), runs in the foreground (exiting with the
 // command's status) and quietly. Nothing of the host's loopback is mapped
 // in: not the gateway address (--no-map-gw, which would otherwise reach
-// the host's 127.0.0.1), nor any port of it (-T none, -U none); and
-// nothing is forwarded inward but fw's TCP ports (-t, -u none). The DNS
-// information pasta would hand out through DHCP and NDP is off (-D none):
-// commands read /etc/resolv.conf.
-func pastaArgs(fw []Forward) []string {
-	a := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", "none", "-U", "none", "-u", "none", "-D", "none"}
+// the host's 127.0.0.1), nor any port of it (-T none, -U none) except the
+// TCP ports loopPorts names (-T PORT,…: the namespace's loopback port
+// leads to the host's); and nothing is forwarded inward but fw's TCP ports
+// (-t, -u none). The DNS information pasta would hand out through DHCP and
+// NDP is off (-D none): commands read /etc/resolv.conf.
+func pastaArgs(fw []Forward, loopPorts []int) []string {
+	toHost := "none"
+	if len(loopPorts) > 0 {
+		ps := make([]string, len(loopPorts))
+		for i, p := range loopPorts {
+			ps[i] = strconv.Itoa(p)
+		}
+		toHost = strings.Join(ps, ",")
+	}
+	a := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", toHost, "-U", "none", "-u", "none", "-D", "none"}
 	if len(fw) == 0 {
 		return append(a, "-t", "none")
 	}

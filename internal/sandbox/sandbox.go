@@ -21,7 +21,8 @@
 // policy-routing rules, set up with iproute2's ip before the command
 // starts). A Command may forward host loopback ports to
 // ports inside (Command.Forward), which is how a sandboxed server app is
-// reached. NetworkHost shares the host's network instead (loopback
+// reached; a clone from a git host the operator allow-listed on the host's
+// loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
 //
 // Memory and process limits are enforced with a cgroup created per run
@@ -215,6 +216,21 @@ type Command struct {
 	// private tmpfs of at most TmpSize bytes, which also counts against
 	// the memory limit.
 	Tmp string
+	// HostLoopbackPorts lists TCP ports of the host's loopback interface
+	// the command may reach: with an isolated network, a connection to
+	// 127.0.0.1:PORT (or [::1]:PORT) inside the command's network is passed
+	// by pasta to the same port of the host's loopback. Everything else of
+	// the host's loopback stays out of reach. It exists for one purpose
+	// only: cloning from a git host the operator allow-listed
+	// (GANTRY_GIT_ALLOW_HOSTS) that listens on the host's loopback; never
+	// set it for user code. On the host's network (mode none,
+	// NetworkHost) it does nothing; with NetworkNone it is refused.
+	HostLoopbackPorts []int
+	// Allow lists extra destinations this one run may reach although the
+	// isolated network refuses their range (private, CGNAT, …): the
+	// address of a private git host the operator allow-listed, pinned when
+	// it was checked. Like HostLoopbackPorts it is set only for clones.
+	Allow []netip.Prefix
 	// UID and GID, when not zero, are the ids this run uses instead of the
 	// sandbox's default: each account's builds and apps run under a uid of
 	// their own, so that no tenant can signal, trace or read another's
