@@ -301,6 +301,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	if err := sb.Available(); err != nil {
 		return nil, nil, nil, err
 	}
+	if len(cfg.SandboxAllow) > 0 && cfg.Sandbox == config.SandboxBwrap {
+		logger.Info("sandboxed builds and apps may also reach", "allow", fmt.Sprint(cfg.SandboxAllow))
+	}
 	if err := sb.Sweep(); err != nil {
 		logger.Warn("could not remove cgroups left by an earlier run", "err", err)
 	}

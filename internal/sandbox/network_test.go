@@ -428,3 +428,16 @@ func TestPastaSharesTheRunsCgroup(t *testing.T) {
 		t.Errorf("processes left: %v", left)
 	}
 }
+
+func TestInvalidAllowList(t *testing.T) {
+	err := sandbox.New(sandbox.Config{AllowNets: []netip.Prefix{{}}}).Available()
+	if err == nil || !strings.Contains(err.Error(), "sandbox allow list: \"invalid Prefix\" is not a valid prefix") {
+		t.Fatalf("Available with an invalid Config.AllowNets: got %v, want the allow list named", err)
+	}
+	s := mustSandbox(t)
+	ws := workspace(t, s, platformDir(t), "a")
+	_, err = s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, Allow: []netip.Prefix{{}}})
+	if err == nil || !strings.Contains(err.Error(), "Command.Allow") {
+		t.Fatalf("Run with an invalid Command.Allow: got %v, want Command.Allow named", err)
+	}
+}
