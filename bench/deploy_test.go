@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -27,15 +28,12 @@ import (
 // (the part of a deploy that is git's, not Gantry's). It reports the median
 // of each as deploy-ms, git-ms and overhead-ms.
 func BenchmarkDeployOverhead(b *testing.B) {
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		b.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(b, sandbox.Config{})
 	data, err := os.MkdirTemp("", "gantry-deploybench-")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(data)
+	defer sandbox.RemoveTree(data)
 	os.Chmod(data, 0o755)
 	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/netpolicy"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -108,13 +109,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("builds run in the sandbox, which needs root")
-	}
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Fatalf("sandbox: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	data := t.TempDir()
 	for _, d := range []string{filepath.Dir(data), data} {
 		if err := os.Chmod(d, 0o711); err != nil {
@@ -555,7 +550,7 @@ func TestViteBuild(t *testing.T) {
 		t.Skip("installs vite from the npm registry")
 	}
 	e := newEnv(t)
-	e.p.Sandbox = sandbox.New(sandbox.Config{AllowNets: registryAllow(t)})
+	e.p.Sandbox = sandboxtest.Require(t, sandbox.Config{AllowNets: registryAllow(t)})
 	job := e.job(t, "vite", map[string]string{
 		"package.json": `{"name":"vite-app","private":true,"version":"0.0.0","type":"module",
   "scripts":{"dev":"vite","build":"vite build"},"devDependencies":{"vite":"8.3.8"}}`,
@@ -604,16 +599,34 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// TestBuildWritesTooMuch: the ways a size poller was outrun — bytes into
+// a folder named .git, empty files by the hundred thousand — are stopped by
+// the kernel at the workspace's limits, with a line a student understands.
 func TestBuildWritesTooMuch(t *testing.T) {
 	e := newEnv(t)
-	job := e.job(t, "diskhog", nodeRepo(``))
-	job.Project = gantry.BuildConfig{OutputDirectory: "dist",
-		BuildCommand: "for i in 1 2 3 4; do head -c 20000000 /dev/zero > blob$i; done; sleep 30"}
-	job.Disk = 32 << 20
-	start := time.Now()
-	_, l, err := e.run(t, job)
-	assertFailed(t, e, job, l, err, "Build used more disk than allowed (limit 32 MiB)")
-	if d := time.Since(start); d > 25*time.Second {
-		t.Errorf("the disk hog ran %v before it was stopped", d)
+	for _, tc := range []struct {
+		name, command, msg string
+	}{
+		{"git-folder", "mkdir -p x/.git && for i in 1 2 3 4 5 6; do head -c 20000000 /dev/zero > x/.git/f$i; done; sleep 30",
+			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
+		{"inode-flood", "seq 1 400000 | xargs touch; sleep 30",
+			"The build created more than 500 files (the limit): make it create fewer"},
+		{"tmp", "head -c 100000000 /dev/zero > /tmp/blob; sleep 30",
+			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := e.job(t, "hog-"+tc.name, nodeRepo(``))
+			job.Project = gantry.BuildConfig{OutputDirectory: "dist", BuildCommand: "set -e; " + tc.command}
+			job.Disk = sandbox.Disk{Bytes: 64 << 20, Inodes: 500}
+			start := time.Now()
+			_, l, err := e.run(t, job)
+			assertFailed(t, e, job, l, err, tc.msg)
+			if d := time.Since(start); d > 25*time.Second {
+				t.Errorf("the disk hog ran %v before it was stopped", d)
+			}
+			if _, err := os.Stat(job.Workspace + ".img"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the workspace's image was left behind (%v)", err)
+			}
+		})
 	}
 }

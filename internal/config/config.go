@@ -62,6 +62,11 @@ type Config struct {
 	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
 	AppPids          int64          // process limit of each server app, default 256
 	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
+	BuildDisk        int64          // bytes a build may write (its volume), default 4 GiB
+	BuildInodes      int64          // files a build may create, default 200,000
+	AppDisk          int64          // writable space of a server app beyond its build, default 1 GiB
+	SandboxUIDFirst  uint32         // first uid of the range accounts' code runs under, default 200000
+	SandboxUIDCount  uint32         // size of that range (one uid per account), default 65536
 	PasswordCost     int            // argon2id memory in MiB, default 19; 1 in tests
 	TokenTTL         time.Duration  // bearer token lifetime, default 168h (7 days)
 	TrustProxy       bool           // take client IPs from X-Forwarded-For (behind one reverse proxy)
@@ -85,6 +90,10 @@ const (
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
+	DefaultBuildDiskMiB     = 4096
+	DefaultBuildInodes      = 200_000
+	DefaultAppDiskMiB       = 1024
+	DefaultSandboxUIDs      = "200000-265535"
 	DefaultPasswordCost     = 19
 	DefaultTokenTTL         = 7 * 24 * time.Hour
 )
@@ -117,6 +126,10 @@ var settings = []setting{
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
+	{"build-disk", strconv.Itoa(DefaultBuildDiskMiB), "disk space a build may write (repository, dependencies, output, /tmp), in MiB"},
+	{"build-inodes", strconv.Itoa(DefaultBuildInodes), "files and folders a build may create"},
+	{"app-disk", strconv.Itoa(DefaultAppDiskMiB), "writable disk space of each server app beyond what its build left, in MiB"},
+	{"sandbox-uids", DefaultSandboxUIDs, "range of uids reserved for accounts' builds and apps, one per account (FIRST-LAST)"},
 	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
 	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
@@ -270,6 +283,30 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("app-start-timeout", "%q is not a duration (e.g. 60s, 2m)", v("app-start-timeout"))
 	} else if c.AppStartTimeout < time.Second {
 		bad("app-start-timeout", "must be at least 1s")
+	}
+	if mib, err := strconv.ParseInt(v("build-disk"), 10, 64); err != nil {
+		bad("build-disk", "%q is not a whole number of MiB", v("build-disk"))
+	} else if mib < 16 || mib > 1<<24 {
+		bad("build-disk", "must be from 16 to 16777216 (MiB)")
+	} else {
+		c.BuildDisk = mib << 20
+	}
+	if c.BuildInodes, err = strconv.ParseInt(v("build-inodes"), 10, 64); err != nil {
+		bad("build-inodes", "%q is not a whole number", v("build-inodes"))
+	} else if c.BuildInodes < 100 || c.BuildInodes > 1<<31 {
+		bad("build-inodes", "must be from 100 to 2147483648")
+	}
+	if mib, err := strconv.ParseInt(v("app-disk"), 10, 64); err != nil {
+		bad("app-disk", "%q is not a whole number of MiB", v("app-disk"))
+	} else if mib < 1 || mib > 1<<24 {
+		bad("app-disk", "must be from 1 to 16777216 (MiB)")
+	} else {
+		c.AppDisk = mib << 20
+	}
+	if first, last, ok := parseUIDRange(v("sandbox-uids")); !ok {
+		bad("sandbox-uids", "%q is not a uid range FIRST-LAST between 1000 and 4294967293 (e.g. %s)", v("sandbox-uids"), DefaultSandboxUIDs)
+	} else {
+		c.SandboxUIDFirst, c.SandboxUIDCount = first, last-first+1
 	}
 	if c.PasswordCost, err = strconv.Atoi(v("password-cost")); err != nil {
 		bad("password-cost", "%q is not a whole number", v("password-cost"))
@@ -469,3 +506,15 @@ func (f *stringFlag) String() string {
 func (f *stringFlag) Set(s string) error { *f.p = s; return nil }
 
 func (f *stringFlag) IsBoolFlag() bool { return f.isBool }
+
+// parseUIDRange reads "FIRST-LAST" with 1000 <= FIRST <= LAST < 2^32-2:
+// no root, no system user, no overflow.
+func parseUIDRange(s string) (first, last uint32, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
+	f, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 32)
+	l, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 32)
+	if !found || err1 != nil || err2 != nil || f < 1000 || l < f || l >= 1<<32-2 {
+		return 0, 0, false
+	}
+	return uint32(f), uint32(l), true
+}

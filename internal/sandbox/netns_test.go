@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
 
 // A lab is two network namespaces the test makes: "inside", where the
@@ -219,7 +220,6 @@ getent ahostsv4 "$NAME" | head -n 1 | sed 's/^/resolved /'; true`
 // the nameserver's other ports are refused by the kernel (EACCES) and
 // never see a connection.
 func TestIsolatedNetworkReachesPublicOnly(t *testing.T) {
-	mustSandbox(t) // skips where bubblewrap cannot run
 	var (
 		public    = netip.MustParseAddr("11.0.0.1")        // a public-looking address
 		private   = netip.MustParseAddr("10.1.2.3")        // another machine of the operator's network
@@ -269,12 +269,9 @@ func TestIsolatedNetworkReachesPublicOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sandbox.SetResolvConfs(t, resolv)
-	s := sandbox.New(sandbox.Config{AllowNets: []netip.Prefix{
+	s := sandboxtest.Require(t, sandbox.Config{AllowNets: []netip.Prefix{
 		netip.MustParsePrefix("10.77.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"),
 	}})
-	if err := s.Available(); err != nil {
-		t.Fatal(err)
-	}
 	ws := workspace(t, s, data, "a")
 	target := func(a netip.AddrPort) string { return fmt.Sprintf("%s/%d", a.Addr(), a.Port()) }
 	runIn := func(t *testing.T, allow []netip.Prefix, targets []netip.AddrPort) *capture {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gantryhq/gantry/internal/netpolicy"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
 
 // mustNetworkSandbox is mustSandbox for a given network.
@@ -200,8 +201,7 @@ func TestIsolatedNetworkGoesOut(t *testing.T) {
 	if !hostCanDial(host + ":443") {
 		t.Skipf("this machine does not reach %s", host)
 	}
-	mustNetworkSandbox(t, sandbox.NetworkIsolated)
-	s := sandbox.New(sandbox.Config{AllowNets: restrictedAddrsOf(t, host)})
+	s := sandboxtest.Require(t, sandbox.Config{AllowNets: restrictedAddrsOf(t, host)})
 	ws := workspace(t, s, platformDir(t), "a")
 	c, _, err := run(t, s, ws, sandbox.Limits{Timeout: time.Minute},
 		`getent hosts `+host+` >/dev/null && echo resolved; timeout 10 bash -c 'exec 3<>/dev/tcp/`+host+`/443' && echo connected`)
@@ -332,7 +332,7 @@ func TestForwardRefused(t *testing.T) {
 
 func TestPastaNotInstalled(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed")
+		sandboxtest.Unavailable(t, "bubblewrap is not installed")
 	}
 	err := sandbox.New(sandbox.Config{Pasta: "/nonexistent/pasta"}).Available()
 	if !errors.Is(err, sandbox.ErrPastaNotInstalled) {

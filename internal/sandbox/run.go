@@ -86,8 +86,9 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	if err := checkForwards(c.Forward, network); err != nil {
 		return res, err
 	}
+	uid, gid := s.owner(c.UID, c.GID)
 	if bwrap && os.Geteuid() != 0 {
-		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", s.uid)
+		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", uid)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
@@ -155,21 +156,25 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
 		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.uid, Gid: s.gid, Groups: []uint32{}}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 		argData = nulJoin(bwrapArgs(bwrapOptions{
 			workspace: dir,
 			env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
-			uid:       s.uid,
-			gid:       s.gid,
+			uid:       uid,
+			gid:       gid,
+			tmp:       c.Tmp,
 			shareNet:  network != NetworkNone,
 			resolv:    resolv,
 		}))
 	} else {
-		tmp, err := os.MkdirTemp("", "gantry-run-")
-		if err != nil {
-			return res, fmt.Errorf("sandbox: %w", err)
+		tmp := c.Tmp
+		if tmp == "" {
+			tmp, err = os.MkdirTemp("", "gantry-run-")
+			if err != nil {
+				return res, fmt.Errorf("sandbox: %w", err)
+			}
+			defer os.RemoveAll(tmp)
 		}
-		defer os.RemoveAll(tmp)
 		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
 		env := s.env(dir, filepath.Join(tmp, ".npm"), c.Env)
 		cmd.Env = append(env, "TMPDIR="+tmp)
@@ -323,6 +328,7 @@ type bwrapOptions struct {
 	uid, gid  uint32   // ids inside the sandbox
 	shareNet  bool     // keep the network namespace bubblewrap starts in
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
+	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
 }
 
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
@@ -355,7 +361,13 @@ func bwrapArgs(o bwrapOptions) []string {
 		"--ro-bind-try", "/usr/etc/npmrc", "/usr/etc/npmrc",
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--tmpfs", "/tmp",
+	)
+	if o.tmp != "" {
+		a = append(a, "--bind", o.tmp, "/tmp")
+	} else {
+		a = append(a, "--size", strconv.Itoa(TmpSize), "--tmpfs", "/tmp")
+	}
+	a = append(a,
 		"--bind", o.workspace, workspaceDir,
 		"--chdir", workspaceDir,
 		"--hostname", "sandbox",
@@ -670,6 +682,22 @@ type lineSink struct {
 	dropped int
 }
 
+// full reports whether the sink takes no more lines: the readers then only
+// count what they drop, so that a run printing hundreds of megabytes costs
+// the platform little more than reading them.
+func (s *lineSink) full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max > 0 && s.lines >= s.max
+}
+
+// drop counts n lines read and dropped.
+func (s *lineSink) drop(n int) {
+	s.mu.Lock()
+	s.dropped += n
+	s.mu.Unlock()
+}
+
 func (s *lineSink) emit(stream Stream, line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -690,6 +718,10 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 	br := bufio.NewReaderSize(r, MaxLineLength)
 	long := false // discarding the rest of an over-long line
 	for {
+		if sink.full() {
+			drain(br, sink)
+			return
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !long {
@@ -705,6 +737,21 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 			long = false
 		}
 		if err != nil { // EOF, or the read end was closed by waitReaders
+			return
+		}
+	}
+}
+
+// drain reads r to its end, counting its lines as dropped without making
+// strings of them.
+func drain(r io.Reader, sink *lineSink) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if c := bytes.Count(buf[:n], []byte{'\n'}); c > 0 {
+			sink.drop(c)
+		}
+		if err != nil {
 			return
 		}
 	}

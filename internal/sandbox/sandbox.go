@@ -111,6 +111,8 @@ type Config struct {
 	// services stay shut unless named alone (a /32 or /128), even inside
 	// an allowed prefix. Default: none.
 	AllowNets []netip.Prefix
+	// TunDevice is the tun device pasta opens; default /dev/net/tun.
+	TunDevice string
 }
 
 // Limits bound one run. A zero field takes its value from DefaultLimits; a
@@ -187,6 +189,9 @@ const (
 	Stderr Stream = "stderr"
 )
 
+// TmpSize is the size of a run's private /tmp when Command.Tmp is unset.
+const TmpSize = 256 << 20
+
 // MaxLineLength is the longest line passed to Command.Output, in bytes;
 // longer lines are cut there and end with "…".
 const MaxLineLength = 8 << 10
@@ -225,6 +230,16 @@ type Command struct {
 	// on the operator's network for a clone), on the same terms. Prefixes
 	// are masked; an invalid one makes Run fail. Default: none.
 	Allow []netip.Prefix
+	// Tmp, when set, is a host folder mounted at /tmp (a Volume's Tmp, so
+	// that /tmp counts against the volume's disk limit). Unset, /tmp is a
+	// private tmpfs of at most TmpSize bytes, which also counts against
+	// the memory limit.
+	Tmp string
+	// UID and GID, when not zero, are the ids this run uses instead of the
+	// sandbox's default: each account's builds and apps run under a uid of
+	// their own, so that no tenant can signal, trace or read another's
+	// processes or files. Root (0) is never used.
+	UID, GID uint32
 	// Terminate, when closed, asks the command to stop: its processes get
 	// SIGTERM once, except the sandbox's own (pasta, bubblewrap) and
 	// shells, which end when the processes they wait for do (a shell that
@@ -259,12 +274,13 @@ type Sandbox struct {
 	cgroupRoot string
 	allow      []netip.Prefix
 	allowErr   error // an invalid Config.AllowNets, reported by Available and Run
+	tun        string
 }
 
 // New returns a Sandbox for cfg. It does not check that bubblewrap and
 // pasta work: call Available for that.
 func New(cfg Config) *Sandbox {
-	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot}
+	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot, tun: cfg.TunDevice}
 	s.allow, s.allowErr = cleanPrefixes(cfg.AllowNets)
 	if s.mode == "" {
 		s.mode = ModeBwrap
@@ -286,6 +302,9 @@ func New(cfg Config) *Sandbox {
 	}
 	if s.cgroupRoot == "" {
 		s.cgroupRoot = "/sys/fs/cgroup"
+	}
+	if s.tun == "" {
+		s.tun = tunDevice
 	}
 	return s
 }
@@ -352,7 +371,7 @@ func (s *Sandbox) Available() error {
 		if _, _, err := resolvConf(hostResolvConfs...); err != nil {
 			return err
 		}
-		if err := tunUsable(tunDevice, s.uid); err != nil {
+		if err := tunUsable(s.tun, s.uid); err != nil {
 			return err
 		}
 	}
@@ -364,13 +383,20 @@ func (s *Sandbox) Available() error {
 		return fmt.Errorf("sandbox check: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := s.PrepareWorkspace(dir); err != nil {
-		return err
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
 	}
+	// A tiny volume, as every build gets: loop devices and mkfs.ext4 work.
+	vol, err := s.OpenVolume(filepath.Join(dir, "v"), Disk{Bytes: 4 << 20, Inodes: 64}, 0, 0)
+	if err != nil {
+		return fmt.Errorf("build workspaces cannot be made here: %w", err)
+	}
+	defer RemoveVolume(vol.Path)
 	var out strings.Builder
 	_, err = s.Run(context.Background(), Command{
 		Args:   []string{"true"},
-		Dir:    dir,
+		Dir:    vol.Workspace,
+		Tmp:    vol.Tmp,
 		Limits: Limits{Timeout: 30 * time.Second, Memory: 64 << 20, Pids: 16},
 		Output: func(_ Stream, line string) { out.WriteString(line + "\n") },
 	})
@@ -488,9 +514,16 @@ func resolvConf(files ...string) (string, []netip.Addr, error) {
 // execute bit), since bubblewrap opens dir as that user. In mode none it
 // does nothing.
 func (s *Sandbox) PrepareWorkspace(dir string) error {
+	return s.PrepareWorkspaceAs(dir, 0, 0)
+}
+
+// PrepareWorkspaceAs is PrepareWorkspace for the sandbox user uid:gid
+// (zero: the sandbox's default), an account's own.
+func (s *Sandbox) PrepareWorkspaceAs(dir string, uid, gid uint32) error {
 	if s.mode == ModeNone {
 		return nil
 	}
+	uid, gid = s.owner(uid, gid)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -499,7 +532,7 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, int(s.uid), int(s.gid))
+		return os.Lchown(p, int(uid), int(gid))
 	})
 	if err != nil {
 		return fmt.Errorf("prepare workspace: %w", err)
@@ -512,8 +545,8 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return fmt.Errorf("prepare workspace: %w", err)
 		}
-		if !s.canSearch(fi) {
-			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, s.uid, p, p)
+		if !canSearch(fi, uid, gid) {
+			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, uid, p, p)
 		}
 		if p == "/" {
 			return nil
@@ -521,14 +554,14 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 	}
 }
 
-// canSearch reports whether the sandbox user may traverse the folder fi.
-func (s *Sandbox) canSearch(fi os.FileInfo) bool {
+// canSearch reports whether the user uid:gid may traverse the folder fi.
+func canSearch(fi os.FileInfo, uid, gid uint32) bool {
 	m := fi.Mode().Perm()
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
-	case ok && st.Uid == s.uid:
+	case ok && st.Uid == uid:
 		return m&0o100 != 0
-	case ok && st.Gid == s.gid:
+	case ok && st.Gid == gid:
 		return m&0o010 != 0
 	}
 	return m&0o001 != 0
@@ -608,4 +641,20 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%d %s", int64(f), units[i])
 	}
 	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+// UIDRange is a range of host uids (and gids of the same numbers) reserved
+// for sandboxed accounts: account slot n (1, 2, …) runs as First+n-1.
+// Nothing else on the machine may use these ids.
+type UIDRange struct {
+	First, Count uint32
+}
+
+// UID returns the uid of account slot n, or an error once the range is
+// used up.
+func (r UIDRange) UID(slot int64) (uint32, error) {
+	if slot < 1 || slot > int64(r.Count) {
+		return 0, fmt.Errorf("sandbox: account slot %d is outside the %d sandbox uids from %d: widen GANTRY_SANDBOX_UIDS", slot, r.Count, r.First)
+	}
+	return r.First + uint32(slot-1), nil
 }
