@@ -297,9 +297,12 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // owners about their projects and deployments.
 func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
 	decrypt func(string) (string, error), notifier gantry.Notifier) (*deploy.Service, *edge.Table, *githost.Service, error) {
-	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox})
+	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox, AllowNets: cfg.SandboxAllow})
 	if err := sb.Available(); err != nil {
 		return nil, nil, nil, err
+	}
+	if len(cfg.SandboxAllow) > 0 && cfg.Sandbox == config.SandboxBwrap {
+		logger.Info("sandboxed builds and apps may also reach", "allow", fmt.Sprint(cfg.SandboxAllow))
 	}
 	if err := sb.Sweep(); err != nil {
 		logger.Warn("could not remove cgroups left by an earlier run", "err", err)

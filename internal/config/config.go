@@ -16,12 +16,15 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantryhq/gantry/internal/netpolicy"
 )
 
 // Sandbox modes.
@@ -39,35 +42,36 @@ const SecretKeyFile = "secret.key"
 
 // Config is Gantry's validated configuration.
 type Config struct {
-	Addr             string        // listen address, default ":8080"
-	DataDir          string        // database, sites, builds, generated secrets; default "./data"
-	DatabaseURL      string        // postgres://… or a SQLite path; default <data-dir>/gantry.db
-	PublicURL        *url.URL      // where the UI and API are reached; default http://localhost:8080
-	LiveDomain       string        // deployments live on <sub>.<live-domain>; default "localhost"
-	LiveURLScheme    string        // scheme of live URLs; default: the public URL's
-	LiveURLPort      string        // port of live URLs, "" for none; default: the public URL's
-	SecretKey        string        // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
-	GitHubClientID   string        // OAuth app; unset means GitHub connect is not configured
-	GitHubSecret     string        // OAuth app secret
-	GitHubAPIURL     *url.URL      // default https://api.github.com/
-	GitHubWebURL     *url.URL      // default https://github.com/
-	GitAllowHosts    []string      // hosts allowed although they resolve to private or loopback addresses
-	Sandbox          string        // SandboxBwrap (default) or SandboxNone
-	BuildTimeout     time.Duration // default 10m
-	BuildConcurrency int           // builds at once, default 1
-	AppMemory        int64         // memory limit of each server app in bytes, default 512 MiB
-	AppPids          int64         // process limit of each server app, default 256
-	AppStartTimeout  time.Duration // how long a server app may take to answer HTTP, default 60s
-	BuildDisk        int64         // bytes a build may write (its volume), default 4 GiB
-	BuildInodes      int64         // files a build may create, default 200,000
-	AppDisk          int64         // writable space of a server app beyond its build, default 1 GiB
-	SandboxUIDFirst  uint32        // first uid of the range accounts' code runs under, default 200000
-	SandboxUIDCount  uint32        // size of that range (one uid per account), default 65536
-	PasswordCost     int           // argon2id memory in MiB, default 19; 1 in tests
-	TokenTTL         time.Duration // bearer token lifetime, default 168h (7 days)
-	TrustProxy       bool          // take client IPs from X-Forwarded-For (behind one reverse proxy)
-	LogFormat        string        // "text" (default) or "json"
-	LogLevel         string        // "debug", "info" (default), "warn", "error"
+	Addr             string         // listen address, default ":8080"
+	DataDir          string         // database, sites, builds, generated secrets; default "./data"
+	DatabaseURL      string         // postgres://… or a SQLite path; default <data-dir>/gantry.db
+	PublicURL        *url.URL       // where the UI and API are reached; default http://localhost:8080
+	LiveDomain       string         // deployments live on <sub>.<live-domain>; default "localhost"
+	LiveURLScheme    string         // scheme of live URLs; default: the public URL's
+	LiveURLPort      string         // port of live URLs, "" for none; default: the public URL's
+	SecretKey        string         // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
+	GitHubClientID   string         // OAuth app; unset means GitHub connect is not configured
+	GitHubSecret     string         // OAuth app secret
+	GitHubAPIURL     *url.URL       // default https://api.github.com/
+	GitHubWebURL     *url.URL       // default https://github.com/
+	GitAllowHosts    []string       // hosts allowed although they resolve to private or loopback addresses
+	Sandbox          string         // SandboxBwrap (default) or SandboxNone
+	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
+	BuildTimeout     time.Duration  // default 10m
+	BuildConcurrency int            // builds at once, default 1
+	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
+	AppPids          int64          // process limit of each server app, default 256
+	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
+	BuildDisk        int64          // bytes a build may write (its volume), default 4 GiB
+	BuildInodes      int64          // files a build may create, default 200,000
+	AppDisk          int64          // writable space of a server app beyond its build, default 1 GiB
+	SandboxUIDFirst  uint32         // first uid of the range accounts' code runs under, default 200000
+	SandboxUIDCount  uint32         // size of that range (one uid per account), default 65536
+	PasswordCost     int            // argon2id memory in MiB, default 19; 1 in tests
+	TokenTTL         time.Duration  // bearer token lifetime, default 168h (7 days)
+	TrustProxy       bool           // take client IPs from X-Forwarded-For (behind one reverse proxy)
+	LogFormat        string         // "text" (default) or "json"
+	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
 	// secretKeySet records that the key came from the environment or a flag.
 	secretKeySet bool
@@ -116,6 +120,7 @@ var settings = []setting{
 	{"github-web-url", DefaultGitHubWebURL, "GitHub web base URL (OAuth pages)"},
 	{"git-allow-hosts", "", "comma-separated hosts allowed although they resolve to private or loopback addresses"},
 	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
+	{"sandbox-allow", "", "comma-separated IPs and CIDR prefixes sandboxed builds and apps may reach although they are private, loopback, link-local or otherwise not public (a package mirror)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
@@ -248,6 +253,9 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	case SandboxBwrap, SandboxNone:
 	default:
 		bad("sandbox", "%q must be bwrap or none", c.Sandbox)
+	}
+	if c.SandboxAllow, err = netpolicy.ParsePrefixes(v("sandbox-allow")); err != nil {
+		bad("sandbox-allow", "%v", err)
 	}
 	if c.BuildTimeout, err = time.ParseDuration(v("build-timeout")); err != nil {
 		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))

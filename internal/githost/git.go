@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/netpolicy"
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
@@ -455,7 +456,7 @@ func reachable(ref *RepoRef, addrs []netip.Addr) (loopPorts []int, allow []netip
 			if len(loopPorts) == 0 && port > 0 {
 				loopPorts = []int{port}
 			}
-		case Restricted(a):
+		case netpolicy.Restricted(a):
 			allow = append(allow, netip.PrefixFrom(a, a.BitLen()))
 		}
 	}

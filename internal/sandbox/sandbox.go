@@ -13,13 +13,20 @@
 // empty environment plus an explicit list.
 //
 // Its network is, by default (NetworkIsolated), a network namespace of its
-// own connected to the outside by pasta (Debian package passt): outbound
-// connections and DNS work (package installs need them), but the host's
-// loopback services — the platform's API, a local database, other apps —
-// are out of reach, and so are the host's own addresses on every other
-// interface and the HTTP port of cloud metadata services (shut out with
-// policy-routing rules, set up with iproute2's ip before the command
-// starts). A Command may forward host loopback ports to
+// own connected to the outside by pasta (Debian package passt), which
+// reaches the public internet only. The host's loopback services — the
+// platform's API, a local database, other apps — are out of reach, and so
+// are the host's own addresses on every interface, the cloud metadata
+// services on every port, and every loopback, private, shared (CGNAT),
+// link-local, unique local, multicast, reserved, benchmarking and
+// documentation range of IPv4 and IPv6 (netpolicy.Prefixes, the list the
+// git URL checker uses): the operator's other machines, a database in a
+// container, Kubernetes services. Policy-routing rules, set up with
+// iproute2's ip before the command starts, make the kernel refuse such
+// connections with EACCES. Two exceptions: the nameservers of the
+// resolv.conf the command gets stay reachable on port 53 (UDP and TCP),
+// and Config.AllowNets and Command.Allow open named addresses and prefixes
+// (a campus package mirror). A Command may forward host loopback ports to
 // ports inside (Command.Forward), which is how a sandboxed server app is
 // reached; a clone from a git host the operator allow-listed on the host's
 // loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
@@ -60,8 +67,10 @@ const (
 // Networks of a bwrap-mode Sandbox.
 const (
 	// NetworkIsolated gives each run a network namespace of its own,
-	// connected through pasta: outbound connections and DNS work, the
-	// host's loopback services and its own addresses do not (the default).
+	// connected through pasta: connections to the public internet and DNS
+	// work; the host's loopback services, its own addresses, the metadata
+	// services and every non-public range do not, unless allow-listed
+	// (the default).
 	NetworkIsolated = "isolated"
 	// NetworkHost shares the host's network, loopback services included.
 	NetworkHost = "host"
@@ -97,6 +106,12 @@ type Config struct {
 	// CgroupRoot is where the cgroup filesystems are mounted; default
 	// /sys/fs/cgroup.
 	CgroupRoot string
+	// AllowNets lists destinations every isolated run may reach although
+	// they lie in restricted ranges (GANTRY_SANDBOX_ALLOW), e.g. a package
+	// mirror at 10.20.0.5/32. The host's own addresses and the metadata
+	// services stay shut unless named alone (a /32 or /128), even inside
+	// an allowed prefix. Default: none.
+	AllowNets []netip.Prefix
 	// TunDevice is the tun device pasta opens; default /dev/net/tun.
 	TunDevice string
 }
@@ -211,6 +226,13 @@ type Command struct {
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
+	// Allow lists destinations this run may reach, with an isolated
+	// network, besides the public internet and Config.AllowNets (a git host
+	// on the operator's network for a clone, its address pinned when it
+	// was checked), on the same terms. Prefixes are masked; an invalid one
+	// makes Run fail. Default: none. Set only for clones, never for user
+	// code.
+	Allow []netip.Prefix
 	// Tmp, when set, is a host folder mounted at /tmp (a Volume's Tmp, so
 	// that /tmp counts against the volume's disk limit). Unset, /tmp is a
 	// private tmpfs of at most TmpSize bytes, which also counts against
@@ -226,11 +248,6 @@ type Command struct {
 	// set it for user code. On the host's network (mode none,
 	// NetworkHost) it does nothing; with NetworkNone it is refused.
 	HostLoopbackPorts []int
-	// Allow lists extra destinations this one run may reach although the
-	// isolated network refuses their range (private, CGNAT, …): the
-	// address of a private git host the operator allow-listed, pinned when
-	// it was checked. Like HostLoopbackPorts it is set only for clones.
-	Allow []netip.Prefix
 	// UID and GID, when not zero, are the ids this run uses instead of the
 	// sandbox's default: each account's builds and apps run under a uid of
 	// their own, so that no tenant can signal, trace or read another's
@@ -268,6 +285,8 @@ type Sandbox struct {
 	bwrap      string
 	pasta      string
 	cgroupRoot string
+	allow      []netip.Prefix
+	allowErr   error // an invalid Config.AllowNets, reported by Available and Run
 	tun        string
 }
 
@@ -275,6 +294,7 @@ type Sandbox struct {
 // pasta work: call Available for that.
 func New(cfg Config) *Sandbox {
 	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot, tun: cfg.TunDevice}
+	s.allow, s.allowErr = cleanPrefixes(cfg.AllowNets)
 	if s.mode == "" {
 		s.mode = ModeBwrap
 	}
@@ -344,6 +364,9 @@ func (s *Sandbox) Available() error {
 	default:
 		return fmt.Errorf("unknown sandbox network %q: use %q, %q or %q", s.network, NetworkIsolated, NetworkHost, NetworkNone)
 	}
+	if s.allowErr != nil {
+		return fmt.Errorf("sandbox allow list: %w", s.allowErr)
+	}
 	path, err := exec.LookPath(s.bwrap)
 	if err != nil {
 		return ErrNotInstalled
@@ -358,7 +381,7 @@ func (s *Sandbox) Available() error {
 		if _, err := lookIP(); err != nil {
 			return err
 		}
-		if _, err := resolvConf(hostResolvConfs...); err != nil {
+		if _, _, err := resolvConf(hostResolvConfs...); err != nil {
 			return err
 		}
 		if err := tunUsable(s.tun, s.uid); err != nil {
@@ -455,19 +478,22 @@ func lookIP() (string, error) {
 var hostResolvConfs = []string{"/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"}
 
 // resolvConf returns the first of files naming a nameserver outside
-// loopback: the file an isolated command gets as /etc/resolv.conf. Such a
-// nameserver is reached through pasta like any other address, whereas a
-// loopback one (systemd-resolved's stub at 127.0.0.53, a local dnsmasq) is
-// the host's and out of reach; systemd-resolved's second file names its
-// upstream servers instead. A file without nameserver lines means
-// localhost to the C library and does not qualify.
-func resolvConf(files ...string) (string, error) {
+// loopback, and the nameservers outside loopback it names: the file an
+// isolated command gets as /etc/resolv.conf, and the servers its network
+// rules let through on port 53 (zones dropped). Such a nameserver is
+// reached through pasta like any other address, whereas a loopback one
+// (systemd-resolved's stub at 127.0.0.53, a local dnsmasq) is the host's
+// and out of reach; systemd-resolved's second file names its upstream
+// servers instead. A file without nameserver lines means localhost to the
+// C library and does not qualify.
+func resolvConf(files ...string) (string, []netip.Addr, error) {
 	var seen []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
+		var servers []netip.Addr
 		for line := range strings.SplitSeq(string(b), "\n") {
 			fields := strings.Fields(line)
 			if len(fields) < 2 || fields[0] != "nameserver" {
@@ -477,17 +503,21 @@ func resolvConf(files ...string) (string, error) {
 			if err != nil {
 				continue
 			}
-			if !a.Unmap().IsLoopback() {
-				return f, nil
+			if a = a.Unmap().WithZone(""); a.IsLoopback() {
+				seen = append(seen, fields[1])
+				continue
 			}
-			seen = append(seen, fields[1])
+			servers = append(servers, a)
+		}
+		if len(servers) > 0 {
+			return f, servers, nil
 		}
 	}
 	what := "names no nameserver"
 	if len(seen) > 0 {
 		what = "names only loopback nameservers (" + strings.Join(seen, ", ") + ")"
 	}
-	return "", fmt.Errorf("isolated builds cannot resolve names: %s %s, which a network of its own cannot reach; point it at a reachable nameserver, or set the sandbox network to %q (not recommended)", files[0], what, NetworkHost)
+	return "", nil, fmt.Errorf("isolated builds cannot resolve names: %s %s, which a network of its own cannot reach; point it at a reachable nameserver, or set the sandbox network to %q (not recommended)", files[0], what, NetworkHost)
 }
 
 // PrepareWorkspace makes dir usable as a Command.Dir: in bwrap mode it
