@@ -598,7 +598,7 @@ func TestBuildWritesTooMuch(t *testing.T) {
 	}{
 		{"git-folder", "mkdir -p x/.git && for i in 1 2 3 4 5 6; do head -c 20000000 /dev/zero > x/.git/f$i; done; sleep 30",
 			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
-		{"inode-flood", "seq 1 400000 | xargs touch; sleep 30",
+		{"inode-flood", "seq 1 3000 | xargs touch; sleep 30",
 			"The build created more than 500 files (the limit): make it create fewer"},
 		{"tmp", "head -c 100000000 /dev/zero > /tmp/blob; sleep 30",
 			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
@@ -628,13 +628,13 @@ func TestCloneRunsInTheSandbox(t *testing.T) {
 	e := newEnv(t)
 	job := e.job(t, "owned", map[string]string{"index.html": "<h1>hi</h1>", "about/index.html": "about"})
 	job.KeepWorkspace = true
-	t.Cleanup(func() { os.RemoveAll(job.Workspace) })
-	_, l, err := e.run(t, job)
+	t.Cleanup(func() { _ = sandbox.RemoveVolume(job.Workspace) })
+	res, l, err := e.run(t, job)
 	if err != nil {
 		t.Fatalf("build: %v\nlog:\n%s", err, l)
 	}
 	n := 0
-	err = filepath.WalkDir(job.Workspace, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(res.Workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
