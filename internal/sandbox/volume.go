@@ -181,13 +181,15 @@ func RemoveVolume(path string) error {
 			errs = append(errs, err)
 		}
 	}
+	// The image goes first: a volume whose folder is gone is gone, and
+	// nothing may find its image and mount it again meanwhile.
+	if err := os.Remove(abs + ".img"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
 	if !mounted(abs) {
 		if err := os.RemoveAll(abs); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := os.Remove(abs + ".img"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
