@@ -339,6 +339,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		DataDir:      cfg.DataDir,
 		LiveURL:      cfg.LiveURL,
 		Concurrency:  cfg.BuildConcurrency,
+		MaxPending:   cfg.MaxPendingBuilds,
 		BuildTimeout: cfg.BuildTimeout,
 		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},

@@ -55,6 +55,7 @@ type Config struct {
 	Sandbox          string        // SandboxBwrap (default) or SandboxNone
 	BuildTimeout     time.Duration // default 10m
 	BuildConcurrency int           // builds at once, default 1
+	MaxPendingBuilds int           // builds one user may have waiting, default 3
 	AppMemory        int64         // memory limit of each server app in bytes, default 512 MiB
 	AppPids          int64         // process limit of each server app, default 256
 	AppStartTimeout  time.Duration // how long a server app may take to answer HTTP, default 60s
@@ -78,6 +79,7 @@ const (
 	DefaultGitHubWebURL     = "https://github.com/"
 	DefaultBuildTimeout     = 10 * time.Minute
 	DefaultBuildConcurrency = 1
+	DefaultMaxPendingBuilds = 3
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
@@ -109,6 +111,7 @@ var settings = []setting{
 	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
+	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
@@ -245,6 +248,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))
 	} else if c.BuildConcurrency < 1 {
 		bad("build-concurrency", "must be at least 1")
+	}
+	if c.MaxPendingBuilds, err = strconv.Atoi(v("max-pending-builds")); err != nil {
+		bad("max-pending-builds", "%q is not a whole number", v("max-pending-builds"))
+	} else if c.MaxPendingBuilds < 1 {
+		bad("max-pending-builds", "must be at least 1")
 	}
 	if mib, err := strconv.ParseInt(v("app-memory"), 10, 64); err != nil {
 		bad("app-memory", "%q is not a whole number of MiB", v("app-memory"))
