@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestFlagsOverrideEnv(t *testing.T) {
 			"GANTRY_BUILD_CONCURRENCY":  "4",
 			"GANTRY_MAX_PENDING_BUILDS": "10",
 			"GANTRY_SANDBOX":            "bwrap",
+			"GANTRY_SANDBOX_ALLOW":      "10.20.0.5, fd12:3456::/48,10.30.0.0/16",
 			"GANTRY_SECRET_KEY":         strings.Repeat("k", 32),
 		}), io.Discard)
 	if err != nil {
@@ -74,6 +76,9 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
 		t.Errorf("allow hosts (-want +got):\n%s", diff)
+	}
+	if got, want := fmt.Sprint(c.SandboxAllow), "[10.20.0.5/32 fd12:3456::/48 10.30.0.0/16]"; got != want {
+		t.Errorf("sandbox allow: got %s, want %s", got, want)
 	}
 	if got, want := c.PublicHost(), "gantry.example.com"; got != want {
 		t.Errorf("PublicHost = %q, want %q", got, want)
@@ -138,6 +143,8 @@ func TestValidation(t *testing.T) {
 		{"short secret", nil, map[string]string{"GANTRY_SECRET_KEY": "short"}, "must be at least 32 bytes long"},
 		{"github half", []string{"--github-client-id", "abc"}, nil, "must be set together"},
 		{"allow hosts", []string{"--git-allow-hosts", "http://x/"}, nil, "is not a host name or IP address"},
+		{"sandbox allow", nil, map[string]string{"GANTRY_SANDBOX_ALLOW": "10.0.0.1,mirror.campus.edu"}, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "mirror.campus.edu" is not an IP address or CIDR prefix`},
+		{"sandbox allow bits", []string{"--sandbox-allow", "10.20.0.5/16"}, nil, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "10.20.0.5/16" has bits set beyond its length: did you mean 10.20.0.0/16?`},
 		{"password cost", []string{"--password-cost", "0"}, nil, "must be from 1 to 1024"},
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
 		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},

@@ -21,6 +21,7 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/runtime"
+	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -32,6 +33,7 @@ type Store interface {
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
+	SandboxSlot(ctx context.Context, userID string) (int64, error)
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -79,6 +81,10 @@ type Service struct {
 	// RuntimeLogLimit is how many runtime log entries (app output) a
 	// deployment keeps, the oldest dropped first (default 2000).
 	RuntimeLogLimit int
+	// SandboxUIDs is the range of uids accounts' builds and apps run
+	// under, one uid per account (store.SandboxSlot). A zero range runs
+	// every account as the sandbox's default uid (tests).
+	SandboxUIDs sandbox.UIDRange
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
 	DataDir string
 	// LiveURL writes the public URL of a subdomain.
@@ -91,6 +97,12 @@ type Service struct {
 	MaxPending int
 	// BuildTimeout bounds one build (default build.DefaultTimeout).
 	BuildTimeout time.Duration
+	// BuildDisk bounds what one build may write (zero fields:
+	// sandbox.DefaultDisk), and AppDisk is a server app's writable space
+	// beyond its build (default build.DefaultAppDisk). The kernel enforces
+	// both: each deployment's workspace is a sandbox.Volume.
+	BuildDisk sandbox.Disk
+	AppDisk   int64
 	// Poll is how often idle workers look at the queue even when nobody
 	// woke them (default 2 s): other replicas may have queued work.
 	Poll   time.Duration
@@ -136,6 +148,20 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC()
 }
 
+// sandboxUID returns the uid (and gid: the same number) that the
+// account's builds and apps run under; 0, the sandbox's default, without a
+// configured range.
+func (s *Service) sandboxUID(ctx context.Context, userID string) (uint32, error) {
+	if s.SandboxUIDs.Count == 0 {
+		return 0, nil
+	}
+	slot, err := s.Store.SandboxSlot(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	return s.SandboxUIDs.UID(slot)
+}
+
 func (s *Service) logger() *slog.Logger {
 	if s.Logger != nil {
 		return s.Logger
@@ -167,7 +193,7 @@ func (s *Service) Open(ctx context.Context) error {
 	}
 	for _, d := range cut {
 		s.fail(ctx, d, "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry.")
-		os.RemoveAll(s.WorkDir(d.ID))
+		sandbox.RemoveVolume(s.WorkDir(d.ID))
 	}
 	stopped, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentStopped)
 	if err != nil {

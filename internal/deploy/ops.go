@@ -10,6 +10,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // CreateRequest is the body of POST /api/deployments.
@@ -172,7 +173,16 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
 		s.logger().Error("record environment", "deployment", d.ID, "err", err)
 	}
+	uid, err := s.sandboxUID(ctx, d.UserID)
+	if err != nil {
+		s.fail(ctx, d, gantry.ErrorMessage(err))
+		return
+	}
 	job := build.Job{
+		UID:          uid,
+		GID:          uid,
+		Disk:         s.BuildDisk,
+		AppDisk:      s.AppDisk,
 		DeploymentID: d.ID,
 		Repository:   p.Repository.FullName,
 		CloneURL:     p.Repository.CloneURL,
@@ -191,7 +201,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	keepWorkspace := false
 	defer func() {
 		if !keepWorkspace {
-			os.RemoveAll(job.Workspace)
+			sandbox.RemoveVolume(job.Workspace)
 		}
 	}()
 	logger := build.LoggerFunc(func(level, msg string) {
@@ -499,7 +509,7 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 
 func (s *Service) removeFiles(id string) {
 	for _, dir := range []string{s.SiteDir(id), s.WorkDir(id)} {
-		if err := os.RemoveAll(dir); err != nil {
+		if err := sandbox.RemoveVolume(dir); err != nil {
 			s.logger().Error("remove deployment files", "dir", dir, "err", err)
 		}
 	}
