@@ -347,6 +347,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		DataDir:      cfg.DataDir,
 		LiveURL:      cfg.LiveURL,
 		Concurrency:  cfg.BuildConcurrency,
+		MaxPending:   cfg.MaxPendingBuilds,
 		BuildTimeout: cfg.BuildTimeout,
 		BuildDisk:    sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
 		AppDisk:      cfg.AppDisk,

@@ -59,6 +59,7 @@ type Config struct {
 	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
 	BuildTimeout     time.Duration  // default 10m
 	BuildConcurrency int            // builds at once, default 1
+	MaxPendingBuilds int            // builds one user may have waiting, default 3
 	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
 	AppPids          int64          // process limit of each server app, default 256
 	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
@@ -87,6 +88,7 @@ const (
 	DefaultGitHubWebURL     = "https://github.com/"
 	DefaultBuildTimeout     = 10 * time.Minute
 	DefaultBuildConcurrency = 1
+	DefaultMaxPendingBuilds = 3
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
@@ -123,6 +125,7 @@ var settings = []setting{
 	{"sandbox-allow", "", "comma-separated IPs and CIDR prefixes sandboxed builds and apps may reach although they are private, loopback, link-local or otherwise not public (a package mirror)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
+	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
@@ -266,6 +269,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))
 	} else if c.BuildConcurrency < 1 {
 		bad("build-concurrency", "must be at least 1")
+	}
+	if c.MaxPendingBuilds, err = strconv.Atoi(v("max-pending-builds")); err != nil {
+		bad("max-pending-builds", "%q is not a whole number", v("max-pending-builds"))
+	} else if c.MaxPendingBuilds < 1 {
+		bad("max-pending-builds", "must be at least 1")
 	}
 	if mib, err := strconv.ParseInt(v("app-memory"), 10, 64); err != nil {
 		bad("app-memory", "%q is not a whole number of MiB", v("app-memory"))

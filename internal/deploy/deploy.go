@@ -91,6 +91,10 @@ type Service struct {
 	LiveURL func(sub string) string
 	// Concurrency is how many builds run at once (default 1).
 	Concurrency int
+	// MaxPending is how many builds one user may have waiting (pending) at
+	// once (default DefaultMaxPending); one more deploy is ETOOMANY.
+	// Workers serve users in turns (store.ClaimDeployment).
+	MaxPending int
 	// BuildTimeout bounds one build (default build.DefaultTimeout).
 	BuildTimeout time.Duration
 	// BuildDisk bounds what one build may write (zero fields:
@@ -123,6 +127,16 @@ type runningBuild struct {
 
 // errStopped is the cause of a build cancelled by Stop or Delete.
 var errStopped = errors.New("stopped by user")
+
+// DefaultMaxPending is MaxPending's default.
+const DefaultMaxPending = 3
+
+func (s *Service) maxPending() int {
+	if s.MaxPending > 0 {
+		return s.MaxPending
+	}
+	return DefaultMaxPending
+}
 
 // Topic is the events topic of a deployment's log entries.
 func Topic(deploymentID string) string { return "logs:" + deploymentID }

@@ -24,7 +24,9 @@ type CreateRequest struct {
 // Create queues a deployment of the owner's project and returns it at once
 // as pending; a worker builds it. Going over the plan's number of live
 // deployments is EFORBIDDEN (a project's redeploy replaces its own live
-// deployment, so it never counts twice).
+// deployment, so it never counts twice); having MaxPending builds waiting
+// already is ETOOMANY. This is the only way a build is queued: project
+// creation, restart and rollback never build.
 func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) (*gantry.Deployment, error) {
 	if strings.TrimSpace(req.ProjectID) == "" {
 		return nil, gantry.Errorf(gantry.EINVALID, "projectId is required")
@@ -66,7 +68,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		// Overrides of this call, kept apart from the project's settings.
 		Environment: gantry.DeploymentEnv{Variables: []gantry.EnvVar{}},
 	}
-	if err := s.Store.CreateDeployment(ctx, d); err != nil {
+	if err := s.Store.QueueDeployment(ctx, d, s.maxPending()); err != nil {
 		return nil, err
 	}
 	pos, _ := s.Store.QueuePosition(ctx, d.ID)
