@@ -9,6 +9,15 @@ NPM   ?= npm
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
+# The sandbox's network reaches the public internet only; where npm's
+# registry sits behind a proxy at a private or documentation address, builds
+# must be allowed to reach it (scripts/registry-allow). Set
+# GANTRY_SANDBOX_ALLOW yourself to override.
+ifeq ($(origin GANTRY_SANDBOX_ALLOW),undefined)
+GANTRY_SANDBOX_ALLOW := $(shell scripts/registry-allow)
+endif
+export GANTRY_SANDBOX_ALLOW
+
 APT_RUN  := git bubblewrap passt iproute2 e2fsprogs
 APT_TEST := chromium postgresql
 APT_BENCH := nginx wrk

@@ -169,6 +169,10 @@ type DeploymentFilter struct {
 type DeploymentStore interface {
 	// CreateDeployment inserts d (status pending), filling ID and timestamps.
 	CreateDeployment(ctx context.Context, d *Deployment) error
+	// QueueDeployment is CreateDeployment unless d's owner already has
+	// maxPending (> 0) deployments pending: then ETOOMANY and nothing is
+	// inserted. Check and insert are atomic.
+	QueueDeployment(ctx context.Context, d *Deployment, maxPending int) error
 	// FindDeployment returns d with Project and User embedded.
 	FindDeployment(ctx context.Context, userID, id string) (*Deployment, error)
 	// ListDeployments returns the owner's deployments, newest first, with
@@ -179,10 +183,12 @@ type DeploymentStore interface {
 	UpdateDeployment(ctx context.Context, d *Deployment) error
 	// DeleteDeployment removes d and its log entries.
 	DeleteDeployment(ctx context.Context, id string) error
-	// ClaimDeployment atomically moves the oldest pending deployment to
-	// building and returns it; ENOTFOUND when the queue is empty.
+	// ClaimDeployment atomically moves the next pending deployment to
+	// building and returns it: the oldest one of the user whose last build
+	// was claimed longest ago (or never). ENOTFOUND when the queue is empty.
 	ClaimDeployment(ctx context.Context, now time.Time) (*Deployment, error)
-	// QueuePosition is 1 for the next pending deployment to be claimed.
+	// QueuePosition is 1 for the next pending deployment to be claimed, in
+	// ClaimDeployment's order if nothing else is queued meanwhile.
 	QueuePosition(ctx context.Context, id string) (int, error)
 	// CountLiveProjects counts the owner's projects with a live deployment.
 	CountLiveProjects(ctx context.Context, userID string) (int, error)

@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -27,15 +28,12 @@ import (
 // (the part of a deploy that is git's, not Gantry's). It reports the median
 // of each as deploy-ms, git-ms and overhead-ms.
 func BenchmarkDeployOverhead(b *testing.B) {
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		b.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(b, sandbox.Config{})
 	data, err := os.MkdirTemp("", "gantry-deploybench-")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer os.RemoveAll(data)
+	defer sandbox.RemoveTree(data)
 	os.Chmod(data, 0o755)
 	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
 	if err != nil {
@@ -46,7 +44,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 	url := git.Repo(b, "bench/site", "main", "site", map[string]string{
 		"index.html": "<h1>hello</h1>", "about/index.html": "<p>about</p>", "style.css": "body{margin:0}",
 	})
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
 	if err != nil {
 		b.Fatal(err)
 	}

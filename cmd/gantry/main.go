@@ -297,9 +297,12 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // owners about their projects and deployments.
 func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
 	decrypt func(string) (string, error), notifier gantry.Notifier) (*deploy.Service, *edge.Table, *githost.Service, error) {
-	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox})
+	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox, AllowNets: cfg.SandboxAllow})
 	if err := sb.Available(); err != nil {
 		return nil, nil, nil, err
+	}
+	if len(cfg.SandboxAllow) > 0 && cfg.Sandbox == config.SandboxBwrap {
+		logger.Info("sandboxed builds and apps may also reach", "allow", fmt.Sprint(cfg.SandboxAllow))
 	}
 	if err := sb.Sweep(); err != nil {
 		logger.Warn("could not remove cgroups left by an earlier run", "err", err)
@@ -318,9 +321,14 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		RedirectURL:  cfg.PublicURL.JoinPath("/api/auth/github/callback").String(),
 		CloneTimeout: cfg.BuildTimeout,
 		Detect:       build.Suggest,
+		Sandbox:      sb,
+		DataDir:      cfg.DataDir,
 	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if err := hosts.Git.SweepLookups(); err != nil {
+		logger.Warn("could not remove lookup folders left by an earlier run", "err", err)
 	}
 	envSecrets, err := secret.New(cfg.SecretKey, "gantry env secrets v1")
 	if err != nil {
@@ -339,7 +347,11 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		DataDir:      cfg.DataDir,
 		LiveURL:      cfg.LiveURL,
 		Concurrency:  cfg.BuildConcurrency,
+		MaxPending:   cfg.MaxPendingBuilds,
 		BuildTimeout: cfg.BuildTimeout,
+		BuildDisk:    sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
+		AppDisk:      cfg.AppDisk,
+		SandboxUIDs:  sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
 		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
 		Logger: logger,

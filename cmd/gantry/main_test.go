@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // lockedBuffer collects the program's output from several goroutines.
@@ -181,7 +183,7 @@ func reachableDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,8 @@ type deploymentAnswer struct {
 }
 
 // handleCreateDeployment queues a build: {projectId, version,
-// buildCommand?, outputDirectory?} → 201 {deployment} (status pending).
+// buildCommand?, outputDirectory?} → 201 {deployment} (status pending);
+// 429 when the user already has deploy.Service.MaxPending builds waiting.
 func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var req deploy.CreateRequest
 	if err := decode(w, r, &req); err != nil {

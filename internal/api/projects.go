@@ -2,10 +2,47 @@ package api
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
 )
+
+// Repository lookups clone a repository to detect its framework (POST
+// /api/projects/public-repo, and creating a project from GitHub, POST
+// /api/projects). Each user may run LookupConcurrency at once and start
+// LookupLimit per LookupWindow (sliding); failed lookups count too.
+const (
+	LookupConcurrency = 2
+	LookupLimit       = 20
+	LookupWindow      = time.Minute
+	// LookupBusyRetry is the Retry-After of a lookup refused because the
+	// user's others are still running.
+	LookupBusyRetry = 5 * time.Second
+)
+
+// startLookup takes one of u's lookup slots and one of u's lookups of the
+// window, or answers 429 with a Retry-After header and reports false. The
+// caller runs the lookup and then calls release.
+func (s *Server) startLookup(w http.ResponseWriter, r *http.Request, u *gantry.User) (release func(), ok bool) {
+	key := "user:" + u.ID
+	if !s.Lookups.Take(key) {
+		retry := max(s.Lookups.Wait(key), time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
+		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY,
+			"Too many repository lookups: at most %d a minute. Please wait a minute and try again.", LookupLimit))
+		return nil, false
+	}
+	if !s.LookupsRunning.Acquire(key) {
+		s.Lookups.Return(key) // refused: it does not count
+		w.Header().Set("Retry-After", strconv.Itoa(int(LookupBusyRetry/time.Second)))
+		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY,
+			"You already have %d repository lookups running. Wait for them to finish, then try again.", LookupConcurrency))
+		return nil, false
+	}
+	return func() { s.LookupsRunning.Release(key) }, true
+}
 
 func (s *Server) projectRoutes() {
 	s.mux.HandleFunc("GET /api/projects", s.requireUser(s.handleListProjects))
@@ -43,6 +80,7 @@ func (s *Server) handleGetProject(w http.ResponseWriter, r *http.Request, u *gan
 
 // handleLookupPublicRepo describes a public repository: {repoUrl} →
 // {repository, suggestedName, suggestedDescription, buildConfig, framework}.
+// It is a repository lookup (startLookup's limits).
 func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var req struct {
 		RepoURL string `json:"repoUrl"`
@@ -51,6 +89,11 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, r, err)
 		return
 	}
+	release, ok := s.startLookup(w, r, u)
+	if !ok {
+		return
+	}
+	defer release()
 	res, err := s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
 	if err != nil {
 		s.writeError(w, r, err)

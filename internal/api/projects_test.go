@@ -20,6 +20,7 @@ import (
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -37,11 +38,9 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 	t.Helper()
 	sb := sandbox.New(sandbox.Config{})
 	if workers {
-		if err := sb.Available(); err != nil {
-			t.Skipf("sandbox unavailable: %v", err)
-		}
+		sb = sandboxtest.Require(t, sandbox.Config{})
 	}
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Detect: build.Suggest, Timeout: 10 * time.Second})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, Detect: build.Suggest, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +49,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	d := &deployEnv{testEnv: e, git: gittest.NewServer(t), table: edge.NewTable()}
 	d.svc = &deploy.Service{
 		Store: e.db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Repos: hosts,
@@ -58,6 +57,8 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
 		Notify:  e.accounts.Notify,
+		// Every account under a uid of its own, as gantry serve runs them.
+		SandboxUIDs: sandbox.UIDRange{First: 240000, Count: 1000},
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}

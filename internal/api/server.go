@@ -58,6 +58,10 @@ type Server struct {
 	// GalleryWrites limits the views and likes of one client address
 	// (NewServer: GalleryWriteLimit per GalleryWriteWindow).
 	GalleryWrites *auth.Limiter
+	// Lookups and LookupsRunning limit each user's repository lookups
+	// (NewServer: LookupLimit per LookupWindow, LookupConcurrency at once).
+	Lookups        *auth.Limiter
+	LookupsRunning *auth.Slots
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
 	// Version is reported by GET /api/health.
@@ -96,7 +100,8 @@ var _ http.Handler = (*Server)(nil)
 
 // NewServer returns a Server with its API routes registered, the
 // placeholder live handler, the embedded web app, the gallery's write
-// limit, slog.Default() as logger and time.Now as clock.
+// limit and the repository lookups' limits, slog.Default() as logger and
+// time.Now as clock.
 func NewServer() *Server {
 	s := &Server{
 		LiveHandler: http.HandlerFunc(noDeployment),
@@ -106,7 +111,9 @@ func NewServer() *Server {
 		mux:         http.NewServeMux(),
 		closing:     make(chan struct{}),
 
-		GalleryWrites: auth.NewLimiter(GalleryWriteLimit, GalleryWriteWindow),
+		GalleryWrites:  auth.NewLimiter(GalleryWriteLimit, GalleryWriteWindow),
+		Lookups:        auth.NewLimiter(LookupLimit, LookupWindow),
+		LookupsRunning: auth.NewSlots(LookupConcurrency),
 	}
 	s.routes()
 	return s

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,6 +147,54 @@ func wantUnauthorized(t *testing.T, err error, msg string) {
 	}
 }
 
+func TestSlots(t *testing.T) {
+	t.Parallel()
+	s := auth.NewSlots(2)
+	if !s.Acquire("a") || !s.Acquire("a") {
+		t.Fatal("the first two slots were refused")
+	}
+	if s.Acquire("a") {
+		t.Fatal("a third slot was given")
+	}
+	if !s.Acquire("b") {
+		t.Fatal("another key was refused")
+	}
+	s.Release("a")
+	if s.Held("a") != 1 || !s.Acquire("a") {
+		t.Fatalf("after a release: held %d, or the freed slot was refused", s.Held("a"))
+	}
+	s.Release("a")
+	s.Release("a")
+	s.Release("b")
+	if s.Held("a") != 0 || s.Held("b") != 0 {
+		t.Fatalf("held %d and %d after every release, want 0", s.Held("a"), s.Held("b"))
+	}
+
+	// Concurrent acquirers never hold more than max.
+	s = auth.NewSlots(3)
+	var held, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if s.Acquire("k") {
+					n := held.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					held.Add(-1)
+					s.Release("k")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() > 3 || s.Held("k") != 0 {
+		t.Fatalf("at most %d held at once (want ≤ 3), %d left", most.Load(), s.Held("k"))
+	}
+}
+
 func TestLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -181,6 +231,24 @@ func TestLimiter(t *testing.T) {
 	if !l.Allow("a") {
 		t.Error("blocked after Reset")
 	}
+
+	// Wait: how long until the oldest event of a full window leaves it.
+	l.Reset("w")
+	if d := l.Wait("w"); d != 0 {
+		t.Errorf("Wait of an empty key = %v, want 0", d)
+	}
+	for range 3 {
+		l.Hit("w")
+		now = now.Add(time.Minute)
+	}
+	if d := l.Wait("w"); d != 12*time.Minute {
+		t.Errorf("Wait of a full key = %v, want 12m (the first event is 3m old)", d)
+	}
+	now = now.Add(12 * time.Minute)
+	if d := l.Wait("w"); d != 0 {
+		t.Errorf("Wait once the first event left = %v, want 0", d)
+	}
+	l.Reset("w")
 
 	// Take counts and checks at once; Return undoes it.
 	l.Reset("t")

@@ -87,6 +87,20 @@ func (l *Limiter) Return(key string) {
 	}
 }
 
+// Wait returns how long key must wait until it may have another event:
+// 0 when it has fewer than max in the window, else the time until its
+// oldest event leaves the window (for a Retry-After header).
+func (l *Limiter) Wait(key string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.Now()
+	ev := l.recent(key, now)
+	if len(ev) < l.max {
+		return 0
+	}
+	return l.window - now.Sub(ev[len(ev)-l.max])
+}
+
 // Reset forgets key's events.
 func (l *Limiter) Reset(key string) {
 	l.mu.Lock()
@@ -135,4 +149,49 @@ func (l *Limiter) sweep(now time.Time) {
 		delete(l.events, key)
 	}
 	l.lastSweep = now
+}
+
+// Slots bounds how many operations each key (a user) has in progress at
+// once, where a Limiter bounds how many it starts in a window. A key's
+// count lives only while it has operations running. It is safe for
+// concurrent use.
+type Slots struct {
+	max  int
+	mu   sync.Mutex
+	held map[string]int
+}
+
+// NewSlots returns Slots allowing max operations in progress per key.
+func NewSlots(max int) *Slots {
+	return &Slots{max: max, held: make(map[string]int)}
+}
+
+// Acquire takes a slot of key and reports true, or reports false when key
+// already holds max. Every true must be followed by one Release.
+func (s *Slots) Acquire(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[key] >= s.max {
+		return false
+	}
+	s.held[key]++
+	return true
+}
+
+// Release gives back a slot taken by Acquire.
+func (s *Slots) Release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[key] <= 1 {
+		delete(s.held, key)
+		return
+	}
+	s.held[key]--
+}
+
+// Held returns how many slots key holds.
+func (s *Slots) Held(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[key]
 }

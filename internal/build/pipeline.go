@@ -1,6 +1,7 @@
 // Package build turns a repository into a published site, with no database:
-// shallow clone → commit metadata → framework detection → install → build
-// (both in the sandbox) → locate the output folder → publish it under the
+// workspace prepared for the sandbox → shallow clone and commit metadata
+// (git in the sandbox) → framework detection → install → build (both in
+// the sandbox) → locate the output folder → publish it under the
 // sites folder with precompressed variants. Every step and every line of
 // output is reported to a Logger as it happens.
 package build
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,23 +26,20 @@ import (
 const (
 	DefaultTimeout     = 10 * time.Minute
 	DefaultMemory      = 1 << 30 // bytes
-	DefaultDisk        = 4 << 30 // bytes
 	DefaultMaxLogLines = 5000
+	// DefaultAppDisk is the writable space a server app gets on top of
+	// what its build left in the workspace.
+	DefaultAppDisk = 1 << 30 // bytes
 )
 
-// diskPoll is how often the workspace's size is measured while install
-// and build run.
-var diskPoll = time.Second
-
-// errDiskFull is the cause of a step cut short for writing too much.
-var errDiskFull = errors.New("build: workspace over its disk limit")
-
 // Cloner makes a shallow clone of one branch of a repository into dir
-// (which does not exist yet) and returns the commit it checked out. The
-// token, when not empty, authenticates the clone and must never appear in
-// a URL, an argument list or an error.
+// (which exists, is empty and belongs to the sandbox user uid:gid; zero
+// means the sandbox's own ids) and returns the commit it checked out. It
+// runs git in the sandbox as uid:gid (githost.Service does) and stops when
+// ctx ends. The token, when not empty, authenticates the clone and must
+// never appear in a URL, an argument list or an error.
 type Cloner interface {
-	Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error)
+	Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
 }
 
 // Logger receives a build's log lines as they are produced, in order.
@@ -63,12 +62,17 @@ type Job struct {
 	Branch       string
 	Token        string // optional clone credential
 
-	// Workspace is the folder the repository is cloned into and built in.
-	// Anything already there is removed first. Its parent folders must be
-	// searchable by the sandbox user. Run removes it when it returns unless
-	// KeepWorkspace is set (server apps run from their workspace).
+	// Workspace is where the build happens: a sandbox.Volume is made
+	// there (anything already there is removed first), a filesystem of its
+	// own bounded by Disk, and the repository is cloned into its workspace
+	// folder. Its parent folders must be searchable by the sandbox user.
+	// Run removes it when it returns unless KeepWorkspace is set (server
+	// apps run from it: see Result.Workspace).
 	Workspace     string
 	KeepWorkspace bool
+	// UID and GID are the account's own sandbox ids (zero: the sandbox's
+	// default): everything the build runs and writes is theirs.
+	UID, GID uint32
 	// SitesDir holds published sites; it is created if missing.
 	SitesDir string
 
@@ -87,11 +91,15 @@ type Job struct {
 	Timeout time.Duration
 	// Memory is the memory limit of install and build in bytes (default 1 GiB).
 	Memory int64
-	// Disk caps what the workspace may hold while install and build run,
-	// in bytes (default 4 GiB): it is measured every second and a step
-	// that goes over it is killed. Single files are also capped by the
-	// sandbox's file-size limit, and /tmp by the memory limit.
-	Disk int64
+	// Disk bounds what the build may write, clone, install, build and
+	// /tmp together (default sandbox.DefaultDisk: 4 GiB and 200,000
+	// files). The kernel enforces it: a write past it fails with ENOSPC,
+	// and the build fails saying which limit it reached.
+	Disk sandbox.Disk
+	// AppDisk is the writable space a server app gets on top of what the
+	// build left (default 1 GiB): after a server app's build its volume is
+	// resized to hold exactly that.
+	AppDisk int64
 }
 
 // Result is what a successful build produced.
@@ -101,6 +109,7 @@ type Result struct {
 	Config    gantry.BuildConfig // the settings used: detection, then project, then deploy call
 	SPA       bool               // serve /index.html for unknown extension-less paths
 	SiteDir   string             // the published folder; "" for a server app (Config.StartCommand set)
+	Workspace string             // the folder the repository was built in (inside Job.Workspace's volume)
 	Files     int                // files published, precompressed variants not counted
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
@@ -148,8 +157,9 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if job.Memory <= 0 {
 		job.Memory = DefaultMemory
 	}
-	if job.Disk <= 0 {
-		job.Disk = DefaultDisk
+	job.Disk = job.Disk.WithDefaults()
+	if job.AppDisk <= 0 {
+		job.AppDisk = DefaultAppDisk
 	}
 	if p.Sandbox == nil || p.Cloner == nil {
 		return nil, errors.New("build: the pipeline needs a sandbox and a cloner")
@@ -169,7 +179,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
 	if !job.KeepWorkspace {
-		defer os.RemoveAll(job.Workspace)
+		defer sandbox.RemoveVolume(job.Workspace)
 	}
 	res, err := r.steps()
 	if err != nil {
@@ -191,25 +201,34 @@ type run struct {
 	ctx  context.Context // the caller's: cancelled means stopped
 	bctx context.Context // ctx with the build timeout
 	log  *logSink
+	vol  *sandbox.Volume // where the build happens
 }
 
 func (r *run) steps() (*Result, error) {
 	job := r.job
 	res := &Result{}
 
-	// Clone.
-	if err := os.RemoveAll(job.Workspace); err != nil {
+	// Clone, into a fresh volume that is the account's, with git running in
+	// the sandbox as the account.
+	if err := sandbox.RemoveVolume(job.Workspace); err != nil {
 		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
 	}
 	if err := os.MkdirAll(filepath.Dir(job.Workspace), 0o711); err != nil {
 		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
 	}
+	vol, err := r.p.Sandbox.OpenVolume(job.Workspace, job.Disk, job.UID, job.GID)
+	if err != nil {
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+	}
+	r.vol = vol
+	ws := vol.Workspace
+	res.Workspace = ws
 	repo := job.Repository
 	if repo == "" {
 		repo = repoName(job.CloneURL)
 	}
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
-	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, job.Workspace, job.Token)
+	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token, job.UID, job.GID)
 	if err != nil {
 		if e := r.interrupted("clone"); e != nil {
 			return nil, e
@@ -224,12 +243,9 @@ func (r *run) steps() (*Result, error) {
 	if commit != nil {
 		r.log.step(gantry.LevelInfo, commitLine(commit))
 	}
-	if err := r.p.Sandbox.PrepareWorkspace(job.Workspace); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder for the sandbox", Err: err}
-	}
 
 	// Detect and merge the settings.
-	det, err := Detect(job.Workspace)
+	det, err := Detect(ws)
 	cfg := mergeConfig(det, job.Project, job.Override)
 	switch {
 	case err == nil:
@@ -268,24 +284,28 @@ func (r *run) steps() (*Result, error) {
 	if cfg.StartCommand != "" {
 		// A server app: the runtime starts it from the workspace, whose size
 		// is the build's.
-		res.Size = workspaceSize(job.Workspace)
+		res.Size = workspaceSize(ws)
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
+		// The app's writable space: what the build left, plus its allowance.
+		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
+			return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err}
+		}
 		return res, nil
 	}
 
 	// Locate and publish the output.
-	out, err := locateOutput(job.Workspace, cfg.OutputDirectory, det.Framework)
+	out, err := locateOutput(ws, cfg.OutputDirectory, det.Framework)
 	if err != nil {
 		return nil, err
 	}
-	rel, _ := filepath.Rel(mustEval(job.Workspace), out)
+	rel, _ := filepath.Rel(mustEval(ws), out)
 	if rel != filepath.Clean(cfg.OutputDirectory) {
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Output directory: %s (found for %s)", rel, FrameworkName(det.Framework)))
 	}
 	if err := r.bctx.Err(); err != nil {
 		return nil, r.interrupted("publish")
 	}
-	pub, err := publish(out, job.SitesDir, job.DeploymentID, out == mustEval(job.Workspace), func(msg string) {
+	pub, err := publish(out, job.SitesDir, job.DeploymentID, out == mustEval(ws), func(msg string) {
 		r.log.step(gantry.LevelWarning, msg)
 	})
 	if err != nil {
@@ -332,29 +352,12 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	l := r.p.Limits
 	l.Timeout = r.job.Timeout
 	l.Memory = r.job.Memory
-	sctx, stop := context.WithCancelCause(r.bctx)
-	defer stop(nil)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		t := time.NewTicker(diskPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C:
-				if workspaceSize(r.job.Workspace) > r.job.Disk {
-					stop(errDiskFull)
-					return
-				}
-			}
-		}
-	}()
-	defer func() { stop(nil); <-watched }()
-	_, err = r.p.Sandbox.Run(sctx, sandbox.Command{
+	_, err = r.p.Sandbox.Run(r.bctx, sandbox.Command{
 		Args:   []string{"sh", "-c", command},
-		Dir:    r.job.Workspace,
+		Dir:    r.vol.Workspace,
+		Tmp:    r.vol.Tmp,
+		UID:    r.job.UID,
+		GID:    r.job.GID,
 		Env:    env,
 		Limits: l,
 		Output: func(stream sandbox.Stream, line string) {
@@ -367,9 +370,6 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	if err == nil {
 		return outOfSync, nil
 	}
-	if errors.Is(context.Cause(sctx), errDiskFull) {
-		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("Build used more disk than allowed (limit %s)", sandbox.FormatBytes(r.job.Disk)), Err: err}
-	}
 	if e := r.interrupted(step); e != nil {
 		return outOfSync, e
 	}
@@ -381,6 +381,12 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		ee *sandbox.ExitError
 	)
 	name := shorten(command, 200)
+	switch r.vol.Full() {
+	case "bytes":
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("The build wrote more than %s (the limit): make it write less, or leave large files out of the repository", sandbox.FormatBytes(r.job.Disk.Bytes)), Err: err}
+	case "inodes":
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("The build created more than %s files (the limit): make it create fewer", thousands(r.job.Disk.Inodes)), Err: err}
+	}
 	switch {
 	case errors.As(err, &te):
 		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("Build timed out after %s", r.job.Timeout), Err: err}
@@ -547,6 +553,15 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// thousands writes n with commas between groups of three digits: 200,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

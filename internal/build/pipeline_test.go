@@ -4,40 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
-
-// gitCloner clones with the git binary the way the platform's githost
-// does: shallow, one branch, no tags.
-type gitCloner struct{}
-
-func (gitCloner) Clone(ctx context.Context, url, branch, dir, token string) (*gantry.Commit, error) {
-	out, err := exec.CommandContext(ctx, "git", "clone", "-q", "--depth=1", "--single-branch",
-		"--branch", branch, "--no-tags", "--", url, dir).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("git clone: %v: %s", err, out)
-	}
-	out, err = exec.CommandContext(ctx, "git", "-C", dir, "log", "-1", "--format=%H%x00%an%x00%aI%x00%B").Output()
-	if err != nil {
-		return nil, err
-	}
-	f := strings.SplitN(string(out), "\x00", 4)
-	date, _ := time.Parse(time.RFC3339, f[2])
-	return &gantry.Commit{SHA: f[0], Author: f[1], Date: date, Message: strings.TrimSpace(f[3])}, nil
-}
 
 // logLine is one line a build logged.
 type logLine struct{ Level, Message string }
@@ -104,24 +88,23 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("builds run in the sandbox, which needs root")
-	}
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Fatalf("sandbox: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	data := t.TempDir()
 	for _, d := range []string{filepath.Dir(data), data} {
 		if err := os.Chmod(d, 0o711); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The platform's cloner: git runs in the sandbox.
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &env{
 		git:   gittest.NewServer(t),
 		data:  data,
 		sites: filepath.Join(data, "sites"),
-		p:     &build.Pipeline{Sandbox: sb, Cloner: gitCloner{}},
+		p:     &build.Pipeline{Sandbox: sb, Cloner: hosts},
 	}
 }
 
@@ -567,16 +550,70 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// TestBuildWritesTooMuch: the ways a size poller was outrun — bytes into
+// a folder named .git, empty files by the hundred thousand — are stopped by
+// the kernel at the workspace's limits, with a line a student understands.
 func TestBuildWritesTooMuch(t *testing.T) {
 	e := newEnv(t)
-	job := e.job(t, "diskhog", nodeRepo(``))
-	job.Project = gantry.BuildConfig{OutputDirectory: "dist",
-		BuildCommand: "for i in 1 2 3 4; do head -c 20000000 /dev/zero > blob$i; done; sleep 30"}
-	job.Disk = 32 << 20
-	start := time.Now()
-	_, l, err := e.run(t, job)
-	assertFailed(t, e, job, l, err, "Build used more disk than allowed (limit 32 MiB)")
-	if d := time.Since(start); d > 25*time.Second {
-		t.Errorf("the disk hog ran %v before it was stopped", d)
+	for _, tc := range []struct {
+		name, command, msg string
+	}{
+		{"git-folder", "mkdir -p x/.git && for i in 1 2 3 4 5 6; do head -c 20000000 /dev/zero > x/.git/f$i; done; sleep 30",
+			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
+		{"inode-flood", "seq 1 3000 | xargs touch; sleep 30",
+			"The build created more than 500 files (the limit): make it create fewer"},
+		{"tmp", "head -c 100000000 /dev/zero > /tmp/blob; sleep 30",
+			"The build wrote more than 64 MiB (the limit): make it write less, or leave large files out of the repository"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := e.job(t, "hog-"+tc.name, nodeRepo(``))
+			job.Project = gantry.BuildConfig{OutputDirectory: "dist", BuildCommand: "set -e; " + tc.command}
+			job.Disk = sandbox.Disk{Bytes: 64 << 20, Inodes: 500}
+			start := time.Now()
+			_, l, err := e.run(t, job)
+			assertFailed(t, e, job, l, err, tc.msg)
+			if d := time.Since(start); d > 25*time.Second {
+				t.Errorf("the disk hog ran %v before it was stopped", d)
+			}
+			if _, err := os.Stat(job.Workspace + ".img"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the workspace's image was left behind (%v)", err)
+			}
+		})
+	}
+}
+
+// TestCloneRunsInTheSandbox checks that git itself ran as the sandbox
+// user: the pipeline gives the workspace to that user before the clone and
+// never after, so every file of the checkout, .git included, is the
+// sandbox user's only if git wrote it as that user.
+func TestCloneRunsInTheSandbox(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "owned", map[string]string{"index.html": "<h1>hi</h1>", "about/index.html": "about"})
+	job.KeepWorkspace = true
+	t.Cleanup(func() { _ = sandbox.RemoveVolume(job.Workspace) })
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	n := 0
+	err = filepath.WalkDir(res.Workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != e.p.Sandbox.UID() {
+			t.Errorf("%s belongs to uid %d, want the sandbox user %d", p, uid, e.p.Sandbox.UID())
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 6 {
+		t.Errorf("the workspace holds %d entries; want the checkout and its .git", n)
 	}
 }

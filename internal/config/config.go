@@ -16,12 +16,15 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gantryhq/gantry/internal/netpolicy"
 )
 
 // Sandbox modes.
@@ -39,30 +42,37 @@ const SecretKeyFile = "secret.key"
 
 // Config is Gantry's validated configuration.
 type Config struct {
-	Addr             string        // listen address, default ":8080"
-	DataDir          string        // database, sites, builds, generated secrets; default "./data"
-	DatabaseURL      string        // postgres://… or a SQLite path; default <data-dir>/gantry.db
-	PublicURL        *url.URL      // where the UI and API are reached; default http://localhost:8080
-	LiveDomain       string        // deployments live on <sub>.<live-domain>; default "localhost"
-	LiveURLScheme    string        // scheme of live URLs; default: the public URL's
-	LiveURLPort      string        // port of live URLs, "" for none; default: the public URL's
-	SecretKey        string        // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
-	GitHubClientID   string        // OAuth app; unset means GitHub connect is not configured
-	GitHubSecret     string        // OAuth app secret
-	GitHubAPIURL     *url.URL      // default https://api.github.com/
-	GitHubWebURL     *url.URL      // default https://github.com/
-	GitAllowHosts    []string      // hosts allowed although they resolve to private or loopback addresses
-	Sandbox          string        // SandboxBwrap (default) or SandboxNone
-	BuildTimeout     time.Duration // default 10m
-	BuildConcurrency int           // builds at once, default 1
-	AppMemory        int64         // memory limit of each server app in bytes, default 512 MiB
-	AppPids          int64         // process limit of each server app, default 256
-	AppStartTimeout  time.Duration // how long a server app may take to answer HTTP, default 60s
-	PasswordCost     int           // argon2id memory in MiB, default 19; 1 in tests
-	TokenTTL         time.Duration // bearer token lifetime, default 168h (7 days)
-	TrustProxy       bool          // take client IPs from X-Forwarded-For (behind one reverse proxy)
-	LogFormat        string        // "text" (default) or "json"
-	LogLevel         string        // "debug", "info" (default), "warn", "error"
+	Addr             string         // listen address, default ":8080"
+	DataDir          string         // database, sites, builds, generated secrets; default "./data"
+	DatabaseURL      string         // postgres://… or a SQLite path; default <data-dir>/gantry.db
+	PublicURL        *url.URL       // where the UI and API are reached; default http://localhost:8080
+	LiveDomain       string         // deployments live on <sub>.<live-domain>; default "localhost"
+	LiveURLScheme    string         // scheme of live URLs; default: the public URL's
+	LiveURLPort      string         // port of live URLs, "" for none; default: the public URL's
+	SecretKey        string         // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
+	GitHubClientID   string         // OAuth app; unset means GitHub connect is not configured
+	GitHubSecret     string         // OAuth app secret
+	GitHubAPIURL     *url.URL       // default https://api.github.com/
+	GitHubWebURL     *url.URL       // default https://github.com/
+	GitAllowHosts    []string       // hosts allowed although they resolve to private or loopback addresses
+	Sandbox          string         // SandboxBwrap (default) or SandboxNone
+	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
+	BuildTimeout     time.Duration  // default 10m
+	BuildConcurrency int            // builds at once, default 1
+	MaxPendingBuilds int            // builds one user may have waiting, default 3
+	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
+	AppPids          int64          // process limit of each server app, default 256
+	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
+	BuildDisk        int64          // bytes a build may write (its volume), default 4 GiB
+	BuildInodes      int64          // files a build may create, default 200,000
+	AppDisk          int64          // writable space of a server app beyond its build, default 1 GiB
+	SandboxUIDFirst  uint32         // first uid of the range accounts' code runs under, default 200000
+	SandboxUIDCount  uint32         // size of that range (one uid per account), default 65536
+	PasswordCost     int            // argon2id memory in MiB, default 19; 1 in tests
+	TokenTTL         time.Duration  // bearer token lifetime, default 168h (7 days)
+	TrustProxy       bool           // take client IPs from X-Forwarded-For (behind one reverse proxy)
+	LogFormat        string         // "text" (default) or "json"
+	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
 	// secretKeySet records that the key came from the environment or a flag.
 	secretKeySet bool
@@ -78,9 +88,14 @@ const (
 	DefaultGitHubWebURL     = "https://github.com/"
 	DefaultBuildTimeout     = 10 * time.Minute
 	DefaultBuildConcurrency = 1
+	DefaultMaxPendingBuilds = 3
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
+	DefaultBuildDiskMiB     = 4096
+	DefaultBuildInodes      = 200_000
+	DefaultAppDiskMiB       = 1024
+	DefaultSandboxUIDs      = "200000-265535"
 	DefaultPasswordCost     = 19
 	DefaultTokenTTL         = 7 * 24 * time.Hour
 )
@@ -107,11 +122,17 @@ var settings = []setting{
 	{"github-web-url", DefaultGitHubWebURL, "GitHub web base URL (OAuth pages)"},
 	{"git-allow-hosts", "", "comma-separated hosts allowed although they resolve to private or loopback addresses"},
 	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
+	{"sandbox-allow", "", "comma-separated IPs and CIDR prefixes sandboxed builds and apps may reach although they are private, loopback, link-local or otherwise not public (a package mirror)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
+	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
+	{"build-disk", strconv.Itoa(DefaultBuildDiskMiB), "disk space a build may write (repository, dependencies, output, /tmp), in MiB"},
+	{"build-inodes", strconv.Itoa(DefaultBuildInodes), "files and folders a build may create"},
+	{"app-disk", strconv.Itoa(DefaultAppDiskMiB), "writable disk space of each server app beyond what its build left, in MiB"},
+	{"sandbox-uids", DefaultSandboxUIDs, "range of uids reserved for accounts' builds and apps, one per account (FIRST-LAST)"},
 	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
 	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
@@ -236,6 +257,9 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	default:
 		bad("sandbox", "%q must be bwrap or none", c.Sandbox)
 	}
+	if c.SandboxAllow, err = netpolicy.ParsePrefixes(v("sandbox-allow")); err != nil {
+		bad("sandbox-allow", "%v", err)
+	}
 	if c.BuildTimeout, err = time.ParseDuration(v("build-timeout")); err != nil {
 		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))
 	} else if c.BuildTimeout <= 0 {
@@ -245,6 +269,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))
 	} else if c.BuildConcurrency < 1 {
 		bad("build-concurrency", "must be at least 1")
+	}
+	if c.MaxPendingBuilds, err = strconv.Atoi(v("max-pending-builds")); err != nil {
+		bad("max-pending-builds", "%q is not a whole number", v("max-pending-builds"))
+	} else if c.MaxPendingBuilds < 1 {
+		bad("max-pending-builds", "must be at least 1")
 	}
 	if mib, err := strconv.ParseInt(v("app-memory"), 10, 64); err != nil {
 		bad("app-memory", "%q is not a whole number of MiB", v("app-memory"))
@@ -262,6 +291,30 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("app-start-timeout", "%q is not a duration (e.g. 60s, 2m)", v("app-start-timeout"))
 	} else if c.AppStartTimeout < time.Second {
 		bad("app-start-timeout", "must be at least 1s")
+	}
+	if mib, err := strconv.ParseInt(v("build-disk"), 10, 64); err != nil {
+		bad("build-disk", "%q is not a whole number of MiB", v("build-disk"))
+	} else if mib < 16 || mib > 1<<24 {
+		bad("build-disk", "must be from 16 to 16777216 (MiB)")
+	} else {
+		c.BuildDisk = mib << 20
+	}
+	if c.BuildInodes, err = strconv.ParseInt(v("build-inodes"), 10, 64); err != nil {
+		bad("build-inodes", "%q is not a whole number", v("build-inodes"))
+	} else if c.BuildInodes < 100 || c.BuildInodes > 1<<31 {
+		bad("build-inodes", "must be from 100 to 2147483648")
+	}
+	if mib, err := strconv.ParseInt(v("app-disk"), 10, 64); err != nil {
+		bad("app-disk", "%q is not a whole number of MiB", v("app-disk"))
+	} else if mib < 1 || mib > 1<<24 {
+		bad("app-disk", "must be from 1 to 16777216 (MiB)")
+	} else {
+		c.AppDisk = mib << 20
+	}
+	if first, last, ok := parseUIDRange(v("sandbox-uids")); !ok {
+		bad("sandbox-uids", "%q is not a uid range FIRST-LAST between 1000 and 4294967293 (e.g. %s)", v("sandbox-uids"), DefaultSandboxUIDs)
+	} else {
+		c.SandboxUIDFirst, c.SandboxUIDCount = first, last-first+1
 	}
 	if c.PasswordCost, err = strconv.Atoi(v("password-cost")); err != nil {
 		bad("password-cost", "%q is not a whole number", v("password-cost"))
@@ -461,3 +514,15 @@ func (f *stringFlag) String() string {
 func (f *stringFlag) Set(s string) error { *f.p = s; return nil }
 
 func (f *stringFlag) IsBoolFlag() bool { return f.isBool }
+
+// parseUIDRange reads "FIRST-LAST" with 1000 <= FIRST <= LAST < 2^32-2:
+// no root, no system user, no overflow.
+func parseUIDRange(s string) (first, last uint32, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
+	f, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 32)
+	l, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 32)
+	if !found || err1 != nil || err2 != nil || f < 1000 || l < f || l >= 1<<32-2 {
+		return 0, 0, false
+	}
+	return uint32(f), uint32(l), true
+}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestDefaults(t *testing.T) {
 		"addr": c.Addr, "dataDir": c.DataDir, "db": c.DatabaseURL, "public": c.PublicURL.String(),
 		"live": c.LiveDomain, "api": c.GitHubAPIURL.String(), "web": c.GitHubWebURL.String(),
 		"sandbox": c.Sandbox, "timeout": c.BuildTimeout, "concurrency": c.BuildConcurrency,
-		"cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
+		"pending": c.MaxPendingBuilds, "cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
 		"secret": c.SecretKey, "gh": c.GitHubClientID,
 		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
 	}
@@ -36,7 +37,7 @@ func TestDefaults(t *testing.T) {
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
 		"live": "localhost", "api": "https://api.github.com/", "web": "https://github.com/",
 		"sandbox": "bwrap", "timeout": 10 * time.Minute, "concurrency": 1,
-		"cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
+		"pending": 3, "cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
 		"secret": "", "gh": "",
 		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
 	}
@@ -53,26 +54,31 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	c, err := config.Load(
 		[]string{"--addr", "127.0.0.1:9000", "--sandbox=none", "--trust-proxy", "--git-allow-hosts", " Git.Campus.EDU , 10.0.0.5,"},
 		env(map[string]string{
-			"GANTRY_ADDR":              ":1",
-			"GANTRY_DATA_DIR":          "/srv/gantry",
-			"GANTRY_DATABASE_URL":      "postgres://u:p@db:5432/gantry?sslmode=disable",
-			"GANTRY_PUBLIC_URL":        "https://gantry.example.com",
-			"GANTRY_LIVE_DOMAIN":       "Apps.Example.NET.",
-			"GANTRY_BUILD_TIMEOUT":     "90s",
-			"GANTRY_BUILD_CONCURRENCY": "4",
-			"GANTRY_SANDBOX":           "bwrap",
-			"GANTRY_SECRET_KEY":        strings.Repeat("k", 32),
+			"GANTRY_ADDR":               ":1",
+			"GANTRY_DATA_DIR":           "/srv/gantry",
+			"GANTRY_DATABASE_URL":       "postgres://u:p@db:5432/gantry?sslmode=disable",
+			"GANTRY_PUBLIC_URL":         "https://gantry.example.com",
+			"GANTRY_LIVE_DOMAIN":        "Apps.Example.NET.",
+			"GANTRY_BUILD_TIMEOUT":      "90s",
+			"GANTRY_BUILD_CONCURRENCY":  "4",
+			"GANTRY_MAX_PENDING_BUILDS": "10",
+			"GANTRY_SANDBOX":            "bwrap",
+			"GANTRY_SANDBOX_ALLOW":      "10.20.0.5, fd12:3456::/48,10.30.0.0/16",
+			"GANTRY_SECRET_KEY":         strings.Repeat("k", 32),
 		}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:9000" || c.Sandbox != "none" || !c.TrustProxy || c.DataDir != "/srv/gantry" ||
 		c.DatabaseURL != "postgres://u:p@db:5432/gantry?sslmode=disable" || c.LiveDomain != "apps.example.net" ||
-		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.SecretKey != strings.Repeat("k", 32) {
+		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.MaxPendingBuilds != 10 || c.SecretKey != strings.Repeat("k", 32) {
 		t.Errorf("got %+v", c)
 	}
 	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
 		t.Errorf("allow hosts (-want +got):\n%s", diff)
+	}
+	if got, want := fmt.Sprint(c.SandboxAllow), "[10.20.0.5/32 fd12:3456::/48 10.30.0.0/16]"; got != want {
+		t.Errorf("sandbox allow: got %s, want %s", got, want)
 	}
 	if got, want := c.PublicHost(), "gantry.example.com"; got != want {
 		t.Errorf("PublicHost = %q, want %q", got, want)
@@ -117,6 +123,8 @@ func TestValidation(t *testing.T) {
 		{"negative duration", nil, map[string]string{"GANTRY_BUILD_TIMEOUT": "-1s"}, "--build-timeout (GANTRY_BUILD_TIMEOUT): must be positive"},
 		{"concurrency zero", []string{"--build-concurrency=0"}, nil, "--build-concurrency (GANTRY_BUILD_CONCURRENCY): must be at least 1"},
 		{"concurrency text", nil, map[string]string{"GANTRY_BUILD_CONCURRENCY": "two"}, `"two" is not a whole number`},
+		{"pending zero", nil, map[string]string{"GANTRY_MAX_PENDING_BUILDS": "0"}, "--max-pending-builds (GANTRY_MAX_PENDING_BUILDS): must be at least 1"},
+		{"pending text", []string{"--max-pending-builds=many"}, nil, `--max-pending-builds (GANTRY_MAX_PENDING_BUILDS): "many" is not a whole number`},
 		{"app memory", []string{"--app-memory=8"}, nil, "--app-memory (GANTRY_APP_MEMORY): must be from 16 to 1048576 (MiB)"},
 		{"app memory text", nil, map[string]string{"GANTRY_APP_MEMORY": "1G"}, `"1G" is not a whole number of MiB`},
 		{"app pids", []string{"--app-pids=2"}, nil, "--app-pids (GANTRY_APP_PIDS): must be at least 8"},
@@ -135,6 +143,8 @@ func TestValidation(t *testing.T) {
 		{"short secret", nil, map[string]string{"GANTRY_SECRET_KEY": "short"}, "must be at least 32 bytes long"},
 		{"github half", []string{"--github-client-id", "abc"}, nil, "must be set together"},
 		{"allow hosts", []string{"--git-allow-hosts", "http://x/"}, nil, "is not a host name or IP address"},
+		{"sandbox allow", nil, map[string]string{"GANTRY_SANDBOX_ALLOW": "10.0.0.1,mirror.campus.edu"}, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "mirror.campus.edu" is not an IP address or CIDR prefix`},
+		{"sandbox allow bits", []string{"--sandbox-allow", "10.20.0.5/16"}, nil, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "10.20.0.5/16" has bits set beyond its length: did you mean 10.20.0.0/16?`},
 		{"password cost", []string{"--password-cost", "0"}, nil, "must be from 1 to 1024"},
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
 		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},

@@ -62,9 +62,17 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 	if s.Apps == nil {
 		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps: set an output directory to publish the site statically")
 	}
-	dir := s.WorkDir(d.ID)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
+	uid, err := s.sandboxUID(ctx, d.UserID)
+	if err != nil {
+		return nil, err
+	}
+	spec := runtime.Spec{Name: d.ID, Volume: s.WorkDir(d.ID), UID: uid, GID: uid}
+	if _, err := os.Stat(spec.Volume + ".img"); err != nil {
+		// No volume: built in mode none, or by a version before volumes.
+		spec.Volume, spec.Dir = "", s.WorkDir(d.ID)
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
+		}
 	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID)
 	if err != nil {
@@ -80,7 +88,8 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 	}
 	lg := s.newAppLog(d.ID, secrets)
 	ev := &appEvents{s: s, id: d.ID, logs: lg}
-	app, err := s.Apps.New(runtime.Spec{Name: d.ID, Dir: dir, Command: d.BuildInfo.StartCommand, Env: env, Host: host, Events: ev})
+	spec.Command, spec.Env, spec.Host, spec.Events = d.BuildInfo.StartCommand, env, host, ev
+	app, err := s.Apps.New(spec)
 	if err != nil {
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +40,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/crash":
             print("Error: crashing on request", file=sys.stderr, flush=True)
             os._exit(1)
-        if url.path.startswith("/env/"):
+        if url.path == "/uid":
+            body = str(os.getuid())
+        elif url.path.startswith("/env/"):
             body = os.environ.get(url.path[5:], "")
         elif url.path == "/fetch":
             try:
@@ -389,7 +392,7 @@ func TestAppsStartAgainAfterPlatformRestart(t *testing.T) {
 	table := edge.NewTable()
 	fresh := &deploy.Service{Store: e.svc.Store, Builder: e.svc.Builder, Repos: e.svc.Repos, Hub: events.NewHub(),
 		Sites: deploy.EdgeSites{Table: table}, DataDir: e.svc.DataDir, LiveURL: e.svc.LiveURL, Poll: e.svc.Poll,
-		Apps: e.svc.Apps}
+		Apps: e.svc.Apps, SandboxUIDs: e.svc.SandboxUIDs}
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -505,5 +508,60 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 	}
 	if all := strings.Join(e.logs(ids[0]), "\n"); !strings.Contains(all, deploy.MsgPrunedLine) {
 		t.Fatalf("no pruning line in the log:\n%s", all)
+	}	// The live app's workspace volume counts what its image holds on disk.
+	live, _ := e.svc.Store.FindDeployment(context.Background(), "", ids[len(ids)-1])
+	if u, err := e.db.StorageUsage(context.Background(), e.user.ID); err != nil || live.FilesSize <= 0 || u.Files < live.FilesSize {
+		t.Fatalf("live app: files %d, account usage %+v, %v; want its volume measured and counted", live.FilesSize, u, err)
+	}
+}
+
+// TestAccountsRunUnderUIDsOfTheirOwn: two accounts' apps run, and their
+// built files lie, under two different uids of the configured range; the
+// workspaces are closed to everyone else.
+func TestAccountsRunUnderUIDsOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.deploy(e.project("Alpha", pyApp("alpha")))
+	e.mustLive(a)
+	other := &gantry.User{FullName: "Bob", Username: "bob", Email: "bob@example.com", PasswordHash: "x", IsActive: true}
+	if err := e.db.CreateUser(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	url := e.git.Repo(t, "bob/beta", "main", "initial commit", pyApp("beta"))
+	name := "Beta"
+	pb, err := e.svc.CreatePublic(ctx, other.ID, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.svc.Create(ctx, other.ID, deploy.CreateRequest{ProjectID: pb.ID, Version: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.wait(d.ID)
+	e.mustLive(b)
+	owner := func(dep *gantry.Deployment) (uint32, os.FileMode) {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(e.svc.WorkDir(dep.ID), "workspace", "app.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := os.Stat(filepath.Join(e.svc.WorkDir(dep.ID), "workspace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid, ws.Mode().Perm()
+	}
+	ua, ma := owner(a)
+	ub, mb := owner(b)
+	if ua == ub || ua < 230000 || ub < 230000 || ua >= 231000 || ub >= 231000 {
+		t.Fatalf("accounts' files belong to uids %d and %d, want two different uids of 230000-230999", ua, ub)
+	}
+	if ma != 0o700 || mb != 0o700 {
+		t.Errorf("workspaces are mode %o and %o, want 0700", ma, mb)
+	}
+	// The running apps' processes carry their account's uid.
+	_, body := e.get("beta", "/uid")
+	if body != fmt.Sprint(ub) {
+		t.Errorf("beta's app runs as uid %q, want %d", body, ub)
 	}
 }

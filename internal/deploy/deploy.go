@@ -21,6 +21,7 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/runtime"
+	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -32,6 +33,7 @@ type Store interface {
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
+	SandboxSlot(ctx context.Context, userID string) (int64, error)
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -79,14 +81,28 @@ type Service struct {
 	// RuntimeLogLimit is how many runtime log entries (app output) a
 	// deployment keeps, the oldest dropped first (default 2000).
 	RuntimeLogLimit int
+	// SandboxUIDs is the range of uids accounts' builds and apps run
+	// under, one uid per account (store.SandboxSlot). A zero range runs
+	// every account as the sandbox's default uid (tests).
+	SandboxUIDs sandbox.UIDRange
 	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
 	DataDir string
 	// LiveURL writes the public URL of a subdomain.
 	LiveURL func(sub string) string
 	// Concurrency is how many builds run at once (default 1).
 	Concurrency int
+	// MaxPending is how many builds one user may have waiting (pending) at
+	// once (default DefaultMaxPending); one more deploy is ETOOMANY.
+	// Workers serve users in turns (store.ClaimDeployment).
+	MaxPending int
 	// BuildTimeout bounds one build (default build.DefaultTimeout).
 	BuildTimeout time.Duration
+	// BuildDisk bounds what one build may write (zero fields:
+	// sandbox.DefaultDisk), and AppDisk is a server app's writable space
+	// beyond its build (default build.DefaultAppDisk). The kernel enforces
+	// both: each deployment's workspace is a sandbox.Volume.
+	BuildDisk sandbox.Disk
+	AppDisk   int64
 	// Poll is how often idle workers look at the queue even when nobody
 	// woke them (default 2 s): other replicas may have queued work.
 	Poll   time.Duration
@@ -112,6 +128,16 @@ type runningBuild struct {
 // errStopped is the cause of a build cancelled by Stop or Delete.
 var errStopped = errors.New("stopped by user")
 
+// DefaultMaxPending is MaxPending's default.
+const DefaultMaxPending = 3
+
+func (s *Service) maxPending() int {
+	if s.MaxPending > 0 {
+		return s.MaxPending
+	}
+	return DefaultMaxPending
+}
+
 // Topic is the events topic of a deployment's log entries.
 func Topic(deploymentID string) string { return "logs:" + deploymentID }
 
@@ -120,6 +146,20 @@ func (s *Service) now() time.Time {
 		return s.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// sandboxUID returns the uid (and gid: the same number) that the
+// account's builds and apps run under; 0, the sandbox's default, without a
+// configured range.
+func (s *Service) sandboxUID(ctx context.Context, userID string) (uint32, error) {
+	if s.SandboxUIDs.Count == 0 {
+		return 0, nil
+	}
+	slot, err := s.Store.SandboxSlot(ctx, userID)
+	if err != nil {
+		return 0, err
+	}
+	return s.SandboxUIDs.UID(slot)
 }
 
 func (s *Service) logger() *slog.Logger {

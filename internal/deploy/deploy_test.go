@@ -20,6 +20,7 @@ import (
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -38,12 +39,9 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t), table: edge.NewTable()}
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}})
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +56,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	e.svc = &deploy.Service{
 		Store:   e.db,
 		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
@@ -68,6 +66,8 @@ func newEnv(t *testing.T) *env {
 		DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
+		// Every account under a uid of its own, as gantry serve runs them.
+		SandboxUIDs: sandbox.UIDRange{First: 230000, Count: 1000},
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
@@ -314,7 +314,7 @@ func TestRecoveryAfterRestart(t *testing.T) {
 	}
 	table := edge.NewTable()
 	old := e.svc
-	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub,
+	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll}
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)

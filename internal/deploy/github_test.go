@@ -21,6 +21,7 @@ import (
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -47,10 +48,7 @@ func (l *lockedBuffer) String() string {
 // GitHub through the real sandboxed pipeline with the owner's token, and
 // checks the token shows up in no log line, project, deployment or error.
 func TestBuildPrivateGitHubRepo(t *testing.T) {
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	ctx := context.Background()
 	gh := githubtest.NewServer(t)
 	owner := gh.AddUser("ada-gh")
@@ -60,6 +58,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	hosts, err := githost.New(githost.Config{
 		AllowHosts: []string{"127.0.0.1"}, GitHubAPIURL: gh.APIURL(), GitHubWebURL: gh.URL,
 		ClientID: gh.ClientID, ClientSecret: gh.ClientSecret, RedirectURL: "http://localhost:8080/api/auth/github/callback",
+		Sandbox: sb,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +89,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(data, 0o755)
-	t.Cleanup(func() { os.RemoveAll(data) })
+	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	serverLog := &lockedBuffer{}
 	e.svc = &deploy.Service{
 		Store:   e.db,

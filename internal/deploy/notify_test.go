@@ -56,7 +56,7 @@ func TestEventNotifications(t *testing.T) {
 	}
 	rec := &recorder{}
 	old := e.svc
-	e.svc = &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub,
+	e.svc = &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll,
 		Notify: rec}
 	if err := e.svc.Open(ctx); err != nil {

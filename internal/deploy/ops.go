@@ -10,6 +10,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // CreateRequest is the body of POST /api/deployments.
@@ -24,7 +25,9 @@ type CreateRequest struct {
 // as pending; a worker builds it. Going over the plan's number of live
 // deployments is EFORBIDDEN (a project's redeploy replaces its own live
 // deployment, so it never counts twice), and so is deploying while the
-// account's storage is full (usage ≥ budget: see checkStorage).
+// account's storage is full (usage ≥ budget: see checkStorage); having
+// MaxPending builds waiting already is ETOOMANY. This is the only way a
+// build is queued: project creation, restart and rollback never build.
 func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) (*gantry.Deployment, error) {
 	if strings.TrimSpace(req.ProjectID) == "" {
 		return nil, gantry.Errorf(gantry.EINVALID, "projectId is required")
@@ -69,7 +72,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		// Overrides of this call, kept apart from the project's settings.
 		Environment: gantry.DeploymentEnv{Variables: []gantry.EnvVar{}},
 	}
-	if err := s.Store.CreateDeployment(ctx, d); err != nil {
+	if err := s.Store.QueueDeployment(ctx, d, s.maxPending()); err != nil {
 		return nil, err
 	}
 	pos, _ := s.Store.QueuePosition(ctx, d.ID)
@@ -174,7 +177,16 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
 		s.logger().Error("record environment", "deployment", d.ID, "err", err)
 	}
+	uid, err := s.sandboxUID(ctx, d.UserID)
+	if err != nil {
+		s.fail(ctx, d, gantry.ErrorMessage(err))
+		return
+	}
 	job := build.Job{
+		UID:          uid,
+		GID:          uid,
+		Disk:         s.BuildDisk,
+		AppDisk:      s.AppDisk,
 		DeploymentID: d.ID,
 		Repository:   p.Repository.FullName,
 		CloneURL:     p.Repository.CloneURL,
@@ -193,7 +205,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	keepWorkspace := false
 	defer func() {
 		if !keepWorkspace {
-			os.RemoveAll(job.Workspace)
+			sandbox.RemoveVolume(job.Workspace)
 			if IsApp(d) && d.FilesSize != 0 {
 				s.dropFiles(ctx, d) // its workspace was its files
 			}
@@ -517,7 +529,7 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 
 func (s *Service) removeFiles(id string) {
 	for _, dir := range []string{s.SiteDir(id), s.WorkDir(id)} {
-		if err := os.RemoveAll(dir); err != nil {
+		if err := sandbox.RemoveVolume(dir); err != nil {
 			s.logger().Error("remove deployment files", "dir", dir, "err", err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 // disk once it is built (FilesSize); the store adds the bytes of its log
 // messages, so an account's usage is one sum (Store.StorageUsage) and no
 // request walks the disk. Nothing else is kept per account: builds have no
-// cache that outlives them (npm's cache lives in the sandbox's private
-// /tmp), and a static site's build workspace is removed once it is
+// cache that outlives them (npm's cache lives in the build's /tmp, on its
+// volume), and a static site's build volume is removed once it is
 // published.
 
 // checkStorage refuses a deployment while the account already uses its
@@ -33,13 +33,23 @@ func (s *Service) checkStorage(ctx context.Context, userID string) error {
 	return nil
 }
 
-// filesOf is where d's kept files are: a server app's workspace, or a
-// static site's published folder.
+// filesOf is where d's kept files are: a static site's published folder,
+// or a server app's workspace volume — its image file, whose allocated
+// blocks are what the volume costs on disk (sandbox.Volume), or a plain
+// folder where the sandbox makes no volumes (mode none, older versions).
 func (s *Service) filesOf(d *gantry.Deployment) string {
-	if IsApp(d) {
-		return s.WorkDir(d.ID)
+	if !IsApp(d) {
+		return s.SiteDir(d.ID)
 	}
-	return s.SiteDir(d.ID)
+	if img := s.WorkDir(d.ID) + ".img"; fileExists(img) {
+		return img
+	}
+	return s.WorkDir(d.ID)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // recordFiles measures d's kept files and records their size.
@@ -50,8 +60,8 @@ func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
 	}
 }
 
-// dropFiles removes d's published folder and workspace and records that it
-// keeps nothing.
+// dropFiles removes d's published folder and workspace volume and records
+// that it keeps nothing.
 func (s *Service) dropFiles(ctx context.Context, d *gantry.Deployment) {
 	s.removeFiles(d.ID)
 	if d.FilesSize != 0 {
@@ -64,8 +74,8 @@ func (s *Service) dropFiles(ctx context.Context, d *gantry.Deployment) {
 }
 
 // diskUsage returns the bytes the file or folder at path takes on disk
-// (allocated blocks, folders included; symlinks are not followed), 0 when
-// it does not exist.
+// (allocated blocks, so a sparse image counts what was written; folders
+// included; symlinks are not followed), 0 when it does not exist.
 func diskUsage(path string) int64 {
 	var n int64
 	filepath.WalkDir(path, func(_ string, e fs.DirEntry, err error) error {

@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/netpolicy"
 )
 
 // Checker decides which hosts Gantry may contact on a user's behalf. A host
-// is refused when any address it resolves to is loopback, private (RFC 1918,
-// IPv6 ULA), link-local (including the cloud metadata address
-// 169.254.169.254 and fe80::/10), unspecified, multicast, shared (CGNAT
-// 100.64.0.0/10) or otherwise reserved, unless the host, exactly as written
-// in the URL, is on the allow list. An allow-listed IP lets through URLs
+// is refused when any address it resolves to is restricted
+// (netpolicy.Restricted: loopback, private, link-local including the cloud
+// metadata services, unspecified, multicast, shared (CGNAT), documentation,
+// benchmarking or otherwise reserved, the list the sandbox's network rules
+// use too), unless the host, exactly as written in the URL, is on the allow
+// list. An allow-listed IP lets through URLs
 // that name that IP, not host names that happen to resolve to it.
 //
 // The zero Checker allows nothing private and uses net.DefaultResolver.
@@ -105,69 +107,6 @@ func (c *Checker) Allowed(host, port string) bool {
 	return false
 }
 
-// Restricted reports whether ip belongs to a range Gantry never contacts on
-// a user's behalf without an allow-list entry: loopback, private, link-local,
-// unspecified, multicast, CGNAT, benchmarking, documentation, reserved and
-// broadcast ranges, and IPv6 forms embedding such an IPv4 address (mapped,
-// NAT64 64:ff9b::/96, 6to4 2002::/16).
-func Restricted(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() {
-		return true
-	}
-	for _, p := range restrictedPrefixes {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	if ip.Is6() {
-		b := ip.As16()
-		switch {
-		case nat64.Contains(ip):
-			return Restricted(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-		case sixToFour.Contains(ip):
-			return Restricted(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		}
-	}
-	return false
-}
-
-var (
-	restrictedPrefixes = mustPrefixes(
-		"0.0.0.0/8",          // "this network"
-		"100.64.0.0/10",      // shared address space (CGNAT; also some cloud metadata)
-		"192.0.0.0/24",       // IETF protocol assignments
-		"192.0.2.0/24",       // TEST-NET-1
-		"198.18.0.0/15",      // benchmarking
-		"198.51.100.0/24",    // TEST-NET-2
-		"203.0.113.0/24",     // TEST-NET-3
-		"240.0.0.0/4",        // reserved, and 255.255.255.255
-		"::/128",             // unspecified
-		"100::/64",           // discard
-		"2001:db8::/32",      // documentation
-		"fec0::/10",          // deprecated site-local
-		"64:ff9b:1::/48",     // local-use NAT64
-		"2001::/32",          // Teredo
-		"2001:10::/28",       // ORCHID
-		"2001:20::/28",       // ORCHIDv2
-		"::ffff:0:0:0/96",    // IPv4-translated
-		"fd00:ec2::254/128",  // AWS metadata over IPv6 (also ULA)
-		"169.254.169.254/32", // cloud metadata (also link-local)
-	)
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
-
-func mustPrefixes(ss ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParsePrefix(s)
-	}
-	return out
-}
-
 // errHostNotAllowed is the message for a host that resolves to a restricted
 // address.
 func errHostNotAllowed(host string) error {
@@ -184,7 +123,7 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 		return nil, nil
 	}
 	if ip, err := netip.ParseAddr(h); err == nil {
-		if Restricted(ip) {
+		if netpolicy.Restricted(ip) {
 			return nil, errHostNotAllowed(h)
 		}
 		return []netip.Addr{ip}, nil
@@ -207,7 +146,7 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
 	}
 	for i, a := range addrs {
-		if Restricted(a) {
+		if netpolicy.Restricted(a) {
 			return nil, errHostNotAllowed(h)
 		}
 		addrs[i] = a.Unmap()
@@ -215,9 +154,9 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 	return addrs, nil
 }
 
-// DialContext dials addr like net.Dialer, but unless addr's host is
-// allow-listed, a Control hook refuses every connection whose dialed IP is
-// Restricted. Checking the IP actually dialed (rather than an earlier DNS
+// DialContext dials addr like net.Dialer, resolving names with Resolver,
+// but unless addr's host is allow-listed, a Control hook refuses every
+// connection whose dialed IP is Restricted. Checking the IP actually dialed (rather than an earlier DNS
 // answer) defeats DNS rebinding; redirects are covered because every hop
 // dials through here.
 func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -225,7 +164,7 @@ func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: c.Resolver}
 	if !c.Allowed(host, port) {
 		name := canonicalName(host)
 		d.Control = func(_, address string, _ syscall.RawConn) error {
@@ -233,7 +172,7 @@ func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Co
 			if err != nil {
 				return err
 			}
-			if Restricted(ap.Addr()) {
+			if netpolicy.Restricted(ap.Addr()) {
 				return errHostNotAllowed(name)
 			}
 			return nil

@@ -5,58 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/gantryhq/gantry"
 )
-
-func TestRestricted(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		ip   string
-		want bool
-	}{
-		{"127.0.0.1", true},
-		{"127.1.2.3", true},
-		{"10.0.0.1", true},
-		{"172.16.5.4", true},
-		{"172.31.255.255", true},
-		{"192.168.1.1", true},
-		{"169.254.169.254", true},
-		{"169.254.0.1", true},
-		{"100.64.0.1", true},
-		{"100.100.100.200", true},
-		{"0.0.0.0", true},
-		{"0.1.2.3", true},
-		{"224.0.0.1", true},
-		{"255.255.255.255", true},
-		{"198.18.0.1", true},
-		{"::1", true},
-		{"::", true},
-		{"fe80::1", true},
-		{"fc00::1", true},
-		{"fd00:ec2::254", true},
-		{"ff02::1", true},
-		{"::ffff:127.0.0.1", true},
-		{"::ffff:10.1.1.1", true},
-		{"64:ff9b::a9fe:a9fe", true}, // NAT64 of 169.254.169.254
-		{"2002:7f00:1::1", true},     // 6to4 of 127.0.0.1
-		{"2002:0808:0808::1", false}, // 6to4 of 8.8.8.8
-		{"64:ff9b::808:808", false},  // NAT64 of 8.8.8.8
-		{"8.8.8.8", false},
-		{"140.82.121.3", false},
-		{"172.32.0.1", false},
-		{"100.128.0.1", false},
-		{"2606:50c0:8000::153", false},
-	}
-	for _, tc := range tests {
-		if got := Restricted(netip.MustParseAddr(tc.ip)); got != tc.want {
-			t.Errorf("Restricted(%s) = %v, want %v", tc.ip, got, tc.want)
-		}
-	}
-}
 
 func TestCheckerAllowed(t *testing.T) {
 	t.Parallel()
@@ -99,6 +52,11 @@ func TestCheckerCheck(t *testing.T) {
 		{"10.0.0.1", "Host not allowed: 10.0.0.1 resolves to a private address"},
 		{"169.254.169.254", "Host not allowed: 169.254.169.254 resolves to a private address"},
 		{"::1", "Host not allowed: ::1 resolves to a private address"},
+		{"100.100.100.200", "Host not allowed: 100.100.100.200 resolves to a private address"}, // Alibaba metadata
+		{"169.254.0.23", "Host not allowed: 169.254.0.23 resolves to a private address"},       // Tencent metadata
+		{"192.0.2.1", "Host not allowed: 192.0.2.1 resolves to a private address"},             // documentation
+		{"64:ff9b::a00:1", "Host not allowed: 64:ff9b::a00:1 resolves to a private address"},   // NAT64 of 10.0.0.1
+		{"fd00::10", "Host not allowed: fd00::10 resolves to a private address"},
 		{"no-such-host.invalid", "Could not resolve host: no-such-host.invalid"},
 	}
 	for _, tc := range tests {

@@ -6,42 +6,63 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/netpolicy"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // Defaults of Git.
 const (
 	DefaultTimeout      = 60 * time.Second // ls-remote, branch heads, lookups
 	DefaultCloneTimeout = 10 * time.Minute // Clone for builds
-	DefaultMaxSize      = 500 << 20        // 500 MiB on disk per clone or fetch
+	DefaultMaxSize      = 500 << 20        // 500 MiB on disk per clone or fetch for a build
+	DefaultLookupSize   = 100 << 20        // 100 MiB on disk per lookup's clone
 	DefaultMaxOutput    = 1 << 20          // bytes of stdout and of stderr kept per command
 	defaultPollInterval = 200 * time.Millisecond
 )
 
 // Git runs the git binary against user-supplied remote repositories.
 //
-// Every command gets: a context timeout; an environment built from an
+// With a Sandbox in bwrap mode, every git command (ls-remote, clones, and
+// the git log that reads a clone's head commit) runs inside it, as the
+// sandbox's unprivileged user, with /usr/bin/git, in a folder of its own
+// mounted at /workspace: the build's workspace for Clone, else a fresh
+// folder under LookupDir that is removed afterwards. HOME is the run's
+// private /tmp, so nothing of a cloned repository is read as
+// configuration. The run's network is the sandbox's isolated one; a host
+// on the Checker's allow list that resolves to loopback is reached through
+// that one port of the host's loopback (sandbox.Command.HostLoopbackPorts),
+// and one that resolves to another private address through
+// sandbox.Command.Allow. Without a Sandbox, or in mode none, git runs
+// directly on the host as the platform's user (development only).
+//
+// Every command gets: a time limit; an environment built from an
 // allow-list (PATH, HOME set to a fresh temporary folder, LC_ALL=C,
 // GIT_TERMINAL_PROMPT=0, GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null,
 // GIT_ALLOW_PROTOCOL=http:https, GIT_PROTOCOL_FROM_USER=0, and the CA
 // settings GIT_SSL_CAINFO, GIT_SSL_CAPATH, SSL_CERT_FILE, SSL_CERT_DIR when
-// set) so no proxy, credential helper, askpass or user config is used;
+// set, in the sandbox only those under the folders it sees) so no proxy,
+// credential helper, askpass or user config is used;
 // "-c protocol.allow=never -c protocol.{http,https}.allow=always
 // -c http.followRedirects=false -c core.hooksPath=/dev/null
-// -c credential.helper="; the host's checked addresses pinned with
-// http.curloptResolve so git cannot resolve the name differently; a cap on
-// captured output; and, for clones and fetches, a cap on the size of the
-// target folder (git's whole process group is killed when it grows past it).
+// -c credential.helper="; the host's addresses, resolved once and checked,
+// pinned with http.curloptResolve so git cannot resolve the name
+// differently (DNS rebinding); a cap on captured output; and, for clones,
+// a cap on the size of the target folder (MaxSize for builds, LookupMaxSize
+// for lookups: git is killed when it grows past it).
 // A token is passed as an http.extraHeader through GIT_CONFIG_COUNT/KEY/VALUE
 // environment variables, never in argv or the URL.
 //
@@ -50,15 +71,24 @@ const (
 // probe follows (checked) redirects and gives the clear errors (not found,
 // private, not a git repository) that git itself words poorly.
 //
-// The zero Git is usable: git from PATH, DefaultTimeout, DefaultCloneTimeout,
-// DefaultMaxSize, DefaultMaxOutput, and a Checker with an empty allow list.
+// The zero Git is usable: git from PATH run on the host, DefaultTimeout,
+// DefaultCloneTimeout, DefaultMaxSize, DefaultLookupSize, DefaultMaxOutput,
+// lookups in the system temp folder, and a Checker with an empty allow list.
 type Git struct {
-	Path         string        // git binary; "" looks up "git" in PATH
-	Timeout      time.Duration // LsRemoteHead and BranchHead; 0 means DefaultTimeout
-	CloneTimeout time.Duration // Clone; 0 means DefaultCloneTimeout
-	MaxSize      int64         // bytes on disk per clone or fetch; 0 means DefaultMaxSize
-	MaxOutput    int           // bytes kept of each output stream; 0 means DefaultMaxOutput
-	Checker      *Checker      // nil means NewChecker() (nothing private allowed)
+	Path          string        // git binary outside the sandbox; "" looks up "git" in PATH
+	Timeout       time.Duration // LsRemoteHead, BranchHead and lookups; 0 means DefaultTimeout
+	CloneTimeout  time.Duration // Clone; 0 means DefaultCloneTimeout
+	MaxSize       int64         // bytes on disk per build clone; 0 means DefaultMaxSize
+	LookupMaxSize int64         // bytes on disk per lookup clone; 0 means DefaultLookupSize
+	MaxOutput     int           // bytes kept of each output stream; 0 means DefaultMaxOutput
+	Checker       *Checker      // nil means NewChecker() (nothing private allowed)
+
+	// Sandbox runs git (see above); nil runs it on the host.
+	Sandbox *sandbox.Sandbox
+	// LookupDir holds the folders lookups and ls-remote work in, one per
+	// call, removed when it ends (<data>/lookups, created 0711 if
+	// missing); "" means the system temp folder.
+	LookupDir string
 
 	// PollInterval is how often the size of a clone's folder is measured;
 	// 0 means 200ms.
@@ -73,6 +103,64 @@ func (g *Git) maxSize() int64 {
 		return g.MaxSize
 	}
 	return DefaultMaxSize
+}
+
+func (g *Git) lookupMaxSize() int64 {
+	if g.LookupMaxSize > 0 {
+		return g.LookupMaxSize
+	}
+	return DefaultLookupSize
+}
+
+// sandboxed reports whether git runs in the sandbox.
+func (g *Git) sandboxed() bool {
+	return g.Sandbox != nil && g.Sandbox.Mode() != sandbox.ModeNone
+}
+
+// SweepLookups removes the lookup folders an earlier process left under
+// LookupDir when it died mid-lookup. Call it at start-up, before lookups
+// run; without a LookupDir it does nothing.
+func (g *Git) SweepLookups() error {
+	if g.LookupDir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(g.LookupDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(g.LookupDir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newLookupDir creates an empty folder for one lookup's git commands
+// under LookupDir (or the system temp folder), owned by the sandbox user
+// when git runs sandboxed, and returns it with the function that removes
+// it. It is the one place lookups get their folder.
+func (g *Git) newLookupDir() (string, func(), error) {
+	base := g.LookupDir
+	if base == "" {
+		base = os.TempDir()
+	} else if err := os.MkdirAll(base, 0o711); err != nil {
+		return "", nil, fmt.Errorf("lookup folder: %w", err)
+	}
+	dir, err := os.MkdirTemp(base, "lookup-")
+	if err != nil {
+		return "", nil, fmt.Errorf("lookup folder: %w", err)
+	}
+	remove := func() { os.RemoveAll(dir) }
+	if g.sandboxed() {
+		if err := g.Sandbox.PrepareWorkspace(dir); err != nil {
+			remove()
+			return "", nil, fmt.Errorf("lookup folder: %w", err)
+		}
+	}
+	return dir, remove, nil
 }
 
 func (g *Git) checker() *Checker {
@@ -91,10 +179,12 @@ func orDuration(d, def time.Duration) time.Duration {
 
 // remote is a checked repository URL ready for git.
 type remote struct {
-	ref   *RepoRef
-	url   string   // what git is given (the canonical clone URL, or where it redirected)
-	pin   []string // "-c http.curloptResolve=…" arguments
-	token string
+	ref       *RepoRef
+	url       string         // what git is given (the canonical clone URL, or where it redirected)
+	pin       []string       // "-c http.curloptResolve=…" arguments
+	token     string         //
+	loopPorts []int          // host loopback ports the sandboxed git may reach (allow-listed host on loopback)
+	allow     []netip.Prefix // private addresses the sandboxed git may reach (allow-listed host)
 }
 
 // LsRemoteHead returns the default branch of the public repository at
@@ -111,7 +201,12 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 	if err != nil {
 		return "", err
 	}
-	out, err := g.run(ctx, r, runOpts{timeout: timeout}, "ls-remote", "--symref", "--", r.url, "HEAD")
+	dir, remove, err := g.newLookupDir()
+	if err != nil {
+		return "", err
+	}
+	defer remove()
+	out, err := g.run(ctx, r, runOpts{timeout: timeout, dir: dir}, "ls-remote", "--symref", "--", r.url, "HEAD")
 	if err != nil {
 		return "", err
 	}
@@ -130,7 +225,7 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 		return "", gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", r.ref.WebURL)
 	}
 	// No symref (dumb HTTP or an old server): pick the branch at HEAD.
-	out, err = g.run(ctx, r, runOpts{timeout: timeout}, "ls-remote", "--heads", "--", r.url)
+	out, err = g.run(ctx, r, runOpts{timeout: timeout, dir: dir}, "ls-remote", "--heads", "--", r.url)
 	if err != nil {
 		return "", err
 	}
@@ -155,10 +250,10 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 }
 
 // BranchHead returns the head commit of branch in the public repository at
-// rawURL, from a size-capped shallow bare clone of that one branch (depth 1,
-// no tags, trees and blobs filtered out where the server supports it) in a
-// temporary folder that is removed afterwards. A missing branch is
-// ENOTFOUND "Branch '<b>' not found in <repo>".
+// rawURL, from a shallow bare clone of that one branch (depth 1, no tags,
+// trees and blobs filtered out where the server supports it), capped at
+// LookupMaxSize, in a lookup folder that is removed afterwards. A missing
+// branch is ENOTFOUND "Branch '<b>' not found in <repo>".
 func (g *Git) BranchHead(ctx context.Context, rawURL, branch string) (*gantry.Commit, error) {
 	return g.branchHead(ctx, rawURL, branch, "", g.timeout())
 }
@@ -173,66 +268,97 @@ func (g *Git) branchHead(ctx context.Context, rawURL, branch, token string, time
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "gantry-head-")
+	dir, remove, err := g.newLookupDir()
 	if err != nil {
-		return nil, fmt.Errorf("branch head: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "repo.git")
-	if _, err := g.run(ctx, r, runOpts{timeout: timeout, watch: dir, branch: branch},
-		"clone", "--quiet", "--bare", "--depth=1", "--filter=tree:0", "--single-branch",
-		"--branch", branch, "--no-tags", "--", r.url, dir); err != nil {
 		return nil, err
 	}
-	return g.headCommit(ctx, r, dir)
+	defer remove()
+	o := runOpts{timeout: timeout, dir: dir, maxSize: g.lookupMaxSize(), branch: branch}
+	if _, err := g.run(ctx, r, o,
+		"clone", "--quiet", "--bare", "--depth=1", "--filter=tree:0", "--single-branch",
+		"--branch", branch, "--no-tags", "--", r.url, "."); err != nil {
+		return nil, err
+	}
+	return g.headCommit(ctx, r, o)
 }
 
-// Clone makes a shallow clone (depth 1, that branch only, no tags) of the
-// repository at rawURL into dir, which must not exist or be empty, and
-// returns its head commit. branch "" clones the default branch. token, when
-// set, is sent as GitHub-style HTTP basic authentication
-// (x-access-token:<token>) through git's environment. The clone is limited
-// to CloneTimeout and MaxSize; on failure dir is removed.
-func (g *Git) Clone(ctx context.Context, rawURL, branch, dir, token string) (*gantry.Commit, error) {
-	return g.clone(ctx, rawURL, branch, dir, token, g.cloneTimeout())
+// Clone makes a shallow clone (depth 1, that branch only, no tags) of
+// the repository at rawURL into dir and returns its head commit. dir must
+// be empty; in the sandbox it must belong to uid and gid (0 meaning the
+// sandbox's own ids, as sandbox.Sandbox.PrepareWorkspace leaves it), and
+// a missing dir is created and prepared that way. branch "" clones the
+// default branch. token, when set, is sent as GitHub-style HTTP basic
+// authentication (x-access-token:<token>) through git's environment. The
+// clone, and the git log after it, run as uid and gid in the sandbox,
+// limited to CloneTimeout (or ctx's deadline, if sooner) and MaxSize; on
+// failure what was cloned into dir is removed, and dir is left empty.
+func (g *Git) Clone(ctx context.Context, rawURL, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
+	return g.clone(ctx, rawURL, branch, dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
 }
 
-func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, timeout time.Duration) (_ *gantry.Commit, err error) {
+// clone clones into dir with o's limits and identity (o.dir is set here).
+func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o runOpts) (_ *gantry.Commit, err error) {
 	if branch != "" && !validBranch(branch) {
 		return nil, gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
 	}
 	if dir == "" {
 		return nil, errors.New("clone: no target folder")
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("clone: %w", err)
+		}
+		if g.sandboxed() {
+			if err := g.Sandbox.PrepareWorkspace(dir); err != nil {
+				return nil, fmt.Errorf("clone: %w", err)
+			}
+		}
+	case err != nil:
+		return nil, fmt.Errorf("clone: %w", err)
+	case len(entries) > 0:
 		return nil, fmt.Errorf("clone: target folder %s is not empty", dir)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	o.dir = dir
+	o.branch = branch
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	r, err := g.prepare(ctx, rawURL, token, timeout)
+	r, err := g.prepare(ctx, rawURL, token, o.timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(dir)
+			emptyDir(dir)
 		}
 	}()
 	args := []string{"clone", "--quiet", "--depth=1", "--single-branch", "--no-tags"}
 	if branch != "" {
 		args = append(args, "--branch", branch)
 	}
-	args = append(args, "--", r.url, dir)
-	if _, err := g.run(ctx, r, runOpts{timeout: timeout, watch: dir, branch: branch}, args...); err != nil {
+	args = append(args, "--", r.url, ".")
+	if _, err := g.run(ctx, r, o, args...); err != nil {
 		return nil, err
 	}
-	return g.headCommit(ctx, r, dir)
+	return g.headCommit(ctx, r, o)
 }
 
-// headCommit reads HEAD of the local repository dir.
-func (g *Git) headCommit(ctx context.Context, r *remote, dir string) (*gantry.Commit, error) {
-	out, err := g.run(ctx, r, runOpts{timeout: g.timeout(), local: true},
-		"-C", dir, "log", "-1", "--format=%H%x00%an%x00%cI%x00%B", "HEAD")
+// emptyDir removes everything in dir, leaving dir itself.
+func emptyDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// headCommit reads HEAD of the repository git just cloned into o.dir,
+// running git the way the clone ran (in the sandbox, as o's uid): git run
+// by root in a folder the sandbox user could have written to is what it
+// must never do.
+func (g *Git) headCommit(ctx context.Context, r *remote, o runOpts) (*gantry.Commit, error) {
+	o.timeout, o.maxSize, o.local = g.timeout(), 0, true
+	out, err := g.run(ctx, r, o, "log", "-1", "--format=%H%x00%an%x00%cI%x00%B", "HEAD")
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +389,11 @@ func (g *Git) prepare(ctx context.Context, rawURL, token string, timeout time.Du
 	if err != nil {
 		return nil, timeoutOr(ctx, err, ref.Host, timeout)
 	}
+	if addrs == nil { // allow-listed: resolved here, once, to pin it too
+		if addrs, err = resolveAllowed(ctx, c, ref.Hostname()); err != nil {
+			return nil, timeoutOr(ctx, err, ref.Host, timeout)
+		}
+	}
 	r := &remote{ref: ref, url: ref.CloneURL, token: token}
 	final, err := probe(ctx, c, ref, token, timeout)
 	if err != nil {
@@ -273,13 +404,63 @@ func (g *Git) prepare(ctx context.Context, rawURL, token string, timeout time.Du
 		if addrs, err = c.Check(ctx, final.Hostname(), final.Port()); err != nil {
 			return nil, timeoutOr(ctx, err, final.Host, timeout)
 		}
+		if addrs == nil {
+			if addrs, err = resolveAllowed(ctx, c, final.Hostname()); err != nil {
+				return nil, timeoutOr(ctx, err, final.Host, timeout)
+			}
+		}
 		r.url = final.CloneURL
 		ref = final
 	} else if final != nil {
 		r.url = final.CloneURL
 	}
 	r.pin = pinArgs(ref, addrs)
+	r.loopPorts, r.allow = reachable(ref, addrs)
 	return r, nil
+}
+
+// resolveAllowed returns the addresses of an allow-listed host (Check
+// returns none for those): the IP itself, or the name resolved once.
+func resolveAllowed(ctx context.Context, c *Checker, host string) ([]netip.Addr, error) {
+	h := canonicalName(host)
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return []netip.Addr{ip}, nil
+	}
+	res := c.Resolver
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	addrs, err := res.LookupNetIP(ctx, "ip", h)
+	if err != nil || len(addrs) == 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+	}
+	for i, a := range addrs {
+		addrs[i] = a.Unmap()
+	}
+	return addrs, nil
+}
+
+// reachable returns what a sandboxed git needs to reach addrs (the checked
+// addresses of ref's host) from its isolated network: the port of ref on
+// the host's loopback when an address is loopback, and the other
+// restricted (private) addresses as single-address prefixes. Only an
+// allow-listed host can have such addresses: Check refuses them otherwise.
+func reachable(ref *RepoRef, addrs []netip.Addr) (loopPorts []int, allow []netip.Prefix) {
+	port, _ := strconv.Atoi(ref.Port())
+	for _, a := range addrs {
+		switch {
+		case a.IsLoopback():
+			if len(loopPorts) == 0 && port > 0 {
+				loopPorts = []int{port}
+			}
+		case netpolicy.Restricted(a):
+			allow = append(allow, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return loopPorts, allow
 }
 
 // pinArgs pins a host name to the addresses Checker approved.
@@ -302,10 +483,12 @@ func pinArgs(ref *RepoRef, addrs []netip.Addr) []string {
 }
 
 type runOpts struct {
-	timeout time.Duration // for the "Timed out after" message
-	watch   string        // folder whose size is capped; "" for none
-	branch  string        // for the "Branch not found" message
-	local   bool          // no network: failures are internal
+	timeout  time.Duration // the limit, also for the "Timed out after" message
+	dir      string        // the folder git works in (the sandbox's /workspace)
+	maxSize  int64         // cap on the size of dir; 0 for none
+	branch   string        // for the "Branch not found" message
+	local    bool          // no network: failures are internal
+	uid, gid uint32        // sandbox identity; 0 means the sandbox's own
 }
 
 // baseConfig is passed to every git command.
@@ -323,24 +506,17 @@ var baseConfig = []string{
 // passEnv are environment variables copied to git when set.
 var passEnv = []string{"GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "SSL_CERT_FILE", "SSL_CERT_DIR"}
 
-// run executes git with args and returns its stdout, or a classified error.
-func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]byte, error) {
-	path := g.Path
-	if path == "" {
-		p, err := exec.LookPath("git")
-		if err != nil {
-			return nil, gantry.Errorf(gantry.EUNAVAILABLE, "git is not installed on the server")
-		}
-		path = p
-	}
-	home, err := os.MkdirTemp("", "gantry-git-home-")
-	if err != nil {
-		return nil, fmt.Errorf("git: %w", err)
-	}
-	defer os.RemoveAll(home)
+// sandboxVisible are the folders whose files a sandboxed git sees at the
+// same paths (the sandbox mounts them read-only): CA settings pointing
+// elsewhere are not passed to it.
+var sandboxVisible = []string{"/usr/", "/etc/ssl/", "/etc/ca-certificates/"}
 
+// gitEnv is git's whole environment: PATH, HOME, no prompts, no system or
+// global configuration, http(s) only, the CA settings, and the token as an
+// Authorization header through GIT_CONFIG_COUNT/KEY/VALUE, never argv.
+func gitEnv(path, home, token string, inSandbox bool) []string {
 	env := []string{
-		"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"),
+		"PATH=" + path,
 		"HOME=" + home,
 		"LC_ALL=C",
 		"GIT_TERMINAL_PROMPT=0",
@@ -351,58 +527,143 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 		"GIT_NO_LAZY_FETCH=1",
 	}
 	for _, k := range passEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			continue
 		}
+		if inSandbox && !slices.ContainsFunc(sandboxVisible, func(p string) bool { return strings.HasPrefix(v, p) }) {
+			continue
+		}
+		env = append(env, k+"="+v)
 	}
-	if r.token != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + r.token))
+	if token != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
 			"GIT_CONFIG_VALUE_0=Authorization: Basic "+basic)
 	}
+	return env
+}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	argv := append(append(append([]string{}, baseConfig...), r.pin...), args...)
-	cmd := exec.CommandContext(runCtx, path, argv...)
-	cmd.Env = env
-	cmd.Dir = home
+// sandboxGit is the git binary inside the sandbox.
+const sandboxGit = "/usr/bin/git"
+
+// run executes git with args in o.dir and returns its stdout, or a
+// classified error. o.timeout bounds it (and ctx's deadline, if sooner).
+func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]byte, error) {
 	limit := g.MaxOutput
 	if limit <= 0 {
 		limit = DefaultMaxOutput
 	}
 	stdout, stderr := &cappedBuffer{max: limit}, &cappedBuffer{max: limit}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	setProcessGroup(cmd)
+	argv := append(append(append([]string{}, baseConfig...), r.pin...), args...)
 
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var tooLarge atomic.Bool
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("git: start: %w", err)
-	}
-	if o.watch != "" {
+	if o.maxSize > 0 {
 		done := make(chan struct{})
 		defer close(done)
-		go g.watchSize(o.watch, done, func() { tooLarge.Store(true); cancel() })
+		go g.watchSize(o.dir, o.maxSize, done, func() { tooLarge.Store(true); cancel() })
 	}
-	err = cmd.Wait()
-	if o.watch != "" && dirSize(o.watch) > g.maxSize() {
+	var err error
+	if g.sandboxed() {
+		err = g.runSandboxed(runCtx, r, o, argv, stdout, stderr)
+	} else {
+		err = g.runHost(runCtx, r, o, argv, stdout, stderr)
+	}
+	if o.maxSize > 0 && dirSize(o.dir) > o.maxSize {
 		tooLarge.Store(true) // finished between two measurements
 	}
+	var (
+		te *sandbox.TimeoutError
+		me *sandbox.MemoryError
+		ee *sandbox.ExitError
+		xe *exec.ExitError
+	)
 	switch {
 	case tooLarge.Load():
-		return nil, g.errTooLarge()
+		return nil, errTooLarge(o.maxSize)
 	case err == nil:
 		return stdout.Bytes(), nil
 	case ctx.Err() != nil:
 		return nil, timeoutOr(ctx, ctx.Err(), r.ref.Host, o.timeout)
+	case errors.As(err, &te):
+		return nil, timeoutOr(ctx, err, r.ref.Host, o.timeout)
+	case errors.As(err, &me):
+		return nil, gantry.Errorf(gantry.EINVALID, "git %s while working on %s", me.Error(), r.ref.WebURL)
 	case o.local:
 		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+	case errors.As(err, &ee), errors.As(err, &xe):
+		return nil, classify(r.ref, o.branch, stderr.String(), err)
 	}
-	return nil, classify(r.ref, o.branch, stderr.String(), err)
+	return nil, fmt.Errorf("git: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
 }
 
-// watchSize calls over when the size of dir exceeds MaxSize.
-func (g *Git) watchSize(dir string, done <-chan struct{}, over func()) {
+// runHost runs git directly on the host, as the platform's user, in o.dir
+// with a fresh HOME.
+func (g *Git) runHost(ctx context.Context, r *remote, o runOpts, argv []string, stdout, stderr io.Writer) error {
+	path := g.Path
+	if path == "" {
+		p, err := exec.LookPath("git")
+		if err != nil {
+			return gantry.Errorf(gantry.EUNAVAILABLE, "git is not installed on the server")
+		}
+		path = p
+	}
+	home, err := os.MkdirTemp("", "gantry-git-home-")
+	if err != nil {
+		return fmt.Errorf("git: %w", err)
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, argv...)
+	cmd.Env = gitEnv(envOr("PATH", "/usr/local/bin:/usr/bin:/bin"), home, r.token, false)
+	cmd.Dir = o.dir
+	if cmd.Dir == "" {
+		cmd.Dir = home
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git: start: %w", err)
+	}
+	return cmd.Wait()
+}
+
+// runSandboxed runs /usr/bin/git in the sandbox as o's uid, in o.dir
+// (/workspace there), with HOME in the run's private /tmp, the sandbox's
+// network, and what it needs to reach an allow-listed private host.
+func (g *Git) runSandboxed(ctx context.Context, r *remote, o runOpts, argv []string, stdout, stderr io.Writer) error {
+	timeout := o.timeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = time.Until(dl)
+	}
+	if timeout <= 0 {
+		return &sandbox.TimeoutError{After: o.timeout}
+	}
+	_, err := g.Sandbox.Run(ctx, sandbox.Command{
+		Args:   append([]string{sandboxGit}, argv...),
+		Dir:    o.dir,
+		Env:    gitEnv("/usr/bin:/bin", "/tmp", r.token, true),
+		Limits: sandbox.Limits{Timeout: timeout, OutputLines: 10000},
+		Output: func(stream sandbox.Stream, line string) {
+			w := stderr
+			if stream == sandbox.Stdout {
+				w = stdout
+			}
+			_, _ = io.WriteString(w, line+"\n")
+		},
+		HostLoopbackPorts: r.loopPorts,
+		Allow:             r.allow,
+		UID:               o.uid,
+		GID:               o.gid,
+	})
+	return err
+}
+
+// watchSize calls over when the size of dir exceeds max.
+func (g *Git) watchSize(dir string, max int64, done <-chan struct{}, over func()) {
 	t := time.NewTicker(orDuration(g.PollInterval, defaultPollInterval))
 	defer t.Stop()
 	for {
@@ -410,7 +671,7 @@ func (g *Git) watchSize(dir string, done <-chan struct{}, over func()) {
 		case <-done:
 			return
 		case <-t.C:
-			if dirSize(dir) > g.maxSize() {
+			if dirSize(dir) > max {
 				over()
 				return
 			}
@@ -418,8 +679,8 @@ func (g *Git) watchSize(dir string, done <-chan struct{}, over func()) {
 	}
 }
 
-func (g *Git) errTooLarge() error {
-	return gantry.Errorf(gantry.EINVALID, "Repository is too large (limit %s)", formatBytes(g.maxSize()))
+func errTooLarge(max int64) error {
+	return gantry.Errorf(gantry.EINVALID, "Repository is too large (limit %s)", formatBytes(max))
 }
 
 // dirSize sums the sizes of the regular files under dir; errors (files that

@@ -72,7 +72,7 @@ func TestGitAgainstGitServer(t *testing.T) {
 
 	t.Run("Clone", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "work")
-		c, err := g.Clone(ctx, url, "main", dir, "")
+		c, err := g.Clone(ctx, url, "main", dir, "", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestGitAgainstGitServer(t *testing.T) {
 		}
 		// Default branch when none is given.
 		dir2 := filepath.Join(t.TempDir(), "trunk")
-		if c, err := g.Clone(ctx, s.URL+"/alice/trunk", "", dir2, ""); err != nil || c.Message != "trunk commit" {
+		if c, err := g.Clone(ctx, s.URL+"/alice/trunk", "", dir2, "", 0, 0); err != nil || c.Message != "trunk commit" {
 			t.Errorf("Clone(default branch) = %+v, %v", c, err)
 		}
 	})
@@ -119,7 +119,7 @@ func TestGitAgainstGitServer(t *testing.T) {
 				return err
 			}, gantry.ENOTFOUND, "Branch 'gh-pages' not found in alice/site"},
 			{"missing branch (clone)", func() error {
-				_, err := g.Clone(ctx, url, "gh-pages", filepath.Join(t.TempDir(), "x"), "")
+				_, err := g.Clone(ctx, url, "gh-pages", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 				return err
 			}, gantry.ENOTFOUND, "Branch 'gh-pages' not found in alice/site"},
 			{"invalid branch", func() error {
@@ -135,7 +135,7 @@ func TestGitAgainstGitServer(t *testing.T) {
 				return err
 			}, gantry.EINVALID, "Host not allowed: localhost resolves to a private address"},
 			{"metadata address", func() error {
-				_, err := g.Clone(ctx, "http://169.254.169.254/latest/meta-data.git", "", filepath.Join(t.TempDir(), "x"), "")
+				_, err := g.Clone(ctx, "http://169.254.169.254/latest/meta-data.git", "", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 				return err
 			}, gantry.EINVALID, "Host not allowed: 169.254.169.254 resolves to a private address"},
 			{"file url", func() error {
@@ -143,7 +143,7 @@ func TestGitAgainstGitServer(t *testing.T) {
 				return err
 			}, gantry.EINVALID, msgOnlyHTTP},
 			{"local path", func() error {
-				_, err := g.Clone(ctx, s.Root+"/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+				_, err := g.Clone(ctx, s.Root+"/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 				return err
 			}, gantry.EINVALID, msgOnlyHTTP},
 		}
@@ -219,7 +219,7 @@ func TestGitHostileServers(t *testing.T) {
 	ctx := context.Background()
 	g := testGit()
 	short := &Git{Checker: NewChecker("127.0.0.1"), Timeout: 500 * time.Millisecond, CloneTimeout: 500 * time.Millisecond}
-	small := &Git{Checker: NewChecker("127.0.0.1"), MaxSize: 256 << 10, PollInterval: 20 * time.Millisecond}
+	small := &Git{Checker: NewChecker("127.0.0.1"), MaxSize: 256 << 10, LookupMaxSize: 256 << 10, PollInterval: 20 * time.Millisecond}
 
 	tests := []struct {
 		name string
@@ -236,7 +236,7 @@ func TestGitHostileServers(t *testing.T) {
 			return err
 		}, gantry.ENOTFOUND, "Repository not found: " + srv.URL + "/404/alice/site"},
 		{"401", func() error {
-			_, err := g.Clone(ctx, srv.URL+"/401/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+			_, err := g.Clone(ctx, srv.URL+"/401/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 			return err
 		}, gantry.EINVALID, "Repository is private or requires authentication"},
 		{"403", func() error {
@@ -252,11 +252,11 @@ func TestGitHostileServers(t *testing.T) {
 			return err
 		}, gantry.EINVALID, "Timed out after 0.5s while contacting 127.0.0.1:" + port},
 		{"git itself stalls", func() error {
-			_, err := short.Clone(ctx, srv.URL+"/stall-after-probe/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "")
+			_, err := short.Clone(ctx, srv.URL+"/stall-after-probe/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 			return err
 		}, gantry.EINVALID, "Timed out after 0.5s while contacting 127.0.0.1:" + port},
 		{"too large", func() error {
-			_, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", filepath.Join(t.TempDir(), "x"), "")
+			_, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 			return err
 		}, gantry.EINVALID, "Repository is too large (limit 256 KiB)"},
 		{"too large (branch head)", func() error {
@@ -268,7 +268,7 @@ func TestGitHostileServers(t *testing.T) {
 			return err
 		}, gantry.EINVALID, "Host not allowed: localhost resolves to a private address"},
 		{"redirect to metadata", func() error {
-			_, err := g.Clone(ctx, srv.URL+"/redirect-metadata/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "")
+			_, err := g.Clone(ctx, srv.URL+"/redirect-metadata/alice/site.git", "", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 			return err
 		}, gantry.EINVALID, "Host not allowed: 169.254.169.254 resolves to a private address"},
 		{"connection refused", func() error {
@@ -286,19 +286,19 @@ func TestGitHostileServers(t *testing.T) {
 	}
 
 	t.Run("redirect to an allowed host is followed", func(t *testing.T) {
-		c, err := g.Clone(ctx, srv.URL+"/moved/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "")
+		c, err := g.Clone(ctx, srv.URL+"/moved/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "", 0, 0)
 		if err != nil || c.Message != "first" {
 			t.Errorf("Clone(moved) = %+v, %v; want the first commit", c, err)
 		}
 	})
 
-	t.Run("clone target removed after failure", func(t *testing.T) {
+	t.Run("clone target emptied after failure", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "x")
-		if _, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", dir, ""); err == nil {
+		if _, err := small.Clone(ctx, gs.URL+"/alice/big.git", "main", dir, "", 0, 0); err == nil {
 			t.Fatal("want an error")
 		}
-		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("stat %s: %v; want it removed", dir, err)
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+			t.Errorf("%s after a failed clone: %d entries, %v; want it empty", dir, len(entries), err)
 		}
 	})
 }
@@ -326,7 +326,7 @@ func TestGitTokenNeverInArgv(t *testing.T) {
 	g := testGit()
 	g.Path = wrapper
 	const token = "gho_s3cr3tT0ken"
-	if _, err := g.Clone(context.Background(), url, "main", filepath.Join(dir, "clone"), token); err != nil {
+	if _, err := g.Clone(context.Background(), url, "main", filepath.Join(dir, "clone"), token, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(record)

@@ -14,12 +14,12 @@ import (
 	"errors"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // Detector inspects a checked-out repository and suggests how to build it.
@@ -57,11 +57,21 @@ type Config struct {
 	// call (default DefaultTimeout, 60 s); CloneTimeout bounds Clone for
 	// builds (default DefaultCloneTimeout, 10 min).
 	Timeout, CloneTimeout time.Duration
-	// MaxRepoSize caps a clone's size on disk (default DefaultMaxSize,
-	// 500 MiB).
-	MaxRepoSize int64
-	// GitPath is the git binary (default: "git" from PATH).
+	// MaxRepoSize caps a build clone's size on disk (default
+	// DefaultMaxSize, 500 MiB); LookupMaxSize caps a lookup's clone
+	// (default DefaultLookupSize, 100 MiB).
+	MaxRepoSize, LookupMaxSize int64
+	// GitPath is the git binary when git runs on the host (default: "git"
+	// from PATH); in the sandbox it is always /usr/bin/git.
 	GitPath string
+	// Sandbox runs every git command as its unprivileged user (see Git);
+	// nil runs git on the host as the platform's user (tests and
+	// development only).
+	Sandbox *sandbox.Sandbox
+	// DataDir is the platform's data folder: lookups clone into fresh
+	// folders under DataDir/lookups, removed afterwards. "" means the
+	// system temp folder.
+	DataDir string
 	// Detect runs on a shallow clone during lookups; nil skips the clone,
 	// and lookups then carry no framework or build settings.
 	Detect Detector
@@ -110,11 +120,13 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{
 		Checker: checker,
 		Git: &Git{
-			Path:         cfg.GitPath,
-			Timeout:      timeout,
-			CloneTimeout: cfg.CloneTimeout,
-			MaxSize:      cfg.MaxRepoSize,
-			Checker:      checker,
+			Path:          cfg.GitPath,
+			Timeout:       timeout,
+			CloneTimeout:  cfg.CloneTimeout,
+			MaxSize:       cfg.MaxRepoSize,
+			LookupMaxSize: cfg.LookupMaxSize,
+			Checker:       checker,
+			Sandbox:       cfg.Sandbox,
 		},
 		GitHub:      gh,
 		detect:      cfg.Detect,
@@ -122,6 +134,9 @@ func New(cfg Config) (*Service, error) {
 		githubPort:  webPort,
 		serverToken: cfg.GitHubToken,
 		timeout:     timeout,
+	}
+	if cfg.DataDir != "" {
+		s.Git.LookupDir = filepath.Join(cfg.DataDir, "lookups")
 	}
 	if cfg.ClientID != "" || cfg.ClientSecret != "" {
 		s.OAuth, err = NewOAuth(cfg.ClientID, cfg.ClientSecret, webURL, cfg.RedirectURL, cfg.Scopes, checker.HTTPClient(timeout))
@@ -155,8 +170,9 @@ type LookupResult struct {
 // the last commit of the URL's branch or the default branch); any other
 // host is asked through git (default branch from ls-remote --symref, last
 // commit from the clone). Then, when a Detector is configured, the branch is
-// cloned shallowly (size-capped, within Timeout) into a temporary folder
-// that is removed afterwards, and the detector's framework and build
+// cloned shallowly (in the sandbox, capped at LookupMaxSize, within
+// Timeout) into a folder under DataDir/lookups that is removed
+// afterwards, and the detector's framework and build
 // settings are returned. A failed detection does not fail the lookup: it is
 // reported in DetectError. If GitHub's API is rate-limited the lookup falls
 // back to git.
@@ -254,13 +270,12 @@ func (s *Service) finish(ctx context.Context, repo *gantry.Repository, branch, t
 		res.Repository = *repo
 		return res, nil
 	}
-	tmp, err := os.MkdirTemp("", "gantry-lookup-")
+	dir, remove, err := s.Git.newLookupDir()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "repo")
-	c, err := s.Git.clone(ctx, repo.CloneURL, branch, dir, token, s.timeout)
+	defer remove()
+	c, err := s.Git.clone(ctx, repo.CloneURL, branch, dir, token, runOpts{timeout: s.timeout, maxSize: s.Git.lookupMaxSize()})
 	if err != nil {
 		return nil, err
 	}
@@ -304,16 +319,17 @@ func (s *Service) LatestCommit(ctx context.Context, repo gantry.Repository, bran
 	return c, err
 }
 
-// Clone is Git.Clone for builds (it satisfies build.Cloner), except that
-// token is dropped unless rawURL is on the GitHub host, so a user's GitHub
-// token can never be sent to another server.
-func (s *Service) Clone(ctx context.Context, rawURL, branch, dir, token string) (*gantry.Commit, error) {
+// Clone is Git.Clone for builds (it satisfies build.Cloner): git runs
+// in the sandbox as uid and gid, in the build's workspace dir. token is
+// dropped unless rawURL is on the GitHub host, so a user's GitHub token
+// can never be sent to another server.
+func (s *Service) Clone(ctx context.Context, rawURL, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
 	if token != "" {
 		if ref, err := ParseRepoURL(rawURL); err != nil || !s.IsGitHub(ref) {
 			token = ""
 		}
 	}
-	return s.Git.Clone(ctx, rawURL, branch, dir, token)
+	return s.Git.Clone(ctx, rawURL, branch, dir, token, uid, gid)
 }
 
 // repoID is a stable id for a repository outside GitHub: "git-" and 16 hex

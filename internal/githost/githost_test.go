@@ -268,7 +268,7 @@ func TestCloneTokenStaysOnGitHub(t *testing.T) {
 	s := newService(t, gh, nil)
 	ctx := context.Background()
 
-	if _, err := s.Clone(ctx, recorder.URL+"/eve/trap.git", "main", filepath.Join(t.TempDir(), "a"), alice.Token); err != nil {
+	if _, err := s.Clone(ctx, recorder.URL+"/eve/trap.git", "main", filepath.Join(t.TempDir(), "a"), alice.Token, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -279,11 +279,11 @@ func TestCloneTokenStaysOnGitHub(t *testing.T) {
 	}
 	mu.Unlock()
 
-	c, err := s.Clone(ctx, gh.URL+"/alice/secret.git", "main", filepath.Join(t.TempDir(), "b"), alice.Token)
+	c, err := s.Clone(ctx, gh.URL+"/alice/secret.git", "main", filepath.Join(t.TempDir(), "b"), alice.Token, 0, 0)
 	if err != nil || c.Message != "Initial commit" {
 		t.Errorf("private clone with token = %+v, %v", c, err)
 	}
-	_, err = s.Clone(ctx, gh.URL+"/alice/secret.git", "main", filepath.Join(t.TempDir(), "c"), "")
+	_, err = s.Clone(ctx, gh.URL+"/alice/secret.git", "main", filepath.Join(t.TempDir(), "c"), "", 0, 0)
 	if msg := gantry.ErrorMessage(err); msg != "Repository is private or requires authentication" {
 		t.Errorf("private clone without token: got %q (%v)", msg, err)
 	}

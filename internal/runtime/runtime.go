@@ -69,10 +69,21 @@ type Events interface {
 type Spec struct {
 	// Name identifies the app in the platform's own log (the deployment id).
 	Name string
+	// Volume is the sandbox.Volume the app's build left (its workspace is
+	// the app's /workspace, its tmp folder the app's /tmp, both bounded by
+	// the volume's size); it is mounted again if it is not (after a
+	// reboot). When it is empty, Dir is used instead.
+	Volume string
 	// Dir is the built workspace the app runs from (mounted read-write at
-	// /workspace in the sandbox); it must be prepared for the sandbox
-	// (sandbox.PrepareWorkspace).
+	// /workspace in the sandbox) when there is no Volume; it must be
+	// prepared for the sandbox (sandbox.PrepareWorkspace).
 	Dir string
+	// Tmp is the folder mounted at /tmp when there is no Volume; empty: a
+	// private tmpfs.
+	Tmp string
+	// UID and GID are the account's own sandbox ids (zero: the sandbox's
+	// default).
+	UID, GID uint32
 	// Command is the start command, run with sh -c, e.g. "npm start".
 	Command string
 	// Env holds the app's own "KEY=VALUE" variables. PORT and HOST are set
@@ -152,6 +163,13 @@ func (s *Supervisor) New(spec Spec) (*App, error) {
 	}
 	if strings.TrimSpace(spec.Command) == "" {
 		return nil, errors.New("runtime: no start command")
+	}
+	if spec.Volume != "" {
+		v, err := s.Sandbox.AttachVolume(spec.Volume)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		spec.Dir, spec.Tmp = v.Workspace, v.Tmp
 	}
 	if spec.Dir == "" {
 		return nil, errors.New("runtime: no workspace")
@@ -376,6 +394,9 @@ func (a *App) launch() *process {
 	cmd := sandbox.Command{
 		Args: []string{"sh", "-c", a.spec.Command},
 		Dir:  a.spec.Dir,
+		Tmp:  a.spec.Tmp,
+		UID:  a.spec.UID,
+		GID:  a.spec.GID,
 		Env:  a.env(),
 		Limits: sandbox.Limits{
 			Timeout:     -1, // apps run until stopped

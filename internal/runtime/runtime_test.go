@@ -15,6 +15,7 @@ import (
 
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
 
 // events records what the supervisor reports.
@@ -68,10 +69,7 @@ func (e *events) dump() string {
 // holding testdata/app.py that the sandbox user may use.
 func newSupervisor(t *testing.T) (*runtime.Supervisor, string) {
 	t.Helper()
-	sb := sandbox.New(sandbox.Config{})
-	if err := sb.Available(); err != nil {
-		t.Skipf("sandbox unavailable: %v", err)
-	}
+	sb := sandboxtest.Require(t, sandbox.Config{})
 	dir, err := os.MkdirTemp("", "gantry-runtime-test-")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gantryhq/gantry/internal/netpolicy"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
 
 // mustNetworkSandbox is mustSandbox for a given network.
@@ -167,6 +170,29 @@ func hostCanDial(addr string) bool {
 	return true
 }
 
+// restrictedAddrsOf returns, as /32 or /128 prefixes, the addresses host
+// resolves to on this machine that lie in restricted ranges. A machine
+// that reaches the internet through a proxy at such an address (some CI
+// farms answer every name with one in 203.0.113.0/24) must allow-list it,
+// as its operator would with GANTRY_SANDBOX_ALLOW.
+func restrictedAddrsOf(tb testing.TB, host string) []netip.Prefix {
+	tb.Helper()
+	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+	if err != nil {
+		tb.Fatalf("resolve %s: %v", host, err)
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		if a = a.Unmap(); netpolicy.Restricted(a) {
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	if len(out) > 0 {
+		tb.Logf("%s resolves to restricted addresses here: allowing %v", host, out)
+	}
+	return out
+}
+
 func TestIsolatedNetworkGoesOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reaches the internet")
@@ -175,7 +201,7 @@ func TestIsolatedNetworkGoesOut(t *testing.T) {
 	if !hostCanDial(host + ":443") {
 		t.Skipf("this machine does not reach %s", host)
 	}
-	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	s := sandboxtest.Require(t, sandbox.Config{AllowNets: restrictedAddrsOf(t, host)})
 	ws := workspace(t, s, platformDir(t), "a")
 	c, _, err := run(t, s, ws, sandbox.Limits{Timeout: time.Minute},
 		`getent hosts `+host+` >/dev/null && echo resolved; timeout 10 bash -c 'exec 3<>/dev/tcp/`+host+`/443' && echo connected`)
@@ -306,7 +332,7 @@ func TestForwardRefused(t *testing.T) {
 
 func TestPastaNotInstalled(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed")
+		sandboxtest.Unavailable(t, "bubblewrap is not installed")
 	}
 	err := sandbox.New(sandbox.Config{Pasta: "/nonexistent/pasta"}).Available()
 	if !errors.Is(err, sandbox.ErrPastaNotInstalled) {
@@ -400,5 +426,51 @@ func TestPastaSharesTheRunsCgroup(t *testing.T) {
 	}
 	if left := processesMatching(t, marker); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
+	}
+}
+
+func TestHostLoopbackPortsReachOnlyThosePorts(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkIsolated)
+	allowed := listenSecret(t, "127.0.0.1:0")
+	other := listenSecret(t, "127.0.0.1:0")
+	ws := workspace(t, s, platformDir(t), "a")
+	c := &capture{}
+	targets := []string{"127.0.0.1/" + strconv.Itoa(allowed.port()), "127.0.0.1/" + strconv.Itoa(other.port())}
+	_, err := s.Run(context.Background(), sandbox.Command{
+		Args:              append([]string{"bash", "-c", dialScript, "dial"}, targets...),
+		Dir:               ws,
+		Output:            c.fn,
+		HostLoopbackPorts: []int{allowed.port()},
+	})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	if !c.has(fmt.Sprintf("stdout: reached 127.0.0.1/%d: %s", allowed.port(), hostSecret)) || allowed.accepted.Load() == 0 {
+		t.Errorf("the allowed host loopback port was not reached:\n%s", c)
+	}
+	if other.accepted.Load() > 0 || !c.has(fmt.Sprintf("stdout: refused 127.0.0.1/%d", other.port())) {
+		t.Errorf("a host loopback port that was not listed was reached:\n%s", c)
+	}
+}
+
+func TestHostLoopbackPortsRefusedWithoutNetwork(t *testing.T) {
+	s := mustNetworkSandbox(t, sandbox.NetworkNone)
+	ws := workspace(t, s, platformDir(t), "a")
+	_, err := s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, HostLoopbackPorts: []int{8080}})
+	if err == nil || !strings.Contains(err.Error(), "no network") {
+		t.Fatalf("err = %v, want a refusal: the command has no network", err)
+	}
+}
+
+func TestInvalidAllowList(t *testing.T) {
+	err := sandbox.New(sandbox.Config{AllowNets: []netip.Prefix{{}}}).Available()
+	if err == nil || !strings.Contains(err.Error(), "sandbox allow list: \"invalid Prefix\" is not a valid prefix") {
+		t.Fatalf("Available with an invalid Config.AllowNets: got %v, want the allow list named", err)
+	}
+	s := mustSandbox(t)
+	ws := workspace(t, s, platformDir(t), "a")
+	_, err = s.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Dir: ws, Allow: []netip.Prefix{{}}})
+	if err == nil || !strings.Contains(err.Error(), "Command.Allow") {
+		t.Fatalf("Run with an invalid Command.Allow: got %v, want Command.Allow named", err)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gantryhq/gantry/internal/netpolicy"
 )
 
 // Paths inside the sandbox.
@@ -84,8 +86,12 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	if err := checkForwards(c.Forward, network); err != nil {
 		return res, err
 	}
+	if err := checkLoopbackPorts(c.HostLoopbackPorts, network); err != nil {
+		return res, err
+	}
+	uid, gid := s.owner(c.UID, c.GID)
 	if bwrap && os.Geteuid() != 0 {
-		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", s.uid)
+		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", uid)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
@@ -131,35 +137,47 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		args := []string{"sh", "-c", gateScript(l), "gantry-sandbox"}
 		resolv := "/etc/resolv.conf"
 		if network == NetworkIsolated {
-			wrap, err := s.isolation(c.Forward)
+			var nameservers []netip.Addr
+			if f, ns, err := resolvConf(hostResolvConfs...); err == nil {
+				resolv, nameservers = f, ns
+			}
+			if s.allowErr != nil {
+				return res, fmt.Errorf("sandbox: Config.AllowNets: %w", s.allowErr)
+			}
+			allow, err := cleanPrefixes(c.Allow)
+			if err != nil {
+				return res, fmt.Errorf("sandbox: Command.Allow: %w", err)
+			}
+			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, append(allow, s.allow...))
 			if err != nil {
 				return res, err
 			}
 			args = append(args, wrap...)
-			if f, err := resolvConf(hostResolvConfs...); err == nil {
-				resolv = f
-			}
 		}
 		args = append(args, bin, "--args", "4", "--")
 		cmd.Args = append(args, c.Args...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
 		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.uid, Gid: s.gid, Groups: []uint32{}}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 		argData = nulJoin(bwrapArgs(bwrapOptions{
 			workspace: dir,
 			env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
-			uid:       s.uid,
-			gid:       s.gid,
+			uid:       uid,
+			gid:       gid,
+			tmp:       c.Tmp,
 			shareNet:  network != NetworkNone,
 			resolv:    resolv,
 		}))
 	} else {
-		tmp, err := os.MkdirTemp("", "gantry-run-")
-		if err != nil {
-			return res, fmt.Errorf("sandbox: %w", err)
+		tmp := c.Tmp
+		if tmp == "" {
+			tmp, err = os.MkdirTemp("", "gantry-run-")
+			if err != nil {
+				return res, fmt.Errorf("sandbox: %w", err)
+			}
+			defer os.RemoveAll(tmp)
 		}
-		defer os.RemoveAll(tmp)
 		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
 		env := s.env(dir, filepath.Join(tmp, ".npm"), c.Env)
 		cmd.Env = append(env, "TMPDIR="+tmp)
@@ -313,6 +331,7 @@ type bwrapOptions struct {
 	uid, gid  uint32   // ids inside the sandbox
 	shareNet  bool     // keep the network namespace bubblewrap starts in
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
+	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
 }
 
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
@@ -345,7 +364,13 @@ func bwrapArgs(o bwrapOptions) []string {
 		"--ro-bind-try", "/usr/etc/npmrc", "/usr/etc/npmrc",
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--tmpfs", "/tmp",
+	)
+	if o.tmp != "" {
+		a = append(a, "--bind", o.tmp, "/tmp")
+	} else {
+		a = append(a, "--size", strconv.Itoa(TmpSize), "--tmpfs", "/tmp")
+	}
+	a = append(a,
 		"--bind", o.workspace, workspaceDir,
 		"--chdir", workspaceDir,
 		"--hostname", "sandbox",
@@ -376,11 +401,27 @@ func checkForwards(fw []Forward, network string) error {
 	return nil
 }
 
+// checkLoopbackPorts validates Command.HostLoopbackPorts for a run on
+// network.
+func checkLoopbackPorts(ports []int, network string) error {
+	for _, p := range ports {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("sandbox: host loopback port %d: ports run from 1 to 65535", p)
+		}
+		if network == NetworkNone {
+			return fmt.Errorf("sandbox: host loopback port %d: the command has no network", p)
+		}
+	}
+	return nil
+}
+
 // isolation returns the command line that runs bubblewrap (appended to it)
 // in a network namespace of its own: pasta, which connects the namespace
 // to the outside, then a shell that, as root of pasta's user namespace,
-// shuts the host's addresses out of it (netScript).
-func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
+// shuts everything but the public internet out of it (netScript): the
+// nameservers stay reachable on port 53, and so do the destinations in
+// allow.
+func (s *Sandbox) isolation(fw []Forward, loopPorts []int, nameservers []netip.Addr, allow []netip.Prefix) ([]string, error) {
 	pasta, err := exec.LookPath(s.pasta)
 	if err != nil {
 		return nil, ErrPastaNotInstalled
@@ -393,8 +434,9 @@ func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	args := append([]string{pasta}, pastaArgs(fw)...)
-	return append(args, "--", "/bin/sh", "-c", netScript(ip, addrs), "gantry-net"), nil
+	p := netPolicy{dns: nameservers, host: addrs, allow: allow}
+	args := append([]string{pasta}, pastaArgs(fw, loopPorts)...)
+	return append(args, "--", "/bin/sh", "-c", netScript(ip, p), "gantry-net"), nil
 }
 
 // pastaArgs returns pasta's options for a run forwarding fw. pasta
@@ -402,12 +444,21 @@ func (s *Sandbox) isolation(fw []Forward) ([]string, error) {
 // same addresses and routes), runs in the foreground (exiting with the
 // command's status) and quietly. Nothing of the host's loopback is mapped
 // in: not the gateway address (--no-map-gw, which would otherwise reach
-// the host's 127.0.0.1), nor any port of it (-T none, -U none); and
-// nothing is forwarded inward but fw's TCP ports (-t, -u none). The DNS
-// information pasta would hand out through DHCP and NDP is off (-D none):
-// commands read /etc/resolv.conf.
-func pastaArgs(fw []Forward) []string {
-	a := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", "none", "-U", "none", "-u", "none", "-D", "none"}
+// the host's 127.0.0.1), nor any port of it (-T none, -U none) except the
+// TCP ports loopPorts names (-T PORT,…: the namespace's loopback port
+// leads to the host's); and nothing is forwarded inward but fw's TCP ports
+// (-t, -u none). The DNS information pasta would hand out through DHCP and
+// NDP is off (-D none): commands read /etc/resolv.conf.
+func pastaArgs(fw []Forward, loopPorts []int) []string {
+	toHost := "none"
+	if len(loopPorts) > 0 {
+		ps := make([]string, len(loopPorts))
+		for i, p := range loopPorts {
+			ps[i] = strconv.Itoa(p)
+		}
+		toHost = strings.Join(ps, ",")
+	}
+	a := []string{"--config-net", "--no-map-gw", "--quiet", "--foreground", "-T", toHost, "-U", "none", "-u", "none", "-D", "none"}
 	if len(fw) == 0 {
 		return append(a, "-t", "none")
 	}
@@ -445,39 +496,110 @@ func hostAddrs() ([]netip.Addr, error) {
 	return out, nil
 }
 
-// metadataRules shut the cloud metadata services (AWS, GCP, Azure and
-// others at 169.254.169.254, AWS's IPv6 one at fd00:ec2::254) out of
-// isolated networks: their HTTP port hands out the machine's credentials.
-// Only TCP port 80 is refused, since some clouds answer DNS at that address.
-var metadataRules = map[string]string{
-	"-4": "rule add to 169.254.169.254 ipproto tcp dport 80 prohibit\n",
-	"-6": "rule add to fd00:ec2::254 ipproto tcp dport 80 prohibit\n",
+// Priorities of the policy-routing rules of an isolated network, in the
+// order the kernel tries them. The local table (priority 0) comes first, so
+// the namespace's own addresses (its loopback, and the host's addresses
+// pasta copies in) stay its own; the main table (32766), with the route to
+// pasta's gateway, serves whatever no rule here decided.
+const (
+	prefDNS        = 1000 // the nameservers, port 53 over UDP and TCP: lookup main
+	prefShut       = 1100 // the host's own addresses and the metadata services: prohibit
+	prefAllow      = 1200 // the allow lists: lookup main
+	prefRestricted = 1300 // every range of netpolicy.Prefixes: prohibit
+)
+
+// netPolicy is what an isolated network lets through besides the public
+// internet.
+type netPolicy struct {
+	dns   []netip.Addr   // nameservers, reachable on port 53 only
+	host  []netip.Addr   // the host's own addresses: shut unless allowed one by one
+	allow []netip.Prefix // destinations reachable although restricted
 }
 
-// netScript returns the shell script pasta starts in the new namespace:
-// policy-routing rules ("prohibit": connecting fails with EACCES, even to
-// a link-local address with an interface given) for every address of the
-// host and for the cloud metadata services (metadataRules), made with ip as
-// root of pasta's user namespace, in one batch per family; then it closes
-// the listening sockets pasta leaves open to its child (fds 3 and 5 to 9;
-// 4 carries bubblewrap's options) and execs its arguments, bubblewrap. A
+// rules returns the ip rules of p for one family (IPv4 when v6 is false),
+// one per line in ip's batch syntax. A connection whose destination a
+// "prohibit" rule matches fails with EACCES ("Permission denied"), even to
+// a link-local address with an interface given; one a "lookup main" rule
+// matches takes the main table's route out through pasta.
+//
+// The order is: the nameservers on port 53; then the host's own addresses
+// (pasta would carry a connection to them back to the host's services)
+// and the cloud metadata services (netpolicy.Metadata), on every port;
+// then the allow list; then every restricted range (netpolicy.Prefixes).
+// A host or metadata address stays shut even when an allow-list prefix
+// encloses it, unless the list names it alone (a /32 or /128).
+func (p netPolicy) rules(v6 bool) string {
+	var b strings.Builder
+	family := func(a netip.Addr) bool { return a.Is6() == v6 }
+	for _, a := range p.dns {
+		if a = a.Unmap().WithZone(""); family(a) {
+			fmt.Fprintf(&b, "rule add pref %d to %s ipproto udp dport 53 lookup main\n", prefDNS, a)
+			fmt.Fprintf(&b, "rule add pref %d to %s ipproto tcp dport 53 lookup main\n", prefDNS, a)
+		}
+	}
+	seen := map[netip.Addr]bool{}
+	for _, a := range append(append([]netip.Addr(nil), p.host...), netpolicy.Metadata()...) {
+		a = a.Unmap().WithZone("")
+		if !family(a) || seen[a] || p.allowsAlone(a) {
+			continue
+		}
+		seen[a] = true
+		fmt.Fprintf(&b, "rule add pref %d to %s prohibit\n", prefShut, a)
+	}
+	for _, n := range p.allow {
+		if family(n.Addr()) {
+			fmt.Fprintf(&b, "rule add pref %d to %s lookup main\n", prefAllow, n)
+		}
+	}
+	for _, n := range netpolicy.Prefixes() {
+		if family(n.Addr()) {
+			fmt.Fprintf(&b, "rule add pref %d to %s prohibit\n", prefRestricted, n)
+		}
+	}
+	return b.String()
+}
+
+// allowsAlone reports whether the allow list names a by itself.
+func (p netPolicy) allowsAlone(a netip.Addr) bool {
+	for _, n := range p.allow {
+		if n.IsSingleIP() && n.Addr() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// netScript returns the shell script pasta starts in the new namespace: it
+// adds p's policy-routing rules (netPolicy.rules) with ip as root of
+// pasta's user namespace, in one batch per family; then it closes the
+// listening sockets pasta leaves open to its child (fds 3 and 5 to 9; 4
+// carries bubblewrap's options) and execs its arguments, bubblewrap. A
 // rule that cannot be made ends the run with code 125 before the command
 // starts.
-func netScript(ip string, addrs []netip.Addr) string {
+func netScript(ip string, p netPolicy) string {
 	var b strings.Builder
 	for _, family := range []string{"-4", "-6"} {
-		var rules strings.Builder
-		for _, a := range addrs {
-			if a.Is6() == (family == "-6") {
-				fmt.Fprintf(&rules, "rule add to %s prohibit\n", a.WithZone(""))
-			}
-		}
-		rules.WriteString(metadataRules[family])
-		fmt.Fprintf(&b, "%s %s -batch - <<'EOF' || { echo \"sandbox: cannot shut the host's addresses out of the network\" >&2; exit 125; }\n%sEOF\n",
-			shellQuote(ip), family, rules.String())
+		fmt.Fprintf(&b, "%s %s -batch - <<'EOF' || { echo \"sandbox: cannot set up the network rules\" >&2; exit 125; }\n%sEOF\n",
+			shellQuote(ip), family, p.rules(family == "-6"))
 	}
 	b.WriteString(`exec 3<&- 5<&- 6<&- 7<&- 8<&- 9<&-; exec "$@"`)
 	return b.String()
+}
+
+// cleanPrefixes returns ps with every prefix masked and IPv4-mapped ones
+// turned into IPv4, or an error for an invalid one.
+func cleanPrefixes(ps []netip.Prefix) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(ps))
+	for _, n := range ps {
+		if !n.IsValid() || n.Addr().Zone() != "" {
+			return nil, fmt.Errorf("%q is not a valid prefix", n.String())
+		}
+		if a := n.Addr(); a.Is4In6() && n.Bits() >= 96 {
+			n = netip.PrefixFrom(a.Unmap(), n.Bits()-96)
+		}
+		out = append(out, n.Masked())
+	}
+	return out, nil
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -586,6 +708,22 @@ type lineSink struct {
 	dropped int
 }
 
+// full reports whether the sink takes no more lines: the readers then only
+// count what they drop, so that a run printing hundreds of megabytes costs
+// the platform little more than reading them.
+func (s *lineSink) full() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max > 0 && s.lines >= s.max
+}
+
+// drop counts n lines read and dropped.
+func (s *lineSink) drop(n int) {
+	s.mu.Lock()
+	s.dropped += n
+	s.mu.Unlock()
+}
+
 func (s *lineSink) emit(stream Stream, line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -606,6 +744,10 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 	br := bufio.NewReaderSize(r, MaxLineLength)
 	long := false // discarding the rest of an over-long line
 	for {
+		if sink.full() {
+			drain(br, sink)
+			return
+		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !long {
@@ -621,6 +763,21 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 			long = false
 		}
 		if err != nil { // EOF, or the read end was closed by waitReaders
+			return
+		}
+	}
+}
+
+// drain reads r to its end, counting its lines as dropped without making
+// strings of them.
+func drain(r io.Reader, sink *lineSink) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if c := bytes.Count(buf[:n], []byte{'\n'}); c > 0 {
+			sink.drop(c)
+		}
+		if err != nil {
 			return
 		}
 	}

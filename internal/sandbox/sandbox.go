@@ -13,15 +13,23 @@
 // empty environment plus an explicit list.
 //
 // Its network is, by default (NetworkIsolated), a network namespace of its
-// own connected to the outside by pasta (Debian package passt): outbound
-// connections and DNS work (package installs need them), but the host's
-// loopback services — the platform's API, a local database, other apps —
-// are out of reach, and so are the host's own addresses on every other
-// interface and the HTTP port of cloud metadata services (shut out with
-// policy-routing rules, set up with iproute2's ip before the command
-// starts). A Command may forward host loopback ports to
+// own connected to the outside by pasta (Debian package passt), which
+// reaches the public internet only. The host's loopback services — the
+// platform's API, a local database, other apps — are out of reach, and so
+// are the host's own addresses on every interface, the cloud metadata
+// services on every port, and every loopback, private, shared (CGNAT),
+// link-local, unique local, multicast, reserved, benchmarking and
+// documentation range of IPv4 and IPv6 (netpolicy.Prefixes, the list the
+// git URL checker uses): the operator's other machines, a database in a
+// container, Kubernetes services. Policy-routing rules, set up with
+// iproute2's ip before the command starts, make the kernel refuse such
+// connections with EACCES. Two exceptions: the nameservers of the
+// resolv.conf the command gets stay reachable on port 53 (UDP and TCP),
+// and Config.AllowNets and Command.Allow open named addresses and prefixes
+// (a campus package mirror). A Command may forward host loopback ports to
 // ports inside (Command.Forward), which is how a sandboxed server app is
-// reached. NetworkHost shares the host's network instead (loopback
+// reached; a clone from a git host the operator allow-listed on the host's
+// loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
 //
 // Memory and process limits are enforced with a cgroup created per run
@@ -59,8 +67,10 @@ const (
 // Networks of a bwrap-mode Sandbox.
 const (
 	// NetworkIsolated gives each run a network namespace of its own,
-	// connected through pasta: outbound connections and DNS work, the
-	// host's loopback services and its own addresses do not (the default).
+	// connected through pasta: connections to the public internet and DNS
+	// work; the host's loopback services, its own addresses, the metadata
+	// services and every non-public range do not, unless allow-listed
+	// (the default).
 	NetworkIsolated = "isolated"
 	// NetworkHost shares the host's network, loopback services included.
 	NetworkHost = "host"
@@ -96,6 +106,14 @@ type Config struct {
 	// CgroupRoot is where the cgroup filesystems are mounted; default
 	// /sys/fs/cgroup.
 	CgroupRoot string
+	// AllowNets lists destinations every isolated run may reach although
+	// they lie in restricted ranges (GANTRY_SANDBOX_ALLOW), e.g. a package
+	// mirror at 10.20.0.5/32. The host's own addresses and the metadata
+	// services stay shut unless named alone (a /32 or /128), even inside
+	// an allowed prefix. Default: none.
+	AllowNets []netip.Prefix
+	// TunDevice is the tun device pasta opens; default /dev/net/tun.
+	TunDevice string
 }
 
 // Limits bound one run. A zero field takes its value from DefaultLimits; a
@@ -172,6 +190,9 @@ const (
 	Stderr Stream = "stderr"
 )
 
+// TmpSize is the size of a run's private /tmp when Command.Tmp is unset.
+const TmpSize = 256 << 20
+
 // MaxLineLength is the longest line passed to Command.Output, in bytes;
 // longer lines are cut there and end with "…".
 const MaxLineLength = 8 << 10
@@ -205,6 +226,33 @@ type Command struct {
 	// none, NetworkHost) only HostPort == Port is possible, and nothing is
 	// done for it; with NetworkNone forwarding is refused.
 	Forward []Forward
+	// Allow lists destinations this run may reach, with an isolated
+	// network, besides the public internet and Config.AllowNets (a git host
+	// on the operator's network for a clone, its address pinned when it
+	// was checked), on the same terms. Prefixes are masked; an invalid one
+	// makes Run fail. Default: none. Set only for clones, never for user
+	// code.
+	Allow []netip.Prefix
+	// Tmp, when set, is a host folder mounted at /tmp (a Volume's Tmp, so
+	// that /tmp counts against the volume's disk limit). Unset, /tmp is a
+	// private tmpfs of at most TmpSize bytes, which also counts against
+	// the memory limit.
+	Tmp string
+	// HostLoopbackPorts lists TCP ports of the host's loopback interface
+	// the command may reach: with an isolated network, a connection to
+	// 127.0.0.1:PORT (or [::1]:PORT) inside the command's network is passed
+	// by pasta to the same port of the host's loopback. Everything else of
+	// the host's loopback stays out of reach. It exists for one purpose
+	// only: cloning from a git host the operator allow-listed
+	// (GANTRY_GIT_ALLOW_HOSTS) that listens on the host's loopback; never
+	// set it for user code. On the host's network (mode none,
+	// NetworkHost) it does nothing; with NetworkNone it is refused.
+	HostLoopbackPorts []int
+	// UID and GID, when not zero, are the ids this run uses instead of the
+	// sandbox's default: each account's builds and apps run under a uid of
+	// their own, so that no tenant can signal, trace or read another's
+	// processes or files. Root (0) is never used.
+	UID, GID uint32
 	// Terminate, when closed, asks the command to stop: its processes get
 	// SIGTERM once, except the sandbox's own (pasta, bubblewrap) and
 	// shells, which end when the processes they wait for do (a shell that
@@ -237,12 +285,16 @@ type Sandbox struct {
 	bwrap      string
 	pasta      string
 	cgroupRoot string
+	allow      []netip.Prefix
+	allowErr   error // an invalid Config.AllowNets, reported by Available and Run
+	tun        string
 }
 
 // New returns a Sandbox for cfg. It does not check that bubblewrap and
 // pasta work: call Available for that.
 func New(cfg Config) *Sandbox {
-	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot}
+	s := &Sandbox{mode: cfg.Mode, network: cfg.Network, uid: cfg.UID, gid: cfg.GID, bwrap: cfg.Bwrap, pasta: cfg.Pasta, cgroupRoot: cfg.CgroupRoot, tun: cfg.TunDevice}
+	s.allow, s.allowErr = cleanPrefixes(cfg.AllowNets)
 	if s.mode == "" {
 		s.mode = ModeBwrap
 	}
@@ -263,6 +315,9 @@ func New(cfg Config) *Sandbox {
 	}
 	if s.cgroupRoot == "" {
 		s.cgroupRoot = "/sys/fs/cgroup"
+	}
+	if s.tun == "" {
+		s.tun = tunDevice
 	}
 	return s
 }
@@ -309,6 +364,9 @@ func (s *Sandbox) Available() error {
 	default:
 		return fmt.Errorf("unknown sandbox network %q: use %q, %q or %q", s.network, NetworkIsolated, NetworkHost, NetworkNone)
 	}
+	if s.allowErr != nil {
+		return fmt.Errorf("sandbox allow list: %w", s.allowErr)
+	}
 	path, err := exec.LookPath(s.bwrap)
 	if err != nil {
 		return ErrNotInstalled
@@ -323,10 +381,10 @@ func (s *Sandbox) Available() error {
 		if _, err := lookIP(); err != nil {
 			return err
 		}
-		if _, err := resolvConf(hostResolvConfs...); err != nil {
+		if _, _, err := resolvConf(hostResolvConfs...); err != nil {
 			return err
 		}
-		if err := tunUsable(tunDevice, s.uid); err != nil {
+		if err := tunUsable(s.tun, s.uid); err != nil {
 			return err
 		}
 	}
@@ -338,13 +396,20 @@ func (s *Sandbox) Available() error {
 		return fmt.Errorf("sandbox check: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := s.PrepareWorkspace(dir); err != nil {
-		return err
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("sandbox check: %w", err)
 	}
+	// A tiny volume, as every build gets: loop devices and mkfs.ext4 work.
+	vol, err := s.OpenVolume(filepath.Join(dir, "v"), Disk{Bytes: 4 << 20, Inodes: 64}, 0, 0)
+	if err != nil {
+		return fmt.Errorf("build workspaces cannot be made here: %w", err)
+	}
+	defer RemoveVolume(vol.Path)
 	var out strings.Builder
 	_, err = s.Run(context.Background(), Command{
 		Args:   []string{"true"},
-		Dir:    dir,
+		Dir:    vol.Workspace,
+		Tmp:    vol.Tmp,
 		Limits: Limits{Timeout: 30 * time.Second, Memory: 64 << 20, Pids: 16},
 		Output: func(_ Stream, line string) { out.WriteString(line + "\n") },
 	})
@@ -413,19 +478,22 @@ func lookIP() (string, error) {
 var hostResolvConfs = []string{"/etc/resolv.conf", "/run/systemd/resolve/resolv.conf"}
 
 // resolvConf returns the first of files naming a nameserver outside
-// loopback: the file an isolated command gets as /etc/resolv.conf. Such a
-// nameserver is reached through pasta like any other address, whereas a
-// loopback one (systemd-resolved's stub at 127.0.0.53, a local dnsmasq) is
-// the host's and out of reach; systemd-resolved's second file names its
-// upstream servers instead. A file without nameserver lines means
-// localhost to the C library and does not qualify.
-func resolvConf(files ...string) (string, error) {
+// loopback, and the nameservers outside loopback it names: the file an
+// isolated command gets as /etc/resolv.conf, and the servers its network
+// rules let through on port 53 (zones dropped). Such a nameserver is
+// reached through pasta like any other address, whereas a loopback one
+// (systemd-resolved's stub at 127.0.0.53, a local dnsmasq) is the host's
+// and out of reach; systemd-resolved's second file names its upstream
+// servers instead. A file without nameserver lines means localhost to the
+// C library and does not qualify.
+func resolvConf(files ...string) (string, []netip.Addr, error) {
 	var seen []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}
+		var servers []netip.Addr
 		for line := range strings.SplitSeq(string(b), "\n") {
 			fields := strings.Fields(line)
 			if len(fields) < 2 || fields[0] != "nameserver" {
@@ -435,17 +503,21 @@ func resolvConf(files ...string) (string, error) {
 			if err != nil {
 				continue
 			}
-			if !a.Unmap().IsLoopback() {
-				return f, nil
+			if a = a.Unmap().WithZone(""); a.IsLoopback() {
+				seen = append(seen, fields[1])
+				continue
 			}
-			seen = append(seen, fields[1])
+			servers = append(servers, a)
+		}
+		if len(servers) > 0 {
+			return f, servers, nil
 		}
 	}
 	what := "names no nameserver"
 	if len(seen) > 0 {
 		what = "names only loopback nameservers (" + strings.Join(seen, ", ") + ")"
 	}
-	return "", fmt.Errorf("isolated builds cannot resolve names: %s %s, which a network of its own cannot reach; point it at a reachable nameserver, or set the sandbox network to %q (not recommended)", files[0], what, NetworkHost)
+	return "", nil, fmt.Errorf("isolated builds cannot resolve names: %s %s, which a network of its own cannot reach; point it at a reachable nameserver, or set the sandbox network to %q (not recommended)", files[0], what, NetworkHost)
 }
 
 // PrepareWorkspace makes dir usable as a Command.Dir: in bwrap mode it
@@ -455,9 +527,16 @@ func resolvConf(files ...string) (string, error) {
 // execute bit), since bubblewrap opens dir as that user. In mode none it
 // does nothing.
 func (s *Sandbox) PrepareWorkspace(dir string) error {
+	return s.PrepareWorkspaceAs(dir, 0, 0)
+}
+
+// PrepareWorkspaceAs is PrepareWorkspace for the sandbox user uid:gid
+// (zero: the sandbox's default), an account's own.
+func (s *Sandbox) PrepareWorkspaceAs(dir string, uid, gid uint32) error {
 	if s.mode == ModeNone {
 		return nil
 	}
+	uid, gid = s.owner(uid, gid)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -466,7 +545,7 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, int(s.uid), int(s.gid))
+		return os.Lchown(p, int(uid), int(gid))
 	})
 	if err != nil {
 		return fmt.Errorf("prepare workspace: %w", err)
@@ -479,8 +558,8 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 		if err != nil {
 			return fmt.Errorf("prepare workspace: %w", err)
 		}
-		if !s.canSearch(fi) {
-			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, s.uid, p, p)
+		if !canSearch(fi, uid, gid) {
+			return fmt.Errorf("workspace %s is not reachable by the sandbox user %d: folder %s must be searchable (chmod o+x %s)", abs, uid, p, p)
 		}
 		if p == "/" {
 			return nil
@@ -488,14 +567,14 @@ func (s *Sandbox) PrepareWorkspace(dir string) error {
 	}
 }
 
-// canSearch reports whether the sandbox user may traverse the folder fi.
-func (s *Sandbox) canSearch(fi os.FileInfo) bool {
+// canSearch reports whether the user uid:gid may traverse the folder fi.
+func canSearch(fi os.FileInfo, uid, gid uint32) bool {
 	m := fi.Mode().Perm()
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
-	case ok && st.Uid == s.uid:
+	case ok && st.Uid == uid:
 		return m&0o100 != 0
-	case ok && st.Gid == s.gid:
+	case ok && st.Gid == gid:
 		return m&0o010 != 0
 	}
 	return m&0o001 != 0
@@ -575,4 +654,20 @@ func FormatBytes(n int64) string {
 		return fmt.Sprintf("%d %s", int64(f), units[i])
 	}
 	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+// UIDRange is a range of host uids (and gids of the same numbers) reserved
+// for sandboxed accounts: account slot n (1, 2, …) runs as First+n-1.
+// Nothing else on the machine may use these ids.
+type UIDRange struct {
+	First, Count uint32
+}
+
+// UID returns the uid of account slot n, or an error once the range is
+// used up.
+func (r UIDRange) UID(slot int64) (uint32, error) {
+	if slot < 1 || slot > int64(r.Count) {
+		return 0, fmt.Errorf("sandbox: account slot %d is outside the %d sandbox uids from %d: widen GANTRY_SANDBOX_UIDS", slot, r.Count, r.First)
+	}
+	return r.First + uint32(slot-1), nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -21,17 +22,7 @@ import (
 // bubblewrap cannot run (not root, not installed).
 func mustSandbox(tb testing.TB) *sandbox.Sandbox {
 	tb.Helper()
-	s := sandbox.New(sandbox.Config{})
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		tb.Skip("bubblewrap is not installed")
-	}
-	if os.Geteuid() != 0 {
-		tb.Skip("the sandbox tests run as root")
-	}
-	if err := s.Available(); err != nil {
-		tb.Fatalf("sandbox not available: %v", err)
-	}
-	return s
+	return sandboxtest.Require(tb, sandbox.Config{})
 }
 
 // platformDir returns a folder laid out like the platform's data folder
@@ -478,5 +469,24 @@ func TestConcurrentRuns(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestUnavailableTun: on a machine without udev the tun device is 0600 and
+// pasta, as the sandbox user, cannot open it. The platform says so in one
+// line with the command that fixes it, before trying a run.
+func TestUnavailableTun(t *testing.T) {
+	mustSandbox(t) // root, bubblewrap and pasta are here
+	dev := filepath.Join(t.TempDir(), "tun")
+	if err := os.WriteFile(dev, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := sandbox.New(sandbox.Config{TunDevice: dev}).Available()
+	if err == nil {
+		t.Fatal("a 0600 tun device was accepted")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "chmod 0666 "+dev) || strings.Contains(msg, "syslog") {
+		t.Fatalf("got %q, want one line naming `chmod 0666 %s`", msg, dev)
 	}
 }

@@ -25,8 +25,18 @@ const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_
 const msgDeploymentNotFound = "Deployment not found"
 
 // CreateDeployment inserts d as pending, filling ID and timestamps. d's
-// ProjectID and UserID must name an existing project of that user.
+// ProjectID and UserID must name an existing project of that user. It
+// does not check the owner's waiting builds: QueueDeployment does.
 func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error {
+	return db.QueueDeployment(ctx, d, 0)
+}
+
+// QueueDeployment is CreateDeployment for a new build: when maxPending > 0
+// and d's owner already has maxPending deployments waiting (pending), it
+// inserts nothing and answers ETOOMANY. The count and the insert are one
+// transaction, serialised per user (SQLite's write lock; on PostgreSQL a
+// lock on the user's row), so concurrent deploys never queue more.
+func (db *DB) QueueDeployment(ctx context.Context, d *gantry.Deployment, maxPending int) error {
 	id, err := newID()
 	if err != nil {
 		return err
@@ -43,6 +53,26 @@ func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error 
 	if d.Status == "" {
 		d.Status = gantry.DeploymentPending
 	}
+	if maxPending > 0 {
+		if db.dialect == Postgres {
+			// NO KEY UPDATE: queue inserts of one user wait for each other,
+			// while foreign-key checks on the user's row go on.
+			var uid string
+			if err := tx.queryRow(ctx, `SELECT id FROM users WHERE id = ? FOR NO KEY UPDATE`, d.UserID).Scan(&uid); errors.Is(err, sql.ErrNoRows) {
+				return gantry.Errorf(gantry.ENOTFOUND, "User not found")
+			} else if err != nil {
+				return fmt.Errorf("queue deployment: %w", err)
+			}
+		}
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM deployments WHERE user_id = ? AND status = ?`,
+			d.UserID, gantry.DeploymentPending).Scan(&n); err != nil {
+			return fmt.Errorf("queue deployment: %w", err)
+		}
+		if n >= maxPending {
+			return gantry.Errorf(gantry.ETOOMANY, "%s", MsgTooManyPending(maxPending))
+		}
+	}
 	if _, err := tx.exec(ctx, `INSERT INTO deployments (id, project_id, user_id, version, subdomain, url, status,
 			error, build_info, metadata, environment, is_public, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -55,6 +85,16 @@ func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error 
 	}
 	d.ID, d.CreatedAt, d.UpdatedAt, d.IsPublic = id, tx.now, tx.now, true
 	return nil
+}
+
+// MsgTooManyPending is QueueDeployment's answer to an owner who already
+// has max builds waiting.
+func MsgTooManyPending(max int) string {
+	builds := "builds"
+	if max == 1 {
+		builds = "build"
+	}
+	return fmt.Sprintf("You already have %d %s waiting. Wait for one to start, or delete a waiting one, then deploy again.", max, builds)
 }
 
 func encodeDeployment(d *gantry.Deployment) (info, meta, env string, err error) {
@@ -167,22 +207,29 @@ func (db *DB) DeleteDeployment(ctx context.Context, id string) error {
 	return tx.Commit()
 }
 
-// ClaimDeployment moves the oldest pending deployment to building, stamps
-// its build start, and returns it; ENOTFOUND when none is pending. On SQLite
-// the write transaction serialises claimers; on PostgreSQL the row is taken
-// with FOR UPDATE SKIP LOCKED so replicas never claim the same build.
+// ClaimDeployment moves the next pending deployment to building and
+// returns it; ENOTFOUND when none is pending. The queue is fair between
+// users: the next one is the oldest pending deployment of the user whose
+// last claimed build was claimed longest ago (a user never served goes
+// first, the oldest waiting build first among such users), and claiming it
+// gives its owner the newest turn (table build_turns). One user's backlog
+// therefore delays another user's build by at most one build per worker.
+// On SQLite the write transaction serialises claimers; on PostgreSQL the
+// row is taken with FOR UPDATE SKIP LOCKED so replicas never claim the
+// same build (claimers at the same instant may serve one user twice in a
+// row: the order is fair, not strict, under concurrency).
 func (db *DB) ClaimDeployment(ctx context.Context, now time.Time) (*gantry.Deployment, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer rollback(tx)
-	q := `SELECT id FROM deployments WHERE status = ? ORDER BY created_at, id LIMIT 1`
+	q := `SELECT d.id, d.user_id` + queueOrder + ` LIMIT 1`
 	if db.dialect == Postgres {
-		q += ` FOR UPDATE SKIP LOCKED`
+		q += ` FOR UPDATE OF d SKIP LOCKED`
 	}
-	var id string
-	if err := tx.queryRow(ctx, q, gantry.DeploymentPending).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+	var id, userID string
+	if err := tx.queryRow(ctx, q, gantry.DeploymentPending).Scan(&id, &userID); errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "No pending deployment")
 	} else if err != nil {
 		return nil, fmt.Errorf("claim deployment: %w", err)
@@ -191,21 +238,67 @@ func (db *DB) ClaimDeployment(ctx context.Context, now time.Time) (*gantry.Deplo
 		gantry.DeploymentBuilding, tx.now, id); err != nil {
 		return nil, fmt.Errorf("claim deployment: %w", err)
 	}
+	if _, err := tx.exec(ctx, `INSERT INTO build_turns (user_id, turn)
+		VALUES (?, (SELECT COALESCE(MAX(turn), 0) + 1 FROM build_turns))
+		ON CONFLICT (user_id) DO UPDATE SET turn = excluded.turn`, userID); err != nil {
+		return nil, fmt.Errorf("claim deployment: turn: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return db.FindDeployment(ctx, "", id)
 }
 
+// queueOrder lists the pending deployments (one argument: the pending
+// status) in the order ClaimDeployment takes them when nothing new comes.
+const queueOrder = ` FROM deployments d LEFT JOIN build_turns t ON t.user_id = d.user_id
+	WHERE d.status = ? ORDER BY t.turn NULLS FIRST, d.created_at, d.id`
+
 // QueuePosition returns 1 for the next pending deployment to be claimed,
-// 2 for the one after, and so on; 0 when id is not pending.
+// 2 for the one after, and so on, if no other deployment is queued
+// meanwhile; 0 when id is not pending. The fair queue serves in rounds:
+// each waiting user's oldest build, users in turn order, then each one's
+// second, and so on. So a user's r-th waiting build comes after the first
+// r-1 builds of every waiting user and the r-th builds of the users ahead.
+// Builds that other users queue later can still go ahead of it (a user
+// with fewer builds waiting is served sooner): the position is an
+// estimate that can grow, not a promise.
 func (db *DB) QueuePosition(ctx context.Context, id string) (int, error) {
-	var n int
-	err := db.queryRow(ctx, `SELECT COUNT(*) FROM deployments q, deployments d
-		WHERE d.id = ? AND d.status = ? AND q.status = ?
-		AND (q.created_at < d.created_at OR (q.created_at = d.created_at AND q.id <= d.id))`,
-		id, gantry.DeploymentPending, gantry.DeploymentPending).Scan(&n)
-	return n, err
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.id, d.user_id`+queueOrder), gantry.DeploymentPending)
+	if err != nil {
+		return 0, fmt.Errorf("queue position: %w", err)
+	}
+	defer rows.Close()
+	order := map[string]int{}   // user → place in the rotation (first row first)
+	waiting := map[string]int{} // user → pending builds
+	user, round := "", 0
+	for rows.Next() {
+		var did, uid string
+		if err := rows.Scan(&did, &uid); err != nil {
+			return 0, fmt.Errorf("queue position: %w", err)
+		}
+		if _, ok := order[uid]; !ok {
+			order[uid] = len(order)
+		}
+		waiting[uid]++
+		if did == id {
+			user, round = uid, waiting[uid]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("queue position: %w", err)
+	}
+	if user == "" {
+		return 0, nil
+	}
+	pos := 1
+	for uid, n := range waiting {
+		pos += min(n, round-1)
+		if n >= round && order[uid] < order[user] {
+			pos++
+		}
+	}
+	return pos, nil
 }
 
 // CountLiveProjects counts the owner's projects that have a live deployment.

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,19 +10,6 @@ import (
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
-
-// tickingClock makes db.Now advance one second per call, so deployments
-// created one after another have distinct, ordered creation times.
-func tickingClock(db *store.DB) {
-	var mu sync.Mutex
-	t := t0
-	db.Now = func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		t = t.Add(time.Second)
-		return t
-	}
-}
 
 // mustBuilt creates a deployment of p that ended with status and files
 // bytes kept on disk (a server app when app is set).

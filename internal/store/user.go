@@ -289,3 +289,42 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
 	return n, err
 }
+
+// SandboxSlot returns the account's slot (1, 2, …) in the range of sandbox
+// uids, giving it the next free one the first time it is asked for. Slots
+// are never reused, not even after the account is deleted, so that files
+// and processes an old account may have left can never belong to a new
+// one. A missing user is ENOTFOUND.
+func (db *DB) SandboxSlot(ctx context.Context, userID string) (int64, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rollback(tx)
+	var slot sql.NullInt64
+	if err := tx.queryRow(ctx, `SELECT sandbox_slot FROM users WHERE id = ?`, userID).Scan(&slot); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, gantry.Errorf(gantry.ENOTFOUND, "User not found.")
+		}
+		return 0, err
+	}
+	if slot.Valid {
+		return slot.Int64, nil
+	}
+	// The highest slot ever given is kept in sandbox_slots_given, so that
+	// a deleted account's slot is not given again.
+	if _, err := tx.exec(ctx, `INSERT INTO sandbox_slots_given (id, last) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
+		return 0, err
+	}
+	if err := tx.queryRow(ctx, `UPDATE sandbox_slots_given SET last = last + 1 WHERE id = 1 RETURNING last`).Scan(&slot); err != nil {
+		return 0, err
+	}
+	// Another call for the same account may have been first: its slot wins.
+	if _, err := tx.exec(ctx, `UPDATE users SET sandbox_slot = ? WHERE id = ? AND sandbox_slot IS NULL`, slot.Int64, userID); err != nil {
+		return 0, err
+	}
+	if err := tx.queryRow(ctx, `SELECT sandbox_slot FROM users WHERE id = ?`, userID).Scan(&slot); err != nil {
+		return 0, err
+	}
+	return slot.Int64, tx.Commit()
+}

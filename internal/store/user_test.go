@@ -414,3 +414,59 @@ func TestSQLiteDSN(t *testing.T) {
 }
 
 func mkdirAll(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
+
+// TestSandboxSlot: each account gets a slot of its own, the same every
+// time, and a deleted account's slot is never given again.
+func TestSandboxSlot(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	a, b := mustCreateUser(t, db, "slota"), mustCreateUser(t, db, "slotb")
+	sa, err := db.SandboxSlot(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := db.SandboxSlot(ctx, a.ID); again != sa {
+		t.Fatalf("slot changed: %d then %d", sa, again)
+	}
+	sb, err := db.SandboxSlot(ctx, b.ID)
+	if err != nil || sb == sa {
+		t.Fatalf("second account: slot %d (first %d), %v", sb, sa, err)
+	}
+	if err := db.DeleteUser(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCreateUser(t, db, "slotc")
+	sc, err := db.SandboxSlot(ctx, c.ID)
+	if err != nil || sc == sb || sc == sa {
+		t.Fatalf("an account after a deletion got slot %d (taken were %d, %d): %v", sc, sa, sb, err)
+	}
+	// Concurrent first builds of one account agree on its slot.
+	d := mustCreateUser(t, db, "slotd")
+	slots := make(chan int64, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := db.SandboxSlot(ctx, d.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			slots <- s
+		}()
+	}
+	wg.Wait()
+	close(slots)
+	first := int64(-1)
+	for s := range slots {
+		if first == -1 {
+			first = s
+		}
+		if s != first {
+			t.Fatalf("concurrent calls gave slots %d and %d", first, s)
+		}
+	}
+	if _, err := db.SandboxSlot(ctx, "nobody"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Fatalf("a missing user: %v", err)
+	}
+}

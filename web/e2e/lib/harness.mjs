@@ -1,8 +1,8 @@
 // Shared plumbing of the browser tests: start the real gantry binary on a
 // free port with a fresh data folder, wait for it, and launch Debian's
 // Chromium through playwright-core.
-import { spawn } from 'node:child_process'
-import { createWriteStream } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { createWriteStream, readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
@@ -13,6 +13,24 @@ import { chromium } from 'playwright-core'
 export const E2E_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 export const OUT_DIR = path.join(E2E_DIR, '.out')
 export const SCREENSHOT_DIR = path.join(E2E_DIR, 'screenshots')
+
+// unmountUnder unmounts the filesystems mounted below dir: each build
+// workspace is a volume of its own (a loop-mounted image), and live apps'
+// volumes stay mounted when the server stops, for its next start.
+export function unmountUnder(dir) {
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((p) => p && p.startsWith(dir + '/'))
+    .reverse()
+  for (const p of points) {
+    try {
+      execFileSync('umount', ['-l', p])
+    } catch {
+      // already gone
+    }
+  }
+}
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -89,6 +107,7 @@ export async function startServer(bin, { timeoutMs = 30_000 } = {}) {
       }
     }
     log.end()
+    unmountUnder(dataDir)
     await rm(dataDir, { recursive: true, force: true })
   }
 

@@ -1,0 +1,400 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Disk bounds a Volume. The kernel enforces both: a Volume is a filesystem
+// of its own, so a write past Bytes fails with ENOSPC and a file past
+// Inodes with ENOSPC too, whatever writes it — `.git` folders, empty files
+// and hard links included (a hard link cannot leave its filesystem).
+type Disk struct {
+	// Bytes is the size of the filesystem (default 4 GiB). The
+	// filesystem's own bookkeeping takes a little of it.
+	Bytes int64
+	// Inodes is the number of files, folders and links it can hold
+	// (default 200,000). The kernel rounds it up to fill its inode tables
+	// (a few dozen more at most) and keeps 11 for itself.
+	Inodes int64
+}
+
+// DefaultDisk is the Disk used for every zero field: a build's limits.
+var DefaultDisk = Disk{Bytes: 4 << 30, Inodes: 200_000}
+
+// WithDefaults returns d with its zero fields taken from DefaultDisk.
+func (d Disk) WithDefaults() Disk {
+	if d.Bytes <= 0 {
+		d.Bytes = DefaultDisk.Bytes
+	}
+	if d.Inodes <= 0 {
+		d.Inodes = DefaultDisk.Inodes
+	}
+	return d
+}
+
+// Volume is a folder on a filesystem of its own: a sparse ext4 image file
+// (Path + ".img") attached to a loop device and mounted at Path with
+// nosuid and nodev. It holds two folders, Workspace (the run's /workspace)
+// and Tmp (its /tmp), so that everything a build or an app writes counts
+// against the same kernel-enforced Disk. The image only takes the disk
+// space that is written. Its root and both folders belong to the
+// sandbox user the volume was made for, mode 0700.
+//
+// In mode none a Volume is a plain folder with the same layout and no
+// limit.
+type Volume struct {
+	Path      string // the mount point
+	Workspace string // Path/workspace
+	Tmp       string // Path/tmp
+	Disk      Disk   // the limits it was made with (zero in mode none)
+	bounded   bool
+}
+
+// Volume sub-folders.
+const (
+	volumeWorkspace = "workspace"
+	volumeTmp       = "tmp"
+)
+
+// OpenVolume returns the Volume at path: with a fresh, empty filesystem
+// bounded by d, owned by uid and gid (zero: the sandbox's), when none is
+// there; mounted again when its image exists but is not mounted (after a
+// reboot); as it is when it is mounted. The parent of path must exist and
+// be searchable by the sandbox user.
+func (s *Sandbox) OpenVolume(path string, d Disk, uid, gid uint32) (*Volume, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("volume: %w", err)
+	}
+	uid, gid = s.owner(uid, gid)
+	v := &Volume{Path: abs, Workspace: filepath.Join(abs, volumeWorkspace), Tmp: filepath.Join(abs, volumeTmp)}
+	if s.mode == ModeNone {
+		for _, dir := range []string{v.Workspace, v.Tmp} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("volume: %w", err)
+			}
+		}
+		return v, nil
+	}
+	d = d.WithDefaults()
+	v.Disk, v.bounded = d, true
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("volume: %w", err)
+	}
+	if mounted(abs) {
+		return v, nil
+	}
+	img := abs + ".img"
+	if _, err := os.Stat(img); errors.Is(err, os.ErrNotExist) {
+		if err := makeImage(img, d, uid, gid); err != nil {
+			os.Remove(img)
+			return nil, err
+		}
+	}
+	if err := mountImage(img, abs); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(filepath.Join(abs, "lost+found")) // mkfs's; the user has no use for it
+	for _, dir := range []string{abs, v.Workspace, v.Tmp} {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			_ = unmount(abs)
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := os.Lchown(dir, int(uid), int(gid)); err != nil {
+			_ = unmount(abs)
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			_ = unmount(abs)
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+	}
+	return v, nil
+}
+
+// AttachVolume returns the existing Volume at path, mounting its image
+// again if it is not mounted (after a reboot). Unlike OpenVolume it never
+// makes a new one: a volume whose image is gone is an error.
+func (s *Sandbox) AttachVolume(path string) (*Volume, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("volume: %w", err)
+	}
+	v := &Volume{Path: abs, Workspace: filepath.Join(abs, volumeWorkspace), Tmp: filepath.Join(abs, volumeTmp)}
+	if s.mode == ModeNone {
+		if _, err := os.Stat(v.Workspace); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		return v, nil
+	}
+	v.bounded = true
+	if !mounted(abs) {
+		if _, err := os.Stat(abs + ".img"); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		if err := mountImage(abs+".img", abs); err != nil {
+			return nil, err
+		}
+	}
+	if fi, err := os.Stat(abs + ".img"); err == nil {
+		v.Disk.Bytes = fi.Size()
+	}
+	return v, nil
+}
+
+// owner returns uid and gid, or the sandbox's for zeros.
+func (s *Sandbox) owner(uid, gid uint32) (uint32, uint32) {
+	if uid == 0 {
+		uid = s.uid
+	}
+	if gid == 0 {
+		gid = s.gid
+	}
+	return uid, gid
+}
+
+// RemoveVolume unmounts the Volume at path (if it is one) and removes it,
+// image and all. A folder that is no Volume (mode none, a workspace of an
+// older version) is simply removed. Missing is not an error.
+func RemoveVolume(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if mounted(abs) {
+		if err := unmount(abs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// The image goes first: a volume whose folder is gone is gone, and
+	// nothing may find its image and mount it again meanwhile.
+	if err := os.Remove(abs + ".img"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if !mounted(abs) {
+		if err := os.RemoveAll(abs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Usage is what a Volume holds.
+type Usage struct {
+	Bytes, FreeBytes   int64
+	Inodes, FreeInodes int64
+}
+
+// Usage returns what the volume's filesystem holds and has left; zero in
+// mode none.
+func (v *Volume) Usage() Usage {
+	if !v.bounded {
+		return Usage{}
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(v.Path, &st); err != nil {
+		return Usage{}
+	}
+	bs := int64(st.Bsize)
+	return Usage{
+		Bytes:      int64(st.Blocks-st.Bfree) * bs,
+		FreeBytes:  int64(st.Bavail) * bs,
+		Inodes:     int64(st.Files - st.Ffree),
+		FreeInodes: int64(st.Ffree),
+	}
+}
+
+// Full says which of the volume's limits a run has reached: "bytes" when
+// (almost) no block is left, "inodes" when no inode is, "" otherwise.
+// Callers ask after a run failed, to tell the student why.
+func (v *Volume) Full() string {
+	if !v.bounded {
+		return ""
+	}
+	u := v.Usage()
+	switch {
+	case u.FreeInodes == 0:
+		return "inodes"
+	case u.FreeBytes < 64<<10:
+		return "bytes"
+	}
+	return ""
+}
+
+// Resize makes the volume's filesystem size bytes, growing or shrinking
+// it (never below what it holds): it is unmounted, checked, resized and
+// mounted again, so nothing may run from it meanwhile. Server apps get
+// their writable space this way: what the build left plus the app's
+// allowance. The inode limit scales with the size.
+func (v *Volume) Resize(ctx context.Context, bytes int64) error {
+	if !v.bounded {
+		return nil
+	}
+	img := v.Path + ".img"
+	if err := unmount(v.Path); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	kib := (bytes + 1023) / 1024
+	var rerr error
+	if out, err := exec.CommandContext(ctx, "e2fsck", "-f", "-p", img).CombinedOutput(); err != nil && !fsckOK(err) {
+		rerr = fmt.Errorf("volume: check %s: %w: %s", img, err, strings.TrimSpace(string(out)))
+	} else if out, err := exec.CommandContext(ctx, "resize2fs", img, strconv.FormatInt(kib, 10)+"K").CombinedOutput(); err != nil {
+		rerr = fmt.Errorf("volume: resize %s: %w: %s", img, err, strings.TrimSpace(string(out)))
+	} else if err := os.Truncate(img, kib*1024); err != nil {
+		rerr = fmt.Errorf("volume: %w", err)
+	} else {
+		v.Disk.Bytes = kib * 1024
+	}
+	if err := mountImage(img, v.Path); err != nil {
+		return errors.Join(rerr, err)
+	}
+	return rerr
+}
+
+// fsckOK reports whether e2fsck's exit status means the filesystem is
+// clean (0) or was fixed (1).
+func fsckOK(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == 1
+}
+
+// makeImage creates a sparse ext4 image of d.Bytes with at least d.Inodes
+// inodes, no journal (a workspace is thrown away, not recovered) and no
+// blocks reserved for root, its root folder owned by uid:gid.
+func makeImage(img string, d Disk, uid, gid uint32) error {
+	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	err = f.Truncate(d.Bytes)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+		"-N", strconv.FormatInt(d.Inodes, 10),
+		"-E", fmt.Sprintf("root_owner=%d:%d,lazy_itable_init=1", uid, gid), img)
+	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return errors.New("volume: mkfs.ext4 is not installed: run `apt-get install e2fsprogs`")
+		}
+		return fmt.Errorf("volume: mkfs.ext4: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// mountImage attaches img to a free loop device and mounts it at dir
+// (nosuid, nodev). mount(8) sets the loop device to detach itself when it
+// is unmounted.
+func mountImage(img, dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", img, dir)
+	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("volume: mount %s: %w: %s (loop devices must be available: see scripts/sandbox-ensure)", img, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// unmount unmounts dir, lazily when something still holds it (a process
+// that is being killed): the filesystem goes away with its last user.
+func unmount(dir string) error {
+	err := unix.Unmount(dir, 0)
+	if errors.Is(err, syscall.EBUSY) {
+		err = unix.Unmount(dir, unix.MNT_DETACH)
+	}
+	if err != nil && !errors.Is(err, syscall.EINVAL) { // EINVAL: not a mount point
+		return fmt.Errorf("volume: unmount %s: %w", dir, err)
+	}
+	return nil
+}
+
+// mounted reports whether dir is a mount point, from /proc/self/mountinfo.
+func mounted(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && unescapeMount(f[4]) == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// RemoveTree removes dir and everything under it, unmounting first the
+// volumes mounted below it (the workspaces a data folder's live apps
+// keep). Tests use it to clean up a platform's data folder.
+func RemoveTree(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	var points []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			if p := unescapeMount(f[4]); strings.HasPrefix(p, abs+"/") {
+				points = append(points, p)
+			}
+		}
+	}
+	var errs []error
+	for i := len(points) - 1; i >= 0; i-- { // the deepest were mounted last
+		if err := unmount(points[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
