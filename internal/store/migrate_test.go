@@ -39,3 +39,49 @@ func TestMigrationsOutOfOrder(t *testing.T) {
 		t.Fatalf("the missing migration was not applied: %v", err)
 	}
 }
+
+// TestStorageMigrationBackfills checks that migration 00006 counts the log
+// text already stored and gives existing accounts their plan's budget.
+func TestStorageMigrationBackfills(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gantry.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := mustCreateUser(t, db, "ada")
+	d := mustCreateDeployment(t, db, mustCreateProject(t, db, u.ID, "site"))
+	for _, msg := range []string{"Build started", "héllo ✓"} {
+		if err := db.AppendLog(ctx, d.ID, &gantry.LogEntry{Level: "info", Type: "deployment", Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As if the database predated 00006, with a pro account.
+	for _, q := range []string{
+		`ALTER TABLE users DROP COLUMN max_storage`,
+		`ALTER TABLE deployments DROP COLUMN pruned_at`,
+		`ALTER TABLE deployments DROP COLUMN log_bytes`,
+		`ALTER TABLE deployments DROP COLUMN files_size`,
+		`DELETE FROM goose_db_version WHERE version_id = 6`,
+		`UPDATE users SET plan = 'pro'`,
+	} {
+		if err := db.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db.Close()
+	got, err := db.StorageUsage(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gantry.StorageUsage{Used: 23, Budget: 25 * gantry.GiB, Logs: 23}); *got != want {
+		t.Fatalf("after the migration: got %+v, want %+v", *got, want)
+	}
+}
