@@ -55,7 +55,9 @@ type deniedCall struct {
 // Docker on kernels since 4.8 (where ptrace can no longer be used to get
 // around a seccomp filter): a command can only trace its own processes,
 // since the pid namespace holds nothing else and every account runs as a
-// uid of its own, and debuggers and crash reporters need it.
+// uid of its own; every one of them, bubblewrap's init (pid 1) included,
+// runs under this filter with no capabilities, so a traced process can do
+// nothing its tracer cannot; and debuggers and crash reporters need it.
 var deniedCalls = append([]deniedCall{
 	{"unshare", unix.SYS_UNSHARE},
 	{"setns", unix.SYS_SETNS},

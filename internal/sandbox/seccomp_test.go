@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,29 @@ seq 1 100 | sort -rn | head -1
 	want := "stdout: NoNewPrivs: 1\nstdout: Seccomp: 2\nstdout: node 42\nstdout: npm\nstdout: git version\nstdout: 100\nstdout: thread\nstdout: child"
 	if diff := cmp.Diff(want, c.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+// TestSeccompCoversEveryProcess checks what makes allowing ptrace safe:
+// every process a command can see in its pid namespace, bubblewrap's own
+// init (pid 1) included, runs under the filter, with no_new_privs and no
+// capabilities, so tracing one and making it call something gains
+// nothing the command itself lacks.
+func TestSeccompCoversEveryProcess(t *testing.T) {
+	s := mustSandbox(t)
+	ws := workspace(t, s, platformDir(t), "ps")
+	c, _, err := run(t, s, ws, sandbox.Limits{}, `sleep 5 & ls -d /proc/[0-9]* | wc -l; grep -h -E '^(Seccomp|NoNewPrivs|CapEff|CapPrm):' /proc/[0-9]*/status | tr -s '\t' ' ' | sort -u; kill $!`)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	if len(c.lines) == 0 {
+		t.Fatal("no output")
+	}
+	if n, _ := strconv.Atoi(strings.TrimPrefix(c.lines[0], "stdout: ")); n < 3 {
+		t.Fatalf("got %v, want at least 3 processes (bubblewrap's init, the shell, sleep)", c.lines)
+	}
+	want := "stdout: CapEff: 0000000000000000\nstdout: CapPrm: 0000000000000000\nstdout: NoNewPrivs: 1\nstdout: Seccomp: 2"
+	if diff := cmp.Diff(want, strings.Join(c.lines[1:], "\n")); diff != "" {
+		t.Errorf("processes' status (-want +got):\n%s", diff)
 	}
 }
