@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,11 +152,11 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			if s.allowErr != nil {
 				return res, fmt.Errorf("sandbox: Config.AllowNets: %w", s.allowErr)
 			}
-			allow, err := cleanPrefixes(c.Allow)
+			allow, err := cleanPrefixes(append(slices.Clone(c.Allow), s.allow...))
 			if err != nil {
 				return res, fmt.Errorf("sandbox: Command.Allow: %w", err)
 			}
-			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, append(allow, s.allow...))
+			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, allow)
 			if err != nil {
 				return res, err
 			}
@@ -626,7 +627,9 @@ func cleanPrefixes(ps []netip.Prefix) ([]netip.Prefix, error) {
 		if a := n.Addr(); a.Is4In6() && n.Bits() >= 96 {
 			n = netip.PrefixFrom(a.Unmap(), n.Bits()-96)
 		}
-		out = append(out, n.Masked())
+		if n = n.Masked(); !slices.Contains(out, n) { // ip refuses a rule twice
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }
