@@ -37,6 +37,7 @@ import (
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store"
+	"golang.org/x/sys/unix"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -47,6 +48,9 @@ var version = "dev"
 const shutdownTimeout = 15 * time.Second
 
 func main() {
+	// Descriptors this process inherited without close-on-exec would reach
+	// every sandboxed command it starts: mark them all (3 and up) so.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -189,3 +189,74 @@ func reachableDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestDataFolderModes checks the modes of what `gantry migrate` and
+// `gantry serve` make in a fresh data folder, and that serve tightens a
+// folder an older version left open: the database (and its -wal and -shm
+// files) and the secret key readable by the platform only, the folder
+// searchable but not listable, sites/ private, builds/ searchable.
+func TestDataFolderModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	dataDir := filepath.Join(reachableDir(t), "data")
+	env := map[string]string{"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1"}
+	check := func(when string, want map[string]os.FileMode) {
+		t.Helper()
+		for name, mode := range want {
+			fi, err := os.Stat(filepath.Join(dataDir, name))
+			if err != nil {
+				t.Errorf("%s: %v", when, err)
+			} else if got := fi.Mode().Perm(); got != mode {
+				t.Errorf("%s: %s has mode %04o, want %04o", when, name, got, mode)
+			}
+		}
+	}
+
+	var logs lockedBuffer
+	m := &Main{Stdout: io.Discard, Stderr: &logs, Getenv: testEnv(env)}
+	if code := m.Run(context.Background(), []string{"migrate"}); code != 0 {
+		t.Fatalf("migrate exited with %d:\n%s", code, logs.String())
+	}
+	check("after migrate", map[string]os.FileMode{".": 0o700, "secret.key": 0o600, "gantry.db": 0o600})
+
+	// As an older version left it.
+	for name, mode := range map[string]os.FileMode{".": 0o755, "secret.key": 0o644, "gantry.db": 0o644, "gantry.db-wal": 0o644,
+		"gantry.db-shm": 0o644, "sites": 0o755, "builds": 0o755} {
+		p := filepath.Join(dataDir, name)
+		var err error
+		switch _, statErr := os.Stat(p); {
+		case statErr == nil:
+		case name == "sites" || name == "builds":
+			err = os.Mkdir(p, mode)
+		default:
+			err = os.WriteFile(p, nil, mode)
+		}
+		if err == nil {
+			err = os.Chmod(p, mode)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ready := make(chan net.Addr, 1)
+	m = &Main{Stdout: io.Discard, Stderr: &logs, Getenv: testEnv(env), Ready: func(a net.Addr) { ready <- a }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() { exit <- m.Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}) }()
+	select {
+	case <-ready:
+	case code := <-exit:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", logs.String())
+	}
+	check("serving", map[string]os.FileMode{".": 0o711, "secret.key": 0o600, "gantry.db": 0o600, "gantry.db-wal": 0o600,
+		"gantry.db-shm": 0o600, "sites": 0o700, "builds": 0o711})
+	cancel()
+	if code := <-exit; code != 0 {
+		t.Errorf("serve exited with %d:\n%s", code, logs.String())
+	}
+}

@@ -51,7 +51,7 @@ type published struct {
 // of MinCompressSize to MaxCompressSize bytes get .gz and .br siblings when those are
 // smaller, unless the output already has a file of that name.
 func publish(src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
-	if err := os.MkdirAll(sitesDir, 0o755); err != nil {
+	if err := os.MkdirAll(sitesDir, 0o700); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp(sitesDir, ".publish-"+id+"-")

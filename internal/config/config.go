@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gantryhq/gantry/internal/netpolicy"
@@ -412,10 +413,17 @@ func checkDomain(d string) error {
 
 // Prepare creates the data folder (0700) and, when no secret key was
 // configured, reads it from <data-dir>/secret.key, generating that file
-// (32 random bytes, hex, mode 0600) on first start.
+// (32 random bytes, hex, mode 0600) on first start. A data folder that
+// others may list or write to loses those permissions (keeping the search
+// bit the sandbox user needs to reach its workspace, see
+// deploy.PrepareDataDir), and a key file others may read becomes 0600:
+// older versions and hand-made folders are tightened at every start.
 func (c *Config) Prepare() error {
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
+	}
+	if err := tighten(c.DataDir, 0o066); err != nil {
+		return fmt.Errorf("data folder: %w", err)
 	}
 	if c.secretKeySet {
 		return nil
@@ -427,11 +435,31 @@ func (c *Config) Prepare() error {
 	} else if err != nil {
 		return fmt.Errorf("read secret key: %w", err)
 	}
+	if err := tighten(path, 0o077); err != nil {
+		return fmt.Errorf("secret key: %w", err)
+	}
 	c.SecretKey = strings.TrimSpace(string(key))
 	if len(c.SecretKey) < MinSecretKeyLen {
 		return fmt.Errorf("secret key in %s is shorter than %d bytes: fix or delete it (deleting signs everyone out)", path, MinSecretKeyLen)
 	}
 	return nil
+}
+
+// tighten takes the permission bits in drop off path when it has any of
+// them. Only files and folders of this process's user are changed, never
+// a folder with the sticky bit (a shared one such as /tmp).
+func tighten(path string, drop fs.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&drop == 0 || fi.Mode()&fs.ModeSticky != 0 {
+		return nil
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+		return nil
+	}
+	return os.Chmod(path, fi.Mode().Perm()&^drop|fi.Mode()&(fs.ModeSetgid|fs.ModeSetuid))
 }
 
 // generateSecretKey writes a new random key to path, failing rather than

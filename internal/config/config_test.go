@@ -204,6 +204,22 @@ func TestSecretKeyGeneratedOnce(t *testing.T) {
 		t.Errorf("the key changed between starts")
 	}
 
+	// A folder and key an older version (or a hand) left open to others
+	// are tightened at the next start; the folder keeps its search bits.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, config.SecretKeyFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load()
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o711 {
+		t.Errorf("data folder left 0777: %v, mode %v; want 711", err, info.Mode().Perm())
+	}
+	if info, err := os.Stat(filepath.Join(dir, config.SecretKeyFile)); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("key file left 0644: %v, mode %v; want 600", err, info.Mode().Perm())
+	}
+
 	// A configured key wins and is not written.
 	dir2 := t.TempDir()
 	c, err := config.Load([]string{"--data-dir", dir2}, env(map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("s", 40)}), io.Discard)

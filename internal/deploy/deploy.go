@@ -180,12 +180,13 @@ func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "b
 // rebuilding (in the background), stopped subdomains answer their 503
 // page, deployments built before sizes were recorded are measured, and old
 // stopped deployments are pruned (see prune) — and starts the build
-// workers. Queued deployments then run in order.
+// workers. Queued deployments then run in order. It first makes the data
+// folder's sites and builds folders (dataDirModes).
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
 	s.running = make(map[string]*runningBuild)
-	for _, dir := range []string{filepath.Join(s.DataDir, "sites"), filepath.Join(s.DataDir, "builds")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	for name, mode := range dataDirModes {
+		if err := privateDir(filepath.Join(s.DataDir, name), mode); err != nil {
 			return fmt.Errorf("deploy: %w", err)
 		}
 	}
@@ -348,6 +349,31 @@ func (s *Service) followProject(ctx context.Context, projectID string) {
 			s.logger().Error("project status", "project", projectID, "err", err)
 		}
 	}
+}
+
+// dataDirModes are the modes of the data folder's sub-folders: sites/ is
+// the platform's alone (the edge serves it from this process), builds/
+// lets other users through to the workspace they own (the sandbox user
+// opens its own builds/<id>) but not list it.
+var dataDirModes = map[string]os.FileMode{
+	"sites":  0o700,
+	"builds": 0o711,
+}
+
+// privateDir creates dir with mode, or gives an existing one exactly that
+// mode (older versions made both 0755).
+func privateDir(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != mode {
+		return os.Chmod(dir, mode)
+	}
+	return nil
 }
 
 // PrepareDataDir creates dir when missing and makes it searchable (not

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -170,6 +171,21 @@ func hostCanDial(addr string) bool {
 	return true
 }
 
+// registryHost returns the host name of the registry npm is configured
+// with on this machine.
+func registryHost(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command("npm", "config", "get", "registry").Output()
+	if err != nil {
+		tb.Fatalf("npm config get registry: %v", err)
+	}
+	u, err := url.Parse(strings.TrimSpace(string(out)))
+	if err != nil || u.Hostname() == "" {
+		tb.Fatalf("npm's registry %q is not a URL", out)
+	}
+	return u.Hostname()
+}
+
 // restrictedAddrsOf returns, as /32 or /128 prefixes, the addresses host
 // resolves to on this machine that lie in restricted ranges. A machine
 // that reaches the internet through a proxy at such an address (some CI
@@ -197,7 +213,8 @@ func TestIsolatedNetworkGoesOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reaches the internet")
 	}
-	const host = "registry.npmjs.org"
+	// npm's registry, as builds reach it (its name from npm's config).
+	host := registryHost(t)
 	if !hostCanDial(host + ":443") {
 		t.Skipf("this machine does not reach %s", host)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,7 +114,14 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		defer cg.destroy()
 	}
 
-	p, err := newPipes(bwrap)
+	var filter []byte
+	if bwrap && !s.noFilter {
+		if filter, err = seccompFilter(); err != nil {
+			return res, err
+		}
+	}
+
+	p, err := newPipes(bwrap, filter != nil)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
@@ -144,11 +152,11 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			if s.allowErr != nil {
 				return res, fmt.Errorf("sandbox: Config.AllowNets: %w", s.allowErr)
 			}
-			allow, err := cleanPrefixes(c.Allow)
+			allow, err := cleanPrefixes(append(slices.Clone(c.Allow), s.allow...))
 			if err != nil {
 				return res, fmt.Errorf("sandbox: Command.Allow: %w", err)
 			}
-			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, append(allow, s.allow...))
+			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, allow)
 			if err != nil {
 				return res, err
 			}
@@ -159,6 +167,11 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
 		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
+		if filter != nil {
+			// fds 5 to 9 closed, the filter on filterFD.
+			cmd.ExtraFiles = append(cmd.ExtraFiles, make([]*os.File, filterFD-5)...)
+			cmd.ExtraFiles = append(cmd.ExtraFiles, p.filterR)
+		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 		argData = nulJoin(bwrapArgs(bwrapOptions{
 			workspace: dir,
@@ -168,6 +181,7 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			tmp:       c.Tmp,
 			shareNet:  network != NetworkNone,
 			resolv:    resolv,
+			seccomp:   filter != nil,
 		}))
 	} else {
 		tmp := c.Tmp
@@ -206,6 +220,14 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			_, _ = w.Write(argData)
 			_ = w.Close()
 		}()
+		if filter != nil {
+			w := p.filterW
+			p.filterW = nil
+			go func() {
+				_, _ = w.Write(filter)
+				_ = w.Close()
+			}()
+		}
 	}
 	sink := &lineSink{fn: c.Output, max: l.OutputLines}
 	var readers sync.WaitGroup
@@ -332,6 +354,7 @@ type bwrapOptions struct {
 	shareNet  bool     // keep the network namespace bubblewrap starts in
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
 	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
+	seccomp   bool     // load the seccomp filter bubblewrap reads from filterFD
 }
 
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
@@ -340,11 +363,18 @@ type bwrapOptions struct {
 // namespace of its own, where it is o.uid and o.gid and holds no
 // capability (none in its bounding set either), whether bubblewrap starts
 // as the sandbox user on the host or as root in pasta's user namespace;
-// the network namespace it runs in is never its to change.
+// the network namespace it runs in is never its to change. It can make no
+// user namespace of its own (--disable-userns: bubblewrap caps the count
+// at the one the command is in), and with o.seccomp the kernel refuses it
+// the system calls seccompProgram lists (--seccomp filterFD), namespaces
+// among them: two locks on the door most kernel exploits come through.
 func bwrapArgs(o bwrapOptions) []string {
-	a := []string{"--unshare-all", "--unshare-user"}
+	a := []string{"--unshare-all", "--unshare-user", "--disable-userns"}
 	if o.shareNet {
 		a = append(a, "--share-net")
+	}
+	if o.seccomp {
+		a = append(a, "--seccomp", strconv.Itoa(filterFD))
 	}
 	a = append(a,
 		"--die-with-parent", "--new-session",
@@ -597,7 +627,9 @@ func cleanPrefixes(ps []netip.Prefix) ([]netip.Prefix, error) {
 		if a := n.Addr(); a.Is4In6() && n.Bits() >= 96 {
 			n = netip.PrefixFrom(a.Unmap(), n.Bits()-96)
 		}
-		out = append(out, n.Masked())
+		if n = n.Masked(); !slices.Contains(out, n) { // ip refuses a rule twice
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }
@@ -628,18 +660,19 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// pipes are the run's file descriptors: stdout, stderr, the gate (fd 3)
-// and bubblewrap's --args (fd 4).
+// pipes are the run's file descriptors: stdout, stderr, the gate (fd 3),
+// bubblewrap's --args (fd 4) and its --seccomp (filterFD).
 type pipes struct {
-	outR, outW     *os.File
-	errR, errW     *os.File
-	gateR, gateW   *os.File
-	argsR, argsW   *os.File
-	closeOnce      sync.Once
-	childEndsFiles []*os.File
+	outR, outW       *os.File
+	errR, errW       *os.File
+	gateR, gateW     *os.File
+	argsR, argsW     *os.File
+	filterR, filterW *os.File
+	closeOnce        sync.Once
+	childEndsFiles   []*os.File
 }
 
-func newPipes(withArgs bool) (*pipes, error) {
+func newPipes(withArgs, withFilter bool) (*pipes, error) {
 	p := &pipes{}
 	var err error
 	mk := func(r, w **os.File) {
@@ -654,7 +687,10 @@ func newPipes(withArgs bool) (*pipes, error) {
 	if withArgs {
 		mk(&p.argsR, &p.argsW)
 	}
-	p.childEndsFiles = []*os.File{p.outW, p.errW, p.gateR, p.argsR}
+	if withFilter {
+		mk(&p.filterR, &p.filterW)
+	}
+	p.childEndsFiles = []*os.File{p.outW, p.errW, p.gateR, p.argsR, p.filterR}
 	if err != nil {
 		p.closeAll()
 		return nil, err
@@ -676,7 +712,7 @@ func (p *pipes) closeChildEnds() {
 
 func (p *pipes) closeAll() {
 	p.closeChildEnds()
-	for _, f := range []*os.File{p.outR, p.errR, p.gateW, p.argsW} {
+	for _, f := range []*os.File{p.outR, p.errR, p.gateW, p.argsW, p.filterW} {
 		if f != nil {
 			_ = f.Close()
 		}

@@ -10,7 +10,9 @@
 // /workspace. It never sees the platform's data folder, database, secret
 // key, /root or another workspace. It runs in its own user, pid, ipc, uts,
 // mount and cgroup namespaces, with no capabilities, and starts with an
-// empty environment plus an explicit list.
+// empty environment plus an explicit list. It can make no namespace of its
+// own, and a seccomp filter refuses it the system calls that lead into the
+// kernel's less-travelled code (see deniedCalls).
 //
 // Its network is, by default (NetworkIsolated), a network namespace of its
 // own connected to the outside by pasta (Debian package passt), which
@@ -288,6 +290,7 @@ type Sandbox struct {
 	allow      []netip.Prefix
 	allowErr   error // an invalid Config.AllowNets, reported by Available and Run
 	tun        string
+	noFilter   bool // tests only: run without the seccomp filter
 }
 
 // New returns a Sandbox for cfg. It does not check that bubblewrap and

@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -58,8 +59,10 @@ const PostgresMaxConns = 20
 // search_path, may be given). Anything else is the path of a SQLite file,
 // optionally prefixed with "sqlite://" or "file:", created when missing and
 // opened in WAL mode with a 5 s busy timeout, foreign keys on and
-// BEGIN IMMEDIATE transactions (see docs/operations.md). On PostgreSQL it
-// opens at most PostgresMaxConns connections at once.
+// BEGIN IMMEDIATE transactions (see docs/operations.md); the file and its
+// -wal and -shm companions are readable by their owner only (mode 0600,
+// see privateSQLiteFiles). On PostgreSQL it opens at most
+// PostgresMaxConns connections at once.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{Now: time.Now}
 	var err error
@@ -73,6 +76,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		}
 	} else {
 		db.dialect = SQLite
+		if err := privateSQLiteFiles(sqlitePath(dsn)); err != nil {
+			return nil, fmt.Errorf("open %s database: %w", db.dialect, err)
+		}
 		db.db, err = sql.Open("sqlite", SQLiteDSN(dsn))
 	}
 	if err != nil {
@@ -100,15 +106,58 @@ func isPostgres(dsn string) bool {
 // format, and BEGIN IMMEDIATE for read-write transactions so concurrent
 // writers wait for each other instead of failing with "database is locked".
 func SQLiteDSN(path string) string {
-	path = strings.TrimPrefix(path, "sqlite://")
+	// The path is a URI path: escape what would end it early.
+	u := url.URL{Path: sqlitePath(path)}
+	return "file:" + u.EscapedPath() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
+}
+
+// sqlitePath returns the file path a SQLite dsn names, without its
+// "sqlite://" or "file:" prefix and query.
+func sqlitePath(dsn string) string {
+	path := strings.TrimPrefix(dsn, "sqlite://")
 	path = strings.TrimPrefix(path, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
-	// The path is a URI path: escape what would end it early.
-	u := url.URL{Path: path}
-	return "file:" + u.EscapedPath() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
+	return path
+}
+
+// sqliteFileMode is the mode of the SQLite database file: it holds
+// password hashes, sealed tokens and every project's secrets, and only the
+// platform reads it.
+const sqliteFileMode = 0o600
+
+// privateSQLiteFiles creates the database file at path with
+// sqliteFileMode when it is missing (SQLite itself would make it 0644
+// under the usual umask), and takes group and other permissions off it
+// and off its -wal and -shm companions when an older version left them
+// there. SQLite gives the companions it creates the database file's mode.
+func privateSQLiteFiles(path string) error {
+	if path == "" || strings.HasPrefix(path, ":memory:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, sqliteFileMode)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&^sqliteFileMode != 0 {
+			if err := os.Chmod(p, sqliteFileMode); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // migrate applies the embedded migrations of db's dialect, also those

@@ -470,3 +470,49 @@ func TestSandboxSlot(t *testing.T) {
 		t.Fatalf("a missing user: %v", err)
 	}
 }
+
+// TestSQLiteFilesPrivate checks that the database file and its -wal and
+// -shm companions are readable by the platform only: on a fresh database,
+// and when an older version left them readable by everyone (fixed at the
+// next open).
+func TestSQLiteFilesPrivate(t *testing.T) {
+	t.Parallel()
+	if storetest.PostgresURL() != "" {
+		t.Skip("file modes concern SQLite")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gantry.db")
+	files := []string{path, path + "-wal", path + "-shm"}
+	check := func(when string) {
+		t.Helper()
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Errorf("%s: %v", when, err)
+				continue
+			}
+			if got := fi.Mode().Perm(); got != 0o600 {
+				t.Errorf("%s: %s has mode %04o, want 0600", when, filepath.Base(f), got)
+			}
+		}
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustCreateUser(t, db, "grace") // a write, so that the WAL files exist
+	check("fresh database")
+
+	for _, f := range files {
+		if err := os.Chmod(f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	check("files an older version left readable")
+}

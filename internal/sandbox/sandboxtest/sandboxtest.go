@@ -14,7 +14,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gantryhq/gantry/internal/netpolicy"
@@ -61,6 +63,16 @@ func Unavailable(tb testing.TB, why string) {
 // empty, and so it is when npm or the name cannot be resolved.
 func RegistryAllow(tb testing.TB) []netip.Prefix {
 	tb.Helper()
+	registryOnce.Do(func() { registryAllow = lookUpRegistry() })
+	return slices.Clone(registryAllow)
+}
+
+var (
+	registryOnce  sync.Once
+	registryAllow []netip.Prefix
+)
+
+func lookUpRegistry() []netip.Prefix {
 	out, err := exec.Command("npm", "config", "get", "registry").Output()
 	if err != nil {
 		return nil
