@@ -508,7 +508,8 @@ func TestOldAppWorkspacesArePruned(t *testing.T) {
 	}
 	if all := strings.Join(e.logs(ids[0]), "\n"); !strings.Contains(all, deploy.MsgPrunedLine) {
 		t.Fatalf("no pruning line in the log:\n%s", all)
-	} // The live app's workspace volume counts what its image holds on disk.
+	}
+	// The live app's workspace volume counts what its image holds on disk.
 	live, _ := e.svc.Store.FindDeployment(context.Background(), "", ids[len(ids)-1])
 	if u, err := e.db.StorageUsage(context.Background(), e.user.ID); err != nil || live.FilesSize <= 0 || u.Files < live.FilesSize {
 		t.Fatalf("live app: files %d, account usage %+v, %v; want its volume measured and counted", live.FilesSize, u, err)
