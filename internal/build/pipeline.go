@@ -288,7 +288,11 @@ func (r *run) steps() (*Result, error) {
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
 		// The app's writable space: what the build left, plus its allowance.
 		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
-			return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err}
+			if !mounted(vol) {
+				return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err}
+			}
+			// Still usable, only larger: the app keeps the build's limit.
+			r.log.step(gantry.LevelWarning, fmt.Sprintf("The app keeps the build's disk space (%s): it could not be resized", sandbox.FormatBytes(vol.Disk.Bytes)))
 		}
 		return res, nil
 	}
@@ -553,6 +557,12 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// mounted reports whether v's workspace is there to run from.
+func mounted(v *sandbox.Volume) bool {
+	_, err := os.Stat(v.Workspace)
+	return err == nil
 }
 
 // thousands writes n with commas between groups of three digits: 200,000.

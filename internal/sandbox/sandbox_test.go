@@ -316,8 +316,10 @@ func TestTimeoutKillsTree(t *testing.T) {
 	if res.ExitCode != -1 {
 		t.Errorf("got exit code %d, want -1", res.ExitCode)
 	}
-	if got := processesMatching(t, "sleep 100"); len(got) > 0 {
-		t.Errorf("processes left: %v", got)
+	for _, sleeper := range []string{"sleep 1000", "sleep 1001", "sleep 1002", "sleep 1003"} {
+		if got := processesMatching(t, sleeper); len(got) > 0 {
+			t.Errorf("processes left: %v", got)
+		}
 	}
 }
 

@@ -246,16 +246,25 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 		return nil
 	}
 	img := v.Path + ".img"
-	if err := unmount(v.Path); err != nil {
-		return err
+	// The run that filled it has just ended: its last references (a mount
+	// namespace being torn down) may take a moment to go. A lazy unmount
+	// would leave the filesystem in use while it is checked and resized.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := unix.Unmount(v.Path, 0)
+		if err == nil || errors.Is(err, syscall.EINVAL) {
+			break
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return fmt.Errorf("volume: unmount %s: %w", v.Path, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	kib := (bytes + 1023) / 1024
 	var rerr error
-	if out, err := exec.CommandContext(ctx, "e2fsck", "-f", "-p", img).CombinedOutput(); err != nil && !fsckOK(err) {
+	if out, err := exec.CommandContext(ctx, sbin("e2fsck"), "-f", "-p", img).CombinedOutput(); err != nil && !fsckOK(err) {
 		rerr = fmt.Errorf("volume: check %s: %w: %s", img, err, strings.TrimSpace(string(out)))
-	} else if out, err := exec.CommandContext(ctx, "resize2fs", img, strconv.FormatInt(kib, 10)+"K").CombinedOutput(); err != nil {
+	} else if out, err := exec.CommandContext(ctx, sbin("resize2fs"), img, strconv.FormatInt(kib, 10)+"K").CombinedOutput(); err != nil {
 		rerr = fmt.Errorf("volume: resize %s: %w: %s", img, err, strings.TrimSpace(string(out)))
 	} else if err := os.Truncate(img, kib*1024); err != nil {
 		rerr = fmt.Errorf("volume: %w", err)
@@ -292,7 +301,7 @@ func makeImage(img string, d Disk, uid, gid uint32) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal",
+	cmd := exec.CommandContext(ctx, sbin("mkfs.ext4"), "-q", "-F", "-m", "0", "-O", "^has_journal",
 		"-N", strconv.FormatInt(d.Inodes, 10),
 		"-E", fmt.Sprintf("root_owner=%d:%d,lazy_itable_init=1", uid, gid), img)
 	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
@@ -311,7 +320,7 @@ func makeImage(img string, d Disk, uid, gid uint32) error {
 func mountImage(img, dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", img, dir)
+	cmd := exec.CommandContext(ctx, sbin("mount"), "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", img, dir)
 	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("volume: mount %s: %w: %s (loop devices must be available: see scripts/sandbox-ensure)", img, err, strings.TrimSpace(string(out)))
@@ -397,4 +406,24 @@ func RemoveTree(dir string) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// sbin finds a system tool on the PATH or in the folders system tools live
+// in, which a non-login root shell's PATH may leave out; it returns name
+// itself when nothing is found, for exec to report.
+func sbin(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	return name
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
