@@ -131,7 +131,9 @@ func (g *Git) SweepLookups() error {
 		return err
 	}
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(g.LookupDir, e.Name())); err != nil {
+		// Volumes (sandboxed lookups) are unmounted first; their images go
+		// with them.
+		if err := sandbox.RemoveVolume(filepath.Join(g.LookupDir, strings.TrimSuffix(e.Name(), ".img"))); err != nil {
 			return err
 		}
 	}
@@ -155,13 +157,21 @@ func (g *Git) newLookupDir() (string, func(), error) {
 	}
 	remove := func() { os.RemoveAll(dir) }
 	if g.sandboxed() {
-		if err := g.Sandbox.PrepareWorkspace(dir); err != nil {
+		// A volume of its own: the kernel caps what a lookup may write at
+		// twice its size limit (the size watcher, which says "too large",
+		// normally stops it first), and at lookupInodes files.
+		v, err := g.Sandbox.OpenVolume(dir, sandbox.Disk{Bytes: max(2*g.lookupMaxSize(), 16<<20), Inodes: lookupInodes}, 0, 0)
+		if err != nil {
 			remove()
 			return "", nil, fmt.Errorf("lookup folder: %w", err)
 		}
+		return v.Workspace, func() { _ = sandbox.RemoveVolume(v.Path) }, nil
 	}
 	return dir, remove, nil
 }
+
+// lookupInodes caps the files a lookup's clone may create.
+const lookupInodes = 100_000
 
 func (g *Git) checker() *Checker {
 	if g.Checker != nil {

@@ -271,8 +271,9 @@ func TestLookupCloneInSandboxLeavesNothingBehind(t *testing.T) {
 	if res.Framework != "static" || res.Repository.LastCommit == nil || res.Repository.LastCommit.Message != "first" {
 		t.Errorf("lookup = %+v", res)
 	}
-	if filepath.Dir(seen.dir) != filepath.Join(data, "lookups") {
-		t.Errorf("the lookup cloned into %s, want a folder under %s", seen.dir, filepath.Join(data, "lookups"))
+	// A volume of its own under lookups/: lookups/lookup-…/workspace.
+	if filepath.Dir(filepath.Dir(seen.dir)) != filepath.Join(data, "lookups") || filepath.Base(seen.dir) != "workspace" {
+		t.Errorf("the lookup cloned into %s, want a volume under %s", seen.dir, filepath.Join(data, "lookups"))
 	}
 	if seen.owner != sb.UID() {
 		t.Errorf("the lookup's clone belongs to uid %d, want the sandbox user %d", seen.owner, sb.UID())

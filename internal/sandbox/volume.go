@@ -25,7 +25,9 @@ type Disk struct {
 	Bytes int64
 	// Inodes is the number of files, folders and links it can hold
 	// (default 200,000). The kernel rounds it up to fill its inode tables
-	// (a few dozen more at most) and keeps 11 for itself.
+	// (a few dozen more at most) and keeps 11 for itself; it is lowered to
+	// one per KiB of Bytes, so that inode tables take at most a quarter of
+	// the space.
 	Inodes int64
 }
 
@@ -301,8 +303,10 @@ func makeImage(img string, d Disk, uid, gid uint32) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Inode tables take 256 bytes an inode: at most a quarter of the space.
+	inodes := min(d.Inodes, d.Bytes/1024)
 	cmd := exec.CommandContext(ctx, sbin("mkfs.ext4"), "-q", "-F", "-m", "0", "-O", "^has_journal",
-		"-N", strconv.FormatInt(d.Inodes, 10),
+		"-N", strconv.FormatInt(inodes, 10),
 		"-E", fmt.Sprintf("root_owner=%d:%d,lazy_itable_init=1", uid, gid), img)
 	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
 	if out, err := cmd.CombinedOutput(); err != nil {
