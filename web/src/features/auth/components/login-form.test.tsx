@@ -13,13 +13,14 @@ async function signIn(email = 'ada@example.com', password = 'secret1') {
 describe('login form', () => {
   it('shows "Signing in..." while busy, then lands on the dashboard', async () => {
     const { calls } = mockApi({
-      'POST /api/auth/login': { ...ok({ user: testUser, token: 'tok' }), delay: 50 },
+      // Long enough for the busy label to be seen on a loaded machine.
+      'POST /api/auth/login': { ...ok({ user: testUser, token: 'tok' }), delay: 500 },
       'GET /api/auth/me': ok({ user: testUser }),
     })
     const { router } = renderApp('/login')
     await signIn()
     expect(await screen.findByRole('button', { name: 'Signing in...' })).toBeInTheDocument()
-    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'))
+    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'), { timeout: 5000 })
     expect(await screen.findByText('Login successful!')).toBeInTheDocument()
     expect(calls.find((c) => c.path === '/api/auth/login')?.body).toEqual({
       email: 'ada@example.com',

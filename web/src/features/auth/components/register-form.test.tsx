@@ -95,7 +95,8 @@ describe('registration form', () => {
 
   it('sends the account, disables the button while busy, and lands on the dashboard', async () => {
     const { calls } = mockApi({
-      'POST /api/auth/register': { ...ok({ user: testUser, token: 'new-token' }), delay: 50 },
+      // Long enough for the busy label to be seen on a loaded machine.
+      'POST /api/auth/register': { ...ok({ user: testUser, token: 'new-token' }), delay: 500 },
       'GET /api/auth/me': ok({ user: testUser }),
     })
     const { router } = renderApp('/register')
@@ -104,7 +105,7 @@ describe('registration form', () => {
     await userEvent.click(submit())
     const busy = await screen.findByRole('button', { name: /creating account\.\.\./i })
     expect(busy).toBeDisabled()
-    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'))
+    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'), { timeout: 5000 })
     expect(calls.find((c) => c.path === '/api/auth/register')?.body).toEqual({
       username: 'ada_l',
       email: 'ada@example.com',
