@@ -76,6 +76,9 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		return res, fmt.Errorf("sandbox: workspace %s is not a folder", dir)
 	}
 	l := c.Limits.withDefaults()
+	if l.CPUWeight > 10000 {
+		return res, fmt.Errorf("sandbox: CPU weight %d is over 10000", l.CPUWeight)
+	}
 	bwrap := s.mode != ModeNone
 	network := s.network
 	if !bwrap {
