@@ -329,7 +329,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	table := edge.NewTable()
 	svc := &deploy.Service{
 		Store:        db,
-		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
+		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
 		Repos:        hosts,
 		Decrypt:      decrypt,
 		Notify:       notifier,
@@ -340,7 +340,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		LiveURL:      cfg.LiveURL,
 		Concurrency:  cfg.BuildConcurrency,
 		BuildTimeout: cfg.BuildTimeout,
-		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids,
+		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
 		Logger: logger,
 	}
