@@ -444,8 +444,16 @@ func (t *tenant) waitLive(id string) {
 	t.wait(id, "live", func(d deployment) bool { return d.Status == "live" })
 }
 
+// waitLog waits until the build of deployment id has logged line. The
+// deployment's answer holds its newest 200 log lines, and an attack that
+// prints fast pushes its first line out of them before the next poll: 200
+// lines are taken as the command running too (the pipeline's own lines
+// before it are a dozen).
 func (t *tenant) waitLog(id, line string) {
 	t.wait(id, "logging "+line, func(d deployment) bool {
+		if d.Status == "building" && len(d.BuildLogs) >= 200 {
+			return true
+		}
 		for _, l := range d.BuildLogs {
 			if l.Message == line {
 				return true
