@@ -341,7 +341,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	table := edge.NewTable()
 	svc := &deploy.Service{
 		Store:        db,
-		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts},
+		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
 		Repos:        hosts,
 		Decrypt:      decrypt,
 		Notify:       notifier,
@@ -356,7 +356,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		BuildDisk:    sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
 		AppDisk:      cfg.AppDisk,
 		SandboxUIDs:  sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
-		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids,
+		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
 		Logger: logger,
 	}

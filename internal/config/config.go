@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -60,6 +61,8 @@ type Config struct {
 	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
 	BuildTimeout     time.Duration  // default 10m
 	BuildConcurrency int            // builds at once, default 1
+	BuildCPUs        float64        // CPU quota of each build (install and build steps), in CPUs, default 1
+	AppCPUs          float64        // CPU quota of each server app, in CPUs, default 1
 	MaxPendingBuilds int            // builds one user may have waiting, default 3
 	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
 	AppPids          int64          // process limit of each server app, default 256
@@ -90,6 +93,8 @@ const (
 	DefaultBuildTimeout     = 10 * time.Minute
 	DefaultBuildConcurrency = 1
 	DefaultMaxPendingBuilds = 3
+	DefaultBuildCPUs        = 1
+	DefaultAppCPUs          = 1
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
@@ -127,6 +132,8 @@ var settings = []setting{
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
 	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
+	{"build-cpus", strconv.Itoa(DefaultBuildCPUs), "CPU quota of each build, in CPUs (0.5: half of one)"},
+	{"app-cpus", strconv.Itoa(DefaultAppCPUs), "CPU quota of each server app, in CPUs (0.5: half of one)"},
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
@@ -276,6 +283,8 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	} else if c.MaxPendingBuilds < 1 {
 		bad("max-pending-builds", "must be at least 1")
 	}
+	c.BuildCPUs = parseCPUs(v("build-cpus"), func(format string, args ...any) { bad("build-cpus", format, args...) })
+	c.AppCPUs = parseCPUs(v("app-cpus"), func(format string, args ...any) { bad("app-cpus", format, args...) })
 	if mib, err := strconv.ParseInt(v("app-memory"), 10, 64); err != nil {
 		bad("app-memory", "%q is not a whole number of MiB", v("app-memory"))
 	} else if mib < 16 || mib > 1<<20 {
@@ -344,6 +353,21 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
 	}
 	return c, nil
+}
+
+// parseCPUs reads a CPU quota in CPUs, from 0.01 (the kernel's smallest)
+// to 1024, reporting a bad value with bad.
+func parseCPUs(s string, bad func(format string, args ...any)) float64 {
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(n) {
+		bad("%q is not a number of CPUs (e.g. 1, 0.5)", s)
+		return 0
+	}
+	if n < 0.01 || n > 1024 {
+		bad("must be from 0.01 to 1024 (CPUs)")
+		return 0
+	}
+	return n
 }
 
 // lookup returns the value of the variable name when it is set and not

@@ -32,6 +32,7 @@ func TestDefaults(t *testing.T) {
 		"pending": c.MaxPendingBuilds, "cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
 		"secret": c.SecretKey, "gh": c.GitHubClientID,
 		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
+		"buildCPUs": c.BuildCPUs, "appCPUs": c.AppCPUs,
 	}
 	want := map[string]any{
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
@@ -40,6 +41,7 @@ func TestDefaults(t *testing.T) {
 		"pending": 3, "cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
 		"secret": "", "gh": "",
 		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
+		"buildCPUs": 1.0, "appCPUs": 1.0,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -62,6 +64,8 @@ func TestFlagsOverrideEnv(t *testing.T) {
 			"GANTRY_BUILD_TIMEOUT":      "90s",
 			"GANTRY_BUILD_CONCURRENCY":  "4",
 			"GANTRY_MAX_PENDING_BUILDS": "10",
+			"GANTRY_BUILD_CPUS":         "0.5",
+			"GANTRY_APP_CPUS":           "2",
 			"GANTRY_SANDBOX":            "bwrap",
 			"GANTRY_SANDBOX_ALLOW":      "10.20.0.5, fd12:3456::/48,10.30.0.0/16",
 			"GANTRY_SECRET_KEY":         strings.Repeat("k", 32),
@@ -71,7 +75,8 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	}
 	if c.Addr != "127.0.0.1:9000" || c.Sandbox != "none" || !c.TrustProxy || c.DataDir != "/srv/gantry" ||
 		c.DatabaseURL != "postgres://u:p@db:5432/gantry?sslmode=disable" || c.LiveDomain != "apps.example.net" ||
-		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.MaxPendingBuilds != 10 || c.SecretKey != strings.Repeat("k", 32) {
+		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.MaxPendingBuilds != 10 || c.SecretKey != strings.Repeat("k", 32) ||
+		c.BuildCPUs != 0.5 || c.AppCPUs != 2 {
 		t.Errorf("got %+v", c)
 	}
 	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
@@ -127,6 +132,8 @@ func TestValidation(t *testing.T) {
 		{"pending text", []string{"--max-pending-builds=many"}, nil, `--max-pending-builds (GANTRY_MAX_PENDING_BUILDS): "many" is not a whole number`},
 		{"app memory", []string{"--app-memory=8"}, nil, "--app-memory (GANTRY_APP_MEMORY): must be from 16 to 1048576 (MiB)"},
 		{"app memory text", nil, map[string]string{"GANTRY_APP_MEMORY": "1G"}, `"1G" is not a whole number of MiB`},
+		{"build cpus", []string{"--build-cpus=0"}, nil, "--build-cpus (GANTRY_BUILD_CPUS): must be from 0.01 to 1024 (CPUs)"},
+		{"app cpus text", nil, map[string]string{"GANTRY_APP_CPUS": "one"}, `--app-cpus (GANTRY_APP_CPUS): "one" is not a number of CPUs`},
 		{"app pids", []string{"--app-pids=2"}, nil, "--app-pids (GANTRY_APP_PIDS): must be at least 8"},
 		{"app start timeout", []string{"--app-start-timeout=100ms"}, nil, "--app-start-timeout (GANTRY_APP_START_TIMEOUT): must be at least 1s"},
 		{"sandbox", []string{"--sandbox", "docker"}, nil, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`},

@@ -107,6 +107,11 @@ type Supervisor struct {
 	Memory int64
 	// Pids is each app's limit on processes and threads (default 256).
 	Pids int64
+	// CPUs is each app's CPU quota, in CPUs (default 1: sandbox.Limits.CPUs).
+	// An app also weighs a tenth of a platform process when the CPU is
+	// contended (sandbox.Limits.CPUWeight), so the edge and the API keep
+	// answering whatever it does.
+	CPUs float64
 	// StartTimeout bounds how long an app may take to answer HTTP after it
 	// starts (default 60 s).
 	StartTimeout time.Duration
@@ -402,8 +407,9 @@ func (a *App) launch() *process {
 			Timeout:     -1, // apps run until stopped
 			Memory:      a.sup.memory(),
 			Pids:        a.sup.pids(),
-			OutputLines: -1, // the deployment's log keeps a bounded number
-			Nice:        -1, // apps serve requests: no lowered priority
+			CPUs:        a.sup.CPUs, // zero: the sandbox's default
+			OutputLines: -1,         // the deployment's log keeps a bounded number
+			Nice:        -1,         // apps serve requests: no lowered priority
 		},
 		Output: a.output,
 	}

@@ -16,19 +16,42 @@ import (
 // cgroup2Magic is CGROUP2_SUPER_MAGIC, the statfs type of a cgroup v2 mount.
 const cgroup2Magic = 0x63677270
 
-// cgroup is one run's cgroup: on v1 a folder in each of the memory and pids
-// hierarchies, on v2 a single folder. It is created nested under the
-// cgroup the platform itself runs in, never at a hierarchy's root.
+// runsFolder is the folder runs' cgroups are made in, in a v1 hierarchy
+// where the platform itself sits at the root (its own cgroup there is "/"):
+// runs never lie loose at a hierarchy's root, beside every other process of
+// the machine. In the cpu hierarchy this folder weighs as one run at the
+// default CPUWeight, so all runs together never outweigh one busy thread
+// of the platform, however many there are.
+const runsFolder = "gantry"
+
+// cgroup is one run's cgroup: on v1 a folder in each of the memory, pids
+// and cpu hierarchies (and cpuacct, where it is mounted on its own), on v2
+// a single folder. It is created nested under the cgroup the platform
+// itself runs in, never at a hierarchy's root.
 type cgroup struct {
-	v2   bool
-	mem  string // folder holding the memory controller's files
-	pids string // folder holding the pids controller's files (== mem on v2)
+	v2      bool
+	mem     string // folder holding the memory controller's files
+	pids    string // folder holding the pids controller's files (== mem on v2)
+	cpu     string // folder holding the cpu controller's files (== mem on v2)
+	cpuacct string // v1: the cpuacct controller's folder; == cpu when co-mounted with it, "" when not mounted
+}
+
+// dirs lists the cgroup's distinct folders.
+func (c *cgroup) dirs() []string {
+	var out []string
+	for _, d := range []string{c.mem, c.pids, c.cpu, c.cpuacct} {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // cgroupLayout finds how cgroups are mounted under root: a unified (v2)
-// hierarchy at root, or v1 memory and pids hierarchies at root/memory and
-// root/pids (legacy and hybrid layouts), or, failing those, a v2 hierarchy
-// at root/unified that has the memory and pids controllers.
+// hierarchy at root, or v1 memory, pids and cpu hierarchies at
+// root/memory, root/pids and root/cpu (legacy and hybrid layouts), or,
+// failing those, a v2 hierarchy at root/unified that has the memory, pids
+// and cpu controllers.
 func cgroupLayout(root string) (v2 bool, base string, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(root, &st); err != nil {
@@ -37,17 +60,18 @@ func cgroupLayout(root string) (v2 bool, base string, err error) {
 	if st.Type == cgroup2Magic {
 		return true, root, nil
 	}
-	if exists(filepath.Join(root, "memory", "cgroup.procs")) && exists(filepath.Join(root, "pids", "cgroup.procs")) {
+	if exists(filepath.Join(root, "memory", "cgroup.procs")) && exists(filepath.Join(root, "pids", "cgroup.procs")) &&
+		exists(filepath.Join(root, "cpu", "cgroup.procs")) {
 		return false, root, nil
 	}
 	unified := filepath.Join(root, "unified")
 	if b, err := os.ReadFile(filepath.Join(unified, "cgroup.controllers")); err == nil {
 		f := strings.Fields(string(b))
-		if slices.Contains(f, "memory") && slices.Contains(f, "pids") {
+		if slices.Contains(f, "memory") && slices.Contains(f, "pids") && slices.Contains(f, "cpu") {
 			return true, unified, nil
 		}
 	}
-	return false, "", fmt.Errorf("cgroups: no memory and pids controllers found under %s", root)
+	return false, "", fmt.Errorf("cgroups: no memory, pids and cpu controllers found under %s", root)
 }
 
 // ownCgroups parses /proc/self/cgroup content into the path of each v1
@@ -70,9 +94,13 @@ func ownCgroups(data string) map[string]string {
 	return m
 }
 
-// cgroupParents returns the folders under which runs' cgroups are created:
-// one per hierarchy (memory and pids on v1, the unified one on v2).
-func cgroupParents(root string) ([]string, error) {
+// cgroupParents returns the folders under which runs' cgroups are made, as
+// a cgroup whose folders are those parents: on v2 the platform's own
+// cgroup; on v1, in each hierarchy, the platform's own cgroup there, or
+// runsFolder under it when that is the hierarchy's root. With create set,
+// a missing runsFolder is made (its cpu.shares that of a run at the
+// default weight); without, it is named anyway.
+func cgroupParents(root string, create bool) (*cgroup, error) {
 	v2, base, err := cgroupLayout(root)
 	if err != nil {
 		return nil, err
@@ -83,9 +111,70 @@ func cgroupParents(root string) ([]string, error) {
 	}
 	own := ownCgroups(string(self))
 	if v2 {
-		return []string{filepath.Join(base, own[""])}, nil
+		p := filepath.Join(base, own[""])
+		return &cgroup{v2: true, mem: p, pids: p, cpu: p, cpuacct: p}, nil
 	}
-	return []string{filepath.Join(base, "memory", own["memory"]), filepath.Join(base, "pids", own["pids"])}, nil
+	parent := func(controller string) (string, error) {
+		path, ok := own[controller]
+		if !ok {
+			return "", fmt.Errorf("cgroups: this process is in no %s cgroup (see /proc/self/cgroup)", controller)
+		}
+		dir := filepath.Join(base, controller, path)
+		if path != "/" {
+			return dir, nil
+		}
+		dir = filepath.Join(dir, runsFolder)
+		if !create {
+			return dir, nil
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("cgroups: %w", err)
+		}
+		if controller == "cpu" {
+			if err := writeFile(dir, "cpu.shares", strconv.FormatInt(cpuShares(DefaultLimits.CPUWeight), 10)); err != nil {
+				return "", err
+			}
+		}
+		return dir, nil
+	}
+	p := &cgroup{}
+	if p.mem, err = parent("memory"); err != nil {
+		return nil, err
+	}
+	if p.pids, err = parent("pids"); err != nil {
+		return nil, err
+	}
+	if p.cpu, err = parent("cpu"); err != nil {
+		return nil, err
+	}
+	// cpuacct counts the run's CPU time. Co-mounted with cpu (cpu,cpuacct)
+	// it is the cpu folder; mounted on its own it needs a folder of its
+	// own; missing, the run goes without.
+	cpuMount, acctMount := filepath.Join(base, "cpu"), filepath.Join(base, "cpuacct")
+	if fc, err := os.Stat(cpuMount); err == nil {
+		if fa, err := os.Stat(acctMount); err == nil && os.SameFile(fc, fa) {
+			p.cpuacct = p.cpu
+		} else if exists(filepath.Join(acctMount, "cgroup.procs")) {
+			if p.cpuacct, err = parent("cpuacct"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// child returns the cgroup name under the parents p.
+func (p *cgroup) child(name string) *cgroup {
+	c := &cgroup{v2: p.v2}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{{&c.mem, p.mem}, {&c.pids, p.pids}, {&c.cpu, p.cpu}, {&c.cpuacct, p.cpuacct}} {
+		if f.src != "" {
+			*f.dst = filepath.Join(f.src, name)
+		}
+	}
+	return c
 }
 
 // sweepCgroups ends the runs ("gantry-*" cgroups under the parents) of
@@ -97,14 +186,16 @@ func cgroupParents(root string) ([]string, error) {
 // --die-with-parent), but a pasta process (which sets up its namespaces
 // on its own terms) was seen outliving a platform killed mid-build.
 func sweepCgroups(root string) error {
-	parents, err := cgroupParents(root)
+	parents, err := cgroupParents(root, false)
 	if err != nil {
 		return err
 	}
 	var dead []string
-	for _, p := range parents {
+	for _, p := range parents.dirs() {
 		entries, err := os.ReadDir(p)
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			continue // no runs folder yet: no run was ever made here
+		} else if err != nil {
 			return fmt.Errorf("cgroups: %w", err)
 		}
 		for _, e := range entries {
@@ -114,88 +205,125 @@ func sweepCgroups(root string) error {
 		}
 	}
 	for _, name := range dead {
-		// One parent on v2; memory and pids on v1 (cgroupParents).
-		c := &cgroup{v2: len(parents) == 1, mem: filepath.Join(parents[0], name)}
-		c.pids = c.mem
-		if !c.v2 {
-			c.pids = filepath.Join(parents[1], name)
-		}
-		_ = c.destroy() // kills what is left, then removes the folders
+		_ = parents.child(name).destroy() // kills what is left, then removes the folders
 	}
 	return nil
 }
 
-// newCgroup creates the cgroup name for one run with l's memory and pids
-// limits (negative: unlimited).
+// cpuShares converts a CPU weight on cgroup v2's scale (1–10000, default
+// 100) to v1's cpu.shares (2–262144, default 1024).
+func cpuShares(weight int64) int64 {
+	return max(weight*1024/100, 2)
+}
+
+// cfsPeriod is the CPU quota's accounting period in microseconds: the
+// kernel's default, 100 ms.
+const cfsPeriod = 100000
+
+// cpuQuota converts a quota in CPUs to microseconds of CPU time per
+// cfsPeriod; the kernel takes no less than 1 ms.
+func cpuQuota(cpus float64) int64 {
+	return max(int64(cpus*cfsPeriod+0.5), 1000)
+}
+
+// newCgroup creates the cgroup name for one run with l's memory, pids and
+// CPU limits (zero or negative: unlimited).
 func newCgroup(root, name string, l Limits) (*cgroup, error) {
-	v2, base, err := cgroupLayout(root)
+	parents, err := cgroupParents(root, true)
 	if err != nil {
 		return nil, err
 	}
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return nil, fmt.Errorf("cgroups: %w", err)
-	}
-	own := ownCgroups(string(self))
-	cg := &cgroup{v2: v2}
-	if v2 {
-		parent := filepath.Join(base, own[""])
-		if err := enableControllers(parent); err != nil {
+	cg := parents.child(name)
+	if cg.v2 {
+		if err := enableControllers(parents.mem); err != nil {
 			return nil, err
 		}
-		cg.mem = filepath.Join(parent, name)
-		cg.pids = cg.mem
 		if err := os.Mkdir(cg.mem, 0o755); err != nil {
 			return nil, fmt.Errorf("cgroups: %w", err)
 		}
-		if l.Memory > 0 {
-			if err := writeFile(cg.mem, "memory.max", strconv.FormatInt(l.Memory, 10)); err != nil {
-				cg.destroy()
-				return nil, err
-			}
-			_ = writeFile(cg.mem, "memory.swap.max", "0") // absent without swap accounting
-		}
-		if l.Pids > 0 {
-			if err := writeFile(cg.pids, "pids.max", strconv.FormatInt(l.Pids, 10)); err != nil {
-				cg.destroy()
-				return nil, err
-			}
+		if err := cg.limit(l); err != nil {
+			cg.destroy()
+			return nil, err
 		}
 		return cg, nil
 	}
-	memOwn, ok1 := own["memory"]
-	pidsOwn, ok2 := own["pids"]
-	if !ok1 || !ok2 {
-		return nil, errors.New("cgroups: this process is in no memory or pids cgroup (see /proc/self/cgroup)")
-	}
-	cg.mem = filepath.Join(base, "memory", memOwn, name)
-	cg.pids = filepath.Join(base, "pids", pidsOwn, name)
-	if err := os.Mkdir(cg.mem, 0o755); err != nil {
-		return nil, fmt.Errorf("cgroups: %w", err)
-	}
-	if err := os.Mkdir(cg.pids, 0o755); err != nil {
-		_ = os.Remove(cg.mem)
-		return nil, fmt.Errorf("cgroups: %w", err)
-	}
-	if l.Memory > 0 {
-		if err := writeFile(cg.mem, "memory.limit_in_bytes", strconv.FormatInt(l.Memory, 10)); err != nil {
-			cg.destroy()
-			return nil, err
+	var made []string
+	for _, d := range cg.dirs() {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			for _, m := range made {
+				_ = os.Remove(m)
+			}
+			return nil, fmt.Errorf("cgroups: %w", err)
 		}
-		// Memory+swap, where swap accounting exists, so the limit cannot
-		// be dodged by swapping.
-		_ = writeFile(cg.mem, "memory.memsw.limit_in_bytes", strconv.FormatInt(l.Memory, 10))
+		made = append(made, d)
 	}
-	if l.Pids > 0 {
-		if err := writeFile(cg.pids, "pids.max", strconv.FormatInt(l.Pids, 10)); err != nil {
-			cg.destroy()
-			return nil, err
-		}
+	if err := cg.limit(l); err != nil {
+		cg.destroy()
+		return nil, err
 	}
 	return cg, nil
 }
 
-// enableControllers makes memory and pids available to the children of the
+// limit writes l's memory, pids and CPU limits into the cgroup's files.
+func (c *cgroup) limit(l Limits) error {
+	var files [][3]string // folder, file, value; the ones marked optional may be missing
+	optional := map[string]bool{"memory.swap.max": true, "memory.memsw.limit_in_bytes": true}
+	if l.Memory > 0 {
+		m := strconv.FormatInt(l.Memory, 10)
+		if c.v2 {
+			// memory.swap.max is absent without swap accounting.
+			files = append(files, [3]string{c.mem, "memory.max", m}, [3]string{c.mem, "memory.swap.max", "0"})
+		} else {
+			// Memory+swap, where swap accounting exists, so the limit
+			// cannot be dodged by swapping.
+			files = append(files, [3]string{c.mem, "memory.limit_in_bytes", m}, [3]string{c.mem, "memory.memsw.limit_in_bytes", m})
+		}
+	}
+	if l.Pids > 0 {
+		files = append(files, [3]string{c.pids, "pids.max", strconv.FormatInt(l.Pids, 10)})
+	}
+	if l.CPUWeight > 0 {
+		if c.v2 {
+			files = append(files, [3]string{c.cpu, "cpu.weight", strconv.FormatInt(l.CPUWeight, 10)})
+		} else {
+			files = append(files, [3]string{c.cpu, "cpu.shares", strconv.FormatInt(cpuShares(l.CPUWeight), 10)})
+		}
+	}
+	if l.CPUs > 0 {
+		q := strconv.FormatInt(cpuQuota(l.CPUs), 10)
+		if c.v2 {
+			files = append(files, [3]string{c.cpu, "cpu.max", q + " " + strconv.Itoa(cfsPeriod)})
+		} else {
+			files = append(files, [3]string{c.cpu, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, [3]string{c.cpu, "cpu.cfs_quota_us", q})
+		}
+	}
+	for _, f := range files {
+		if err := writeFile(f[0], f[1], f[2]); err != nil && !optional[f[1]] {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuUsage is the CPU time the cgroup's processes have used, or -1 where
+// the kernel does not count it (v1 without cpuacct).
+func (c *cgroup) cpuUsage() time.Duration {
+	if c.v2 {
+		if us := counter(filepath.Join(c.cpu, "cpu.stat"), "usage_usec"); us >= 0 {
+			return time.Duration(us) * time.Microsecond
+		}
+		return -1
+	}
+	if c.cpuacct == "" {
+		return -1
+	}
+	if ns := readInt(filepath.Join(c.cpuacct, "cpuacct.usage")); ns >= 0 {
+		return time.Duration(ns)
+	}
+	return -1
+}
+
+// enableControllers makes memory, pids and cpu available to the children of the
 // v2 cgroup parent. A v2 cgroup that holds processes cannot delegate
 // controllers ("no internal processes"), so when enabling fails with EBUSY
 // the platform's own processes are first moved into a leaf parent/gantry.
@@ -205,10 +333,10 @@ func enableControllers(parent string) error {
 		return fmt.Errorf("cgroups: %w", err)
 	}
 	f := strings.Fields(string(b))
-	if slices.Contains(f, "memory") && slices.Contains(f, "pids") {
+	if slices.Contains(f, "memory") && slices.Contains(f, "pids") && slices.Contains(f, "cpu") {
 		return nil
 	}
-	err = writeFile(parent, "cgroup.subtree_control", "+memory +pids")
+	err = writeFile(parent, "cgroup.subtree_control", "+memory +pids +cpu")
 	if err == nil {
 		return nil
 	}
@@ -226,17 +354,17 @@ func enableControllers(parent string) error {
 	for p := range strings.FieldsSeq(string(procs)) {
 		_ = writeFile(leaf, "cgroup.procs", p) // processes may have exited meanwhile
 	}
-	return writeFile(parent, "cgroup.subtree_control", "+memory +pids")
+	return writeFile(parent, "cgroup.subtree_control", "+memory +pids +cpu")
 }
 
-// add moves process pid (and the threads of it) into the cgroup.
+// add moves process pid (and the threads of it) into the cgroup, in every
+// hierarchy.
 func (c *cgroup) add(pid int) error {
 	s := strconv.Itoa(pid)
-	if err := writeFile(c.mem, "cgroup.procs", s); err != nil {
-		return err
-	}
-	if c.pids != c.mem {
-		return writeFile(c.pids, "cgroup.procs", s)
+	for _, d := range c.dirs() {
+		if err := writeFile(d, "cgroup.procs", s); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -285,7 +413,7 @@ func (c *cgroup) kill() {
 func (c *cgroup) procs() []int {
 	var pids []int
 	seen := make(map[int]bool)
-	for _, dir := range []string{c.mem, c.pids} {
+	for _, dir := range c.dirs() {
 		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		if err != nil {
 			continue
@@ -304,12 +432,8 @@ func (c *cgroup) procs() []int {
 // retrying for up to 5 s while killed processes are being reaped.
 func (c *cgroup) destroy() error {
 	c.kill()
-	dirs := []string{c.mem}
-	if c.pids != c.mem {
-		dirs = append(dirs, c.pids)
-	}
 	var last error
-	for _, d := range dirs {
+	for _, d := range c.dirs() {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			err := syscall.Rmdir(d)

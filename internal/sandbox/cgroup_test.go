@@ -73,12 +73,12 @@ func TestSweep(t *testing.T) {
 	if os.Geteuid() != 0 {
 		unavailable(t, "needs root")
 	}
-	parents, err := cgroupParents("/sys/fs/cgroup")
+	parents, err := cgroupParents("/sys/fs/cgroup", true)
 	if err != nil {
 		unavailable(t, "no usable cgroups here: "+err.Error())
 	}
-	stale := filepath.Join(parents[0], "gantry-stale-test")
-	other := filepath.Join(parents[0], "not-ours-test")
+	stale := filepath.Join(parents.mem, "gantry-stale-test")
+	other := filepath.Join(parents.mem, "not-ours-test")
 	for _, d := range []string{stale, other} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -101,17 +101,17 @@ func TestSweepKeepsLivingOwners(t *testing.T) {
 	if os.Geteuid() != 0 {
 		unavailable(t, "needs root")
 	}
-	parents, err := cgroupParents("/sys/fs/cgroup")
+	parents, err := cgroupParents("/sys/fs/cgroup", true)
 	if err != nil {
 		unavailable(t, "no usable cgroups here: "+err.Error())
 	}
-	mine := filepath.Join(parents[0], cgroupName()) // this process lives: another run is being set up
+	mine := filepath.Join(parents.mem, cgroupName()) // this process lives: another run is being set up
 	if err := os.Mkdir(mine, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Remove(mine)
 	// A pid that cannot be running (above the kernel's maximum).
-	dead := filepath.Join(parents[0], "gantry-99999999-0123456789abcdef")
+	dead := filepath.Join(parents.mem, "gantry-99999999-0123456789abcdef")
 	if err := os.Mkdir(dead, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestSweepKillsLeftovers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		unavailable(t, "needs root")
 	}
-	if _, err := cgroupParents("/sys/fs/cgroup"); err != nil {
+	if _, err := cgroupParents("/sys/fs/cgroup", true); err != nil {
 		unavailable(t, "no usable cgroups here: "+err.Error())
 	}
 	// A cgroup named after a pid that cannot be running, holding a sleeper.
@@ -160,7 +160,7 @@ func TestSweepKillsLeftovers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Sweep left the dead platform's process running")
 	}
-	for _, d := range []string{cg.mem, cg.pids} {
+	for _, d := range cg.dirs() {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("Sweep kept %s", d)
 		}

@@ -79,6 +79,9 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		return res, fmt.Errorf("sandbox: workspace %s is not a folder", dir)
 	}
 	l := c.Limits.withDefaults()
+	if l.CPUWeight > 10000 {
+		return res, fmt.Errorf("sandbox: CPU weight %d is over 10000", l.CPUWeight)
+	}
 	bwrap := s.mode != ModeNone
 	network := s.network
 	if !bwrap {
@@ -744,57 +747,58 @@ type lineSink struct {
 	dropped int
 }
 
-// full reports whether the sink takes no more lines: the readers then only
-// count what they drop, so that a run printing hundreds of megabytes costs
-// the platform little more than reading them.
-func (s *lineSink) full() bool {
+// emit delivers the raw line b, cleaned (cleanLine) and ending in "…" when
+// cut, or counts it as dropped once the cap is reached; it reports whether
+// the cap is reached now. No string is made of a dropped line.
+func (s *lineSink) emit(stream Stream, b []byte, cut bool) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.max > 0 && s.lines >= s.max {
+		s.dropped++
+		return true
+	}
+	s.lines++
+	if s.fn != nil {
+		line := cleanLine(b)
+		if cut {
+			line += "…"
+		}
+		s.fn(stream, line)
+	}
 	return s.max > 0 && s.lines >= s.max
 }
 
-// drop counts n lines read and dropped.
+// drop counts n more dropped lines.
 func (s *lineSink) drop(n int) {
 	s.mu.Lock()
 	s.dropped += n
 	s.mu.Unlock()
 }
 
-func (s *lineSink) emit(stream Stream, line string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.max > 0 && s.lines >= s.max {
-		s.dropped++
-		return
-	}
-	s.lines++
-	if s.fn != nil {
-		s.fn(stream, line)
-	}
-}
-
 // readLines reads r line by line until EOF, cutting lines longer than
 // MaxLineLength and keeping only the last part of lines redrawn with
-// carriage returns (progress bars).
+// carriage returns (progress bars). Once the sink's cap is reached the
+// rest is only counted (drainLines): a command printing hundreds of
+// megabytes costs the platform little more than reading them.
 func readLines(r io.Reader, stream Stream, sink *lineSink) {
 	br := bufio.NewReaderSize(r, MaxLineLength)
 	long := false // discarding the rest of an over-long line
 	for {
-		if sink.full() {
-			drain(br, sink)
-			return
-		}
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !long {
-				sink.emit(stream, cleanLine(b)+"…")
 				long = true
+				if sink.emit(stream, b, true) {
+					drainLines(br, sink, true)
+					return
+				}
 			}
 			continue
 		}
 		if len(b) > 0 {
-			if !long {
-				sink.emit(stream, cleanLine(b))
+			if !long && sink.emit(stream, b, false) && err == nil {
+				drainLines(br, sink, false)
+				return
 			}
 			long = false
 		}
@@ -804,19 +808,37 @@ func readLines(r io.Reader, stream Stream, sink *lineSink) {
 	}
 }
 
-// drain reads r to its end, counting its lines as dropped without making
-// strings of them.
-func drain(r io.Reader, sink *lineSink) {
+// drainLines reads r to its end and counts its lines as dropped, as
+// readLines would have, without looking at them: newlines end lines, and
+// so does the end of the output after a partial one. counted says the
+// line being read was counted already (an over-long line cut off), so the
+// newline that ends it starts no new one.
+func drainLines(r io.Reader, sink *lineSink, counted bool) {
 	buf := make([]byte, 64<<10)
+	n := 0
+	open := false // a line not yet counted has begun
 	for {
-		n, err := r.Read(buf)
-		if c := bytes.Count(buf[:n], []byte{'\n'}); c > 0 {
-			sink.drop(c)
+		k, err := r.Read(buf)
+		if c := buf[:k]; k > 0 {
+			if nl := bytes.Count(c, []byte{'\n'}); nl > 0 {
+				n += nl
+				if counted {
+					n--
+					counted = false
+				}
+				open = c[k-1] != '\n'
+			} else if !counted {
+				open = true
+			}
 		}
-		if err != nil {
-			return
+		if err != nil { // EOF, or the read end was closed by waitReaders
+			break
 		}
 	}
+	if open {
+		n++
+	}
+	sink.drop(n)
 }
 
 // cleanLine turns raw output into one log line: no line ending, only the

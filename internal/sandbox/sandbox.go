@@ -34,10 +34,13 @@
 // loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
 //
-// Memory and process limits are enforced with a cgroup created per run
-// under the platform's own cgroup (v1 or v2); the command's first process
-// is placed in it before it executes pasta or bubblewrap, so nothing the
-// command starts escapes the limits. Stopping a run (cancelling its
+// Memory, process and CPU limits are enforced with a cgroup created per run
+// under the platform's own cgroup (v1 or v2): a CPU quota (one CPU by
+// default) and a CPU weight a tenth of a platform process's, so that the
+// platform, the sites it serves and other tenants keep the CPU whatever a
+// run does. The command's first process is placed in it before it
+// executes pasta or bubblewrap, so nothing the command starts escapes the
+// limits. Stopping a run (cancelling its
 // context or reaching its timeout) kills every process in that cgroup,
 // pasta included.
 //
@@ -140,8 +143,28 @@ type Limits struct {
 	// OutputLines caps the lines passed to Command.Output (default 10000);
 	// further lines are read and dropped, and Result.DroppedLines counts them.
 	OutputLines int
-	// Nice is the scheduling niceness of the run (default 10), so that
-	// builds yield the CPU to the platform and the sites it serves.
+	// CPUs is the run's CPU quota, in CPUs (default 1): its processes
+	// together get at most CPUs × 100 ms of CPU time in every 100 ms
+	// period and are throttled for the rest of the period once they have
+	// used it (cgroup v2 cpu.max, v1 cpu.cfs_quota_us and
+	// cpu.cfs_period_us). 0.5 is half of one CPU, 2 two CPUs' worth; the
+	// smallest quota the kernel takes is 0.01. A run spinning on every
+	// core, or a fork bomb, gets no more.
+	CPUs float64
+	// CPUWeight is the run's share of the CPU when it competes for it, on
+	// cgroup v2's scale of 1 to 10000 where a process of the platform
+	// counts 100 (default 10: the run weighs what one process at
+	// niceness 10 does beside the platform's, whatever it starts). It is
+	// cpu.weight on v2 and cpu.shares = CPUWeight × 1024 / 100 on v1
+	// (default 102; the platform's threads keep 1024). On v1, where the
+	// platform sits at the root of the cpu hierarchy, runs are made in a
+	// "gantry" folder there that weighs as one run at the default weight,
+	// and CPUWeight only shares that out between runs.
+	CPUWeight int64
+	// Nice is the scheduling niceness of the run's processes (default
+	// 10). The CPU weight above is what sets a run's place beside the
+	// platform; niceness orders the run's own processes and lowers their
+	// I/O priority (schedulers that honour it derive it from niceness).
 	Nice int
 }
 
@@ -153,6 +176,8 @@ var DefaultLimits = Limits{
 	FileSize:    1 << 30,
 	OpenFiles:   4096,
 	OutputLines: 10000,
+	CPUs:        1,
+	CPUWeight:   10,
 	Nice:        10,
 }
 
@@ -176,6 +201,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.OutputLines == 0 {
 		l.OutputLines = d.OutputLines
+	}
+	if l.CPUs == 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.CPUWeight == 0 {
+		l.CPUWeight = d.CPUWeight
 	}
 	if l.Nice == 0 {
 		l.Nice = d.Nice

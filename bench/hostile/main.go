@@ -1,0 +1,548 @@
+// Command hostile measures how well a bystander's site keeps being served
+// while other tenants attack the machine from their builds and apps: a
+// static site served by a real `gantry serve` (bin/gantry) is loaded with
+// wrk, quietly and while each attack runs, and each attack's requests per
+// second and p99 latency are reported as ratios to the quiet figures
+// measured next to it in the same run.
+//
+//	go run ./bench/hostile [-gantry bin/gantry] [-d 8s] [-c 16] [-t 2] [-rounds 1] [-only NAME]
+//
+// The attacks go through the product as a tenant would send them: each
+// attacker signs up through the API, creates a project from a repository
+// on a local git server (git's git-http-backend on loopback, allowed with
+// GANTRY_GIT_ALLOW_HOSTS=127.0.0.1) with a build or start command that is
+// the attack, and deploys it; once the attack runs, wrk loads the
+// bystander's site for the duration, and then the project is deleted and
+// the next quiet load waits until every process of the attack is gone (its
+// cgroups removed). The attacks:
+//
+//   - fork bomb: a build running `bomb() { bomb | bomb & }; bomb`;
+//   - 8 spinners: a build running eight busy shell loops;
+//   - app, 4 spinners: a live app (node) that also runs four busy loops;
+//   - 300 MB of logs: a build printing 300 MB of 100-byte lines, again
+//     and again;
+//   - memory hog: a live app whose second process allocates past the app's
+//     memory limit, is killed by the kernel and starts again, without end.
+//
+// Targets: under each attack the bystander keeps at least 75% of its quiet
+// requests per second and at most twice its quiet p99. Quiet loads come
+// before the first attack and after each one; an attack is compared with
+// the mean of the two around it, so that a machine shared with other work
+// drifting between loads moves both alike. Besides the ratios the table
+// shows the CPU time the attack's cgroups were charged during the load and
+// that of the gantry process (edge, API, the build's log handling), in
+// CPUs: on two cores shared with wrk, gantry's edge loops are the
+// bottleneck of the quiet load itself.
+//
+// It must run as root (the sandbox needs it), with wrk, git and node
+// installed; `make bench` builds bin/gantry and installs wrk first.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gantryhq/gantry/bench/internal/load"
+)
+
+// attack is one hostile tenant's project.
+type attack struct {
+	name  string
+	build string // build command (a build attack), or
+	start string // start command (an app attack)
+}
+
+// The attacks. Build attacks print "attack started" first, which the
+// benchmark waits for in the build log; app attacks wait until live.
+var attacks = []attack{
+	{name: "fork bomb in a build",
+		build: `echo attack started; bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done`},
+	{name: "8 CPU spinners in a build",
+		build: `echo attack started; for i in 1 2 3 4 5 6 7 8; do (while :; do :; done) & done; wait`},
+	{name: "app with 4 CPU spinners",
+		start: `for i in 1 2 3 4; do (while :; do :; done) & done; exec node server.js`},
+	{name: "build printing 300 MB of logs",
+		build: `echo attack started; while :; do yes "` + strings.Repeat("x", 99) + `" | head -c 300000000; done`},
+	{name: "app allocating past its memory limit",
+		start: `node server.js & while :; do node hog.js; done`},
+}
+
+// The attackers' repository: a page (so that detection finds a static
+// site), an HTTP server and a memory hog.
+var attackFiles = map[string]string{
+	"index.html": "<h1>attack</h1>",
+	"server.js":  `require('http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT))` + "\n",
+	"hog.js":     `const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1))` + "\n",
+}
+
+// page is the bystander's site: a small HTML page, like edgebench's.
+const page = `<!doctype html><html><head><meta charset="utf-8"><title>Bystander</title>
+<link rel="stylesheet" href="/style.css"></head><body><main><h1>Still here</h1>
+<p>A student's portfolio that should not notice its neighbours.</p></main></body></html>
+`
+
+func main() {
+	bin := flag.String("gantry", "bin/gantry", "the gantry binary to run")
+	duration := flag.Duration("d", 8*time.Second, "duration of each wrk load")
+	conns := flag.Int("c", 16, "wrk connections")
+	threads := flag.Int("t", 2, "wrk threads")
+	rounds := flag.Int("rounds", 1, "times each attack is measured; the table shows the medians of the ratios")
+	only := flag.String("only", "", "run only the attacks whose name contains this")
+	flag.Parse()
+	defer load.RunExit()
+
+	if os.Geteuid() != 0 {
+		load.Fatalf("hostile: run as root: the sandbox needs it")
+	}
+	for _, tool := range []string{"wrk", "git", "node", *bin} {
+		if _, err := exec.LookPath(tool); err != nil && !strings.Contains(tool, "/") {
+			load.Fatalf("hostile: %s is not installed (make bench installs wrk)", tool)
+		}
+	}
+	abs, err := filepath.Abs(*bin)
+	load.Must(err)
+	if _, err := os.Stat(abs); err != nil {
+		load.Fatalf("hostile: %s not found: run `make build` first", abs)
+	}
+
+	tmp, err := os.MkdirTemp("", "gantry-hostile-")
+	load.Must(err)
+	load.AtExit(func() { os.RemoveAll(tmp) })
+	load.Must(os.Chmod(tmp, 0o755)) // the sandbox user passes through to the data folder
+
+	git := startGit(filepath.Join(tmp, "git"))
+	siteURL := git.repo("bystander/site", map[string]string{"index.html": page, "style.css": "body{margin:0 auto;max-width:40em}"})
+	attackURL := git.repo("attacker/attack", attackFiles)
+
+	g := startGantry(abs, tmp)
+	by := g.signUp("bystander")
+	site := by.createProject("portfolio", siteURL, map[string]string{"outputDirectory": "."})
+	by.waitLive(by.deploy(site.id))
+	host := fmt.Sprintf("%s.localhost:%d", site.subdomain, g.port)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", g.port)
+	fmt.Printf("bystander: %s (%d connections, %d threads, %s per load), gantry pid %d\n", host, *conns, *threads, *duration, g.cmd.Process.Pid)
+
+	var chosen []attack
+	for _, a := range attacks {
+		if strings.Contains(a.name, *only) {
+			chosen = append(chosen, a)
+		}
+	}
+	attackers := make([]*tenant, len(chosen))
+	for i := range chosen {
+		attackers[i] = g.signUp(fmt.Sprintf("attacker%d", i+1))
+	}
+
+	measure := func() sample {
+		g0, a0 := g.cpu(), g.runsCPU()
+		t0 := time.Now()
+		r := load.Wrk(*threads, *conns, *duration, url, host)
+		wall := time.Since(t0)
+		g1, a1 := g.cpu(), g.runsCPU()
+		return sample{r: r, gantry: cpus(g1-g0, wall), attack: cpus(diff(a0, a1), wall)}
+	}
+	load.Wrk(*threads, *conns, time.Second, url, host) // warm up
+	ratios := make([][]ratio, len(chosen))
+	for round := 1; round <= *rounds; round++ {
+		before := measure()
+		fmt.Printf("round %d  quiet: %.0f req/s, p99 %s\n", round, before.r.RPS, fmtDur(before.r.P99))
+		for i, a := range chosen {
+			cfg := map[string]string{"outputDirectory": "."}
+			if a.build != "" {
+				cfg["buildCommand"] = a.build
+			} else {
+				cfg = map[string]string{"startCommand": a.start}
+			}
+			t := attackers[i]
+			p := t.createProject(fmt.Sprintf("attack-%d-%d", i+1, round), attackURL, cfg)
+			id := t.deploy(p.id)
+			if a.build != "" {
+				t.waitLog(id, "attack started")
+			} else {
+				t.waitLive(id)
+			}
+			time.Sleep(time.Second) // let the attack get going
+			under := measure()
+			t.deleteProject(p.id)
+			g.waitRunsGone(30 * time.Second)
+			after := measure()
+			base := mean(before.r, after.r)
+			rt := ratio{rps: under.r.RPS / base.RPS, p99: float64(under.r.P99) / float64(base.P99), attack: under.attack, gantry: under.gantry}
+			ratios[i] = append(ratios[i], rt)
+			fmt.Printf("round %d  %-38s %.0f req/s, p99 %s (quiet around it: %.0f req/s, p99 %s); attack %.2f CPUs, gantry %.2f CPUs\n",
+				round, a.name+":", under.r.RPS, fmtDur(under.r.P99), base.RPS, fmtDur(base.P99), under.attack, under.gantry)
+			before = after
+		}
+	}
+
+	fmt.Printf("\n| attack | req/s ratio | p99 ratio | attack CPUs | gantry CPUs | target (≥ 0.75, ≤ 2×) |\n|---|---|---|---|---|---|\n")
+	for i, a := range chosen {
+		m := medianRatio(ratios[i])
+		met := "met"
+		if m.rps < 0.75 || m.p99 > 2 {
+			met = "not met"
+		}
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %s |\n", a.name, m.rps, m.p99, m.attack, m.gantry, met)
+	}
+}
+
+// sample is one wrk load and the CPU spent meanwhile.
+type sample struct {
+	r      load.Result
+	gantry float64 // CPUs used by the gantry process
+	attack float64 // CPUs charged to the attack's cgroups
+}
+
+// ratio is one attack's load compared with the quiet ones around it.
+type ratio struct {
+	rps, p99       float64
+	attack, gantry float64
+}
+
+func mean(a, b load.Result) load.Result {
+	return load.Result{RPS: (a.RPS + b.RPS) / 2, P99: (a.P99 + b.P99) / 2}
+}
+
+// medianRatio is the median of each figure of rs, separately.
+func medianRatio(rs []ratio) ratio {
+	pick := func(f func(ratio) float64) float64 {
+		var v []load.Result
+		for _, r := range rs {
+			v = append(v, load.Result{RPS: f(r)})
+		}
+		return load.Median(v).RPS
+	}
+	return ratio{
+		rps:    pick(func(r ratio) float64 { return r.rps }),
+		p99:    pick(func(r ratio) float64 { return r.p99 }),
+		attack: pick(func(r ratio) float64 { return r.attack }),
+		gantry: pick(func(r ratio) float64 { return r.gantry }),
+	}
+}
+
+func cpus(d, wall time.Duration) float64 { return float64(d) / float64(wall) }
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// gitServer serves bare repositories over smart HTTP on loopback.
+type gitServer struct {
+	root, base string
+}
+
+// startGit serves the bare repositories under root with git's
+// git-http-backend behind net/http/cgi, on 127.0.0.1.
+func startGit(root string) *gitServer {
+	load.Must(os.MkdirAll(root, 0o755))
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	load.Must(err)
+	h := &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	load.Must(err)
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	load.AtExit(func() { srv.Close() })
+	return &gitServer{root: root, base: "http://" + ln.Addr().String()}
+}
+
+// repo makes the bare repository fullName with files committed on main
+// and returns its clone URL.
+func (s *gitServer) repo(fullName string, files map[string]string) string {
+	work, err := os.MkdirTemp("", "gantry-hostile-repo-")
+	load.Must(err)
+	defer os.RemoveAll(work)
+	for name, content := range files {
+		load.Must(os.WriteFile(filepath.Join(work, name), []byte(content), 0o644))
+	}
+	bare := filepath.Join(s.root, fullName+".git")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "site"},
+		{"init", "-q", "--bare", "-b", "main", bare},
+		{"push", "-q", bare, "HEAD:refs/heads/main"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			load.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return s.base + "/" + fullName + ".git"
+}
+
+// gantry is a running `gantry serve`.
+type gantry struct {
+	cmd  *exec.Cmd
+	port int
+	base string
+	log  string
+}
+
+// startGantry runs bin serve on a loopback port with its data folder under
+// tmp, its log in tmp/gantry.log, and waits until it answers.
+func startGantry(bin, tmp string) *gantry {
+	port := load.FreePort()
+	g := &gantry{port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, "gantry.log")}
+	logFile, err := os.Create(g.log)
+	load.Must(err)
+	g.cmd = exec.Command(bin, "serve")
+	g.cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"GANTRY_ADDR=" + fmt.Sprintf("127.0.0.1:%d", port),
+		"GANTRY_PUBLIC_URL=" + fmt.Sprintf("http://localhost:%d", port),
+		"GANTRY_DATA_DIR=" + filepath.Join(tmp, "data"),
+		"GANTRY_PASSWORD_COST=1",
+		"GANTRY_GIT_ALLOW_HOSTS=127.0.0.1",
+	}
+	g.cmd.Stdout, g.cmd.Stderr = logFile, logFile
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	load.Must(g.cmd.Start())
+	load.AtExit(func() {
+		_ = g.cmd.Process.Signal(syscall.SIGTERM) // stops the apps too
+		done := make(chan struct{})
+		go func() { _ = g.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = g.cmd.Process.Kill()
+		}
+		logFile.Close()
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if res, err := http.Get(g.base + "/api/health"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return g
+			}
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(g.log)
+			load.Fatalf("gantry did not answer within 30 s:\n%s", out)
+		}
+	}
+}
+
+// call sends a JSON API request and decodes the answer's data into out;
+// it ends the benchmark when the status is not want.
+func (g *gantry) call(method, path, token string, body any, want int, out any) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		load.Must(err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, g.base+path, rd)
+	load.Must(err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	load.Must(err)
+	defer res.Body.Close()
+	var env struct {
+		Data    json.RawMessage
+		Message string
+	}
+	_ = json.NewDecoder(res.Body).Decode(&env)
+	if res.StatusCode != want {
+		load.Fatalf("%s %s: got %d (%s), want %d", method, path, res.StatusCode, env.Message, want)
+	}
+	if out != nil {
+		load.Must(json.Unmarshal(env.Data, out))
+	}
+}
+
+// tenant is a signed-up user.
+type tenant struct {
+	g     *gantry
+	token string
+}
+
+type project struct {
+	id, subdomain string
+}
+
+func (g *gantry) signUp(name string) *tenant {
+	var auth struct{ Token string }
+	g.call("POST", "/api/auth/register", "", map[string]string{
+		"username": name, "email": name + "@example.com", "password": "secret123", "fullName": name,
+	}, 201, &auth)
+	return &tenant{g: g, token: auth.Token}
+}
+
+func (t *tenant) createProject(name, repo string, cfg map[string]string) project {
+	var p struct {
+		Project struct {
+			ID        string `json:"_id"`
+			Subdomain string
+		}
+	}
+	t.g.call("POST", "/api/projects/public", t.token, map[string]any{
+		"repository": map[string]string{"url": repo}, "name": name, "buildConfig": cfg,
+	}, 201, &p)
+	return project{id: p.Project.ID, subdomain: p.Project.Subdomain}
+}
+
+func (t *tenant) deploy(projectID string) string {
+	var d struct {
+		Deployment struct {
+			ID string `json:"_id"`
+		}
+	}
+	t.g.call("POST", "/api/deployments", t.token, map[string]string{"projectId": projectID}, 201, &d)
+	return d.Deployment.ID
+}
+
+func (t *tenant) deleteProject(id string) {
+	t.g.call("DELETE", "/api/projects/"+id, t.token, nil, 200, nil)
+}
+
+// deployment is what the waits look at.
+type deployment struct {
+	Status    string
+	Error     string
+	BuildLogs []struct{ Message string }
+}
+
+// wait polls deployment id until done says so, for up to two minutes.
+func (t *tenant) wait(id string, what string, done func(deployment) bool) {
+	var d struct{ Deployment deployment }
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		t.g.call("GET", "/api/deployments/"+id, t.token, nil, 200, &d)
+		if done(d.Deployment) {
+			return
+		}
+		if d.Deployment.Status == "failed" {
+			break
+		}
+	}
+	load.Fatalf("deployment %s: not %s: %s %s", id, what, d.Deployment.Status, d.Deployment.Error)
+}
+
+func (t *tenant) waitLive(id string) {
+	t.wait(id, "live", func(d deployment) bool { return d.Status == "live" })
+}
+
+// waitLog waits until the build of deployment id has logged line. The
+// deployment's answer holds its newest 200 log lines, and an attack that
+// prints fast pushes its first line out of them before the next poll: 200
+// lines are taken as the command running too (the pipeline's own lines
+// before it are a dozen).
+func (t *tenant) waitLog(id, line string) {
+	t.wait(id, "logging "+line, func(d deployment) bool {
+		if d.Status == "building" && len(d.BuildLogs) >= 200 {
+			return true
+		}
+		for _, l := range d.BuildLogs {
+			if l.Message == line {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// cpu is the gantry process's own user+system time (its threads, not
+// the sandboxed runs it starts), from /proc in clock ticks of 10 ms.
+func (g *gantry) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// runDirs lists the cgroup folders of this gantry's runs ("gantry-<pid>-…",
+// see internal/sandbox) in every hierarchy under /sys/fs/cgroup.
+func (g *gantry) runDirs() []string {
+	prefix := fmt.Sprintf("gantry-%d-", g.cmd.Process.Pid)
+	var dirs []string
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), prefix) {
+			dirs = append(dirs, p)
+			return fs.SkipDir
+		}
+		if strings.Count(p, "/") > 7 {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return dirs
+}
+
+// runsCPU is the CPU time charged to each of this gantry's run cgroups,
+// by folder: cpuacct.usage on v1, usage_usec of cpu.stat on v2.
+func (g *gantry) runsCPU() map[string]time.Duration {
+	m := make(map[string]time.Duration)
+	for _, d := range g.runDirs() {
+		if b, err := os.ReadFile(filepath.Join(d, "cpuacct.usage")); err == nil {
+			ns, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			m[d] = time.Duration(ns)
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, "cpu.stat"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+				us, _ := strconv.ParseInt(v, 10, 64)
+				m[d] = time.Duration(us) * time.Microsecond
+			}
+		}
+	}
+	return m
+}
+
+// diff is the CPU time the cgroups present at both readings used between them.
+func diff(a, b map[string]time.Duration) time.Duration {
+	var d time.Duration
+	for k, v := range b {
+		if u, ok := a[k]; ok {
+			d += v - u
+		}
+	}
+	return d
+}
+
+// waitRunsGone waits until none of this gantry's run cgroups is left: the
+// deleted project's processes are all gone.
+func (g *gantry) waitRunsGone(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for len(g.runDirs()) > 0 {
+		if time.Now().After(deadline) {
+			load.Fatalf("the attack's cgroups are still there after %s: %v", limit, g.runDirs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
