@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gantryhq/gantry/internal/netpolicy"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 )
@@ -171,54 +169,18 @@ func hostCanDial(addr string) bool {
 	return true
 }
 
-// registryHost returns the host name of the registry npm is configured
-// with on this machine.
-func registryHost(tb testing.TB) string {
-	tb.Helper()
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	if err != nil {
-		tb.Fatalf("npm config get registry: %v", err)
-	}
-	u, err := url.Parse(strings.TrimSpace(string(out)))
-	if err != nil || u.Hostname() == "" {
-		tb.Fatalf("npm's registry %q is not a URL", out)
-	}
-	return u.Hostname()
-}
-
-// restrictedAddrsOf returns, as /32 or /128 prefixes, the addresses host
-// resolves to on this machine that lie in restricted ranges. A machine
-// that reaches the internet through a proxy at such an address (some CI
-// farms answer every name with one in 203.0.113.0/24) must allow-list it,
-// as its operator would with GANTRY_SANDBOX_ALLOW.
-func restrictedAddrsOf(tb testing.TB, host string) []netip.Prefix {
-	tb.Helper()
-	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
-	if err != nil {
-		tb.Fatalf("resolve %s: %v", host, err)
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		if a = a.Unmap(); netpolicy.Restricted(a) {
-			out = append(out, netip.PrefixFrom(a, a.BitLen()))
-		}
-	}
-	if len(out) > 0 {
-		tb.Logf("%s resolves to restricted addresses here: allowing %v", host, out)
-	}
-	return out
-}
-
 func TestIsolatedNetworkGoesOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reaches the internet")
 	}
 	// npm's registry, as builds reach it (its name from npm's config).
-	host := registryHost(t)
-	if !hostCanDial(host + ":443") {
-		t.Skipf("this machine does not reach %s", host)
+	// Require allows the registry's addresses where they are restricted,
+	// as make does for gantry serve (sandboxtest.RegistryAllow).
+	host := sandboxtest.RegistryHost()
+	if host == "" || !hostCanDial(host+":443") {
+		t.Skipf("this machine does not reach npm's registry %q", host)
 	}
-	s := sandboxtest.Require(t, sandbox.Config{AllowNets: restrictedAddrsOf(t, host)})
+	s := sandboxtest.Require(t, sandbox.Config{})
 	ws := workspace(t, s, platformDir(t), "a")
 	c, _, err := run(t, s, ws, sandbox.Limits{Timeout: time.Minute},
 		`getent hosts `+host+` >/dev/null && echo resolved; timeout 10 bash -c 'exec 3<>/dev/tcp/`+host+`/443' && echo connected`)

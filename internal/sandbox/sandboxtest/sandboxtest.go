@@ -73,15 +73,11 @@ var (
 )
 
 func lookUpRegistry() []netip.Prefix {
-	out, err := exec.Command("npm", "config", "get", "registry").Output()
-	if err != nil {
+	host := RegistryHost()
+	if host == "" {
 		return nil
 	}
-	u, err := url.Parse(strings.TrimSpace(string(out)))
-	if err != nil || u.Hostname() == "" {
-		return nil
-	}
-	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", u.Hostname())
+	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
 	if err != nil {
 		return nil
 	}
@@ -92,4 +88,18 @@ func lookUpRegistry() []netip.Prefix {
 		}
 	}
 	return allow
+}
+
+// RegistryHost returns the host name of the registry npm is configured
+// with on this machine, or "" when npm cannot say.
+func RegistryHost() string {
+	out, err := exec.Command("npm", "config", "get", "registry").Output()
+	if err != nil {
+		return ""
+	}
+	u, err := url.Parse(strings.TrimSpace(string(out)))
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
