@@ -499,10 +499,8 @@ func lastMeaningfulLine(out string) string {
 // lookIP finds iproute2's ip, which shuts the host's own addresses out of
 // isolated networks: on the PATH, else in /usr/sbin or /sbin.
 func lookIP() (string, error) {
-	for _, p := range []string{"ip", "/usr/sbin/ip", "/sbin/ip"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path, nil
-		}
+	if path := sbin("ip"); filepath.IsAbs(path) {
+		return path, nil
 	}
 	return "", errors.New("ip (iproute2) is not installed: run `apt-get install iproute2`; isolated networks need it")
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -345,19 +346,25 @@ func unmount(dir string) error {
 	return nil
 }
 
-// mounted reports whether dir is a mount point, from /proc/self/mountinfo.
+// mounted reports whether dir is a mount point.
 func mounted(dir string) bool {
+	return slices.Contains(mountPoints(), dir)
+}
+
+// mountPoints lists this process's mount points, from /proc/self/mountinfo,
+// in the order they were mounted.
+func mountPoints() []string {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return false
+		return nil
 	}
+	var points []string
 	for line := range strings.SplitSeq(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == dir {
-			return true
+		if f := strings.Fields(line); len(f) > 4 {
+			points = append(points, unescapeMount(f[4]))
 		}
 	}
-	return false
+	return points
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
@@ -387,17 +394,10 @@ func RemoveTree(dir string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
 	var points []string
-	for line := range strings.SplitSeq(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 {
-			if p := unescapeMount(f[4]); strings.HasPrefix(p, abs+"/") {
-				points = append(points, p)
-			}
+	for _, p := range mountPoints() {
+		if strings.HasPrefix(p, abs+"/") {
+			points = append(points, p)
 		}
 	}
 	var errs []error
