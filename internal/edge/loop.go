@@ -6,7 +6,6 @@ import (
 	"log"
 	"log/slog"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -122,17 +121,29 @@ func (r *loopRequest) unusual() bool {
 }
 
 // parse parses a request head (the request line and header lines, each
-// ending in CRLF, without the blank line). It returns false for anything
-// it does not take as it is — another protocol version, a target that is
-// not a path, a folded or malformed line, a repeated Host — which then
-// goes to net/http for the answer the standard gives it.
+// ending in CRLF, without the blank line: headEnd found it). It returns
+// false for anything it does not take as it is, which then goes to
+// net/http for the answer the standard gives it (400 for the malformed).
+//
+// It is strict, so that whatever the loop answers or passes on to an app
+// is a request net/http would have accepted and read the same way (see
+// docs/architecture.md, "The loops' parser"): the method an RFC 9110
+// token (not CONNECT); one space on either side of the target; the target
+// an origin-form path of visible ASCII (no controls, spaces, '#' or
+// non-ASCII bytes) whose '%' escapes are complete; the version exactly
+// HTTP/1.1 (HTTP/1.0 goes to net/http); field names tokens; field values
+// free of control bytes but HTAB (so of CR, LF and NUL); no folded
+// (obs-fold) lines; a Host of letters, digits, dots and hyphens with an
+// optional numeric port, exactly once; at most one Content-Length, all
+// digits. Bare CR inside a line is a control byte and bare LF is refused
+// by headEnd, so every line ends in CRLF.
 func (r *loopRequest) parse(b []byte) bool {
 	sawLength := false
 	i := bytes.Index(b, crlf)
 	line := b[:i]
 	b = b[i+2:]
 	sp := bytes.IndexByte(line, ' ')
-	if sp <= 0 {
+	if sp <= 0 || !isToken(line[:sp]) {
 		return false
 	}
 	r.method = line[:sp]
@@ -142,7 +153,7 @@ func (r *loopRequest) parse(b []byte) bool {
 		return false
 	}
 	r.target = line[:sp]
-	if r.target[0] != '/' {
+	if r.target[0] != '/' || !validTarget(r.target) {
 		return false
 	}
 	r.path = r.target
@@ -154,6 +165,8 @@ func (r *loopRequest) parse(b []byte) bool {
 		r.get = true
 	case "HEAD":
 		r.head = true
+	case "CONNECT":
+		return false
 	}
 	r.headers = b
 	for len(b) > 0 {
@@ -161,19 +174,17 @@ func (r *loopRequest) parse(b []byte) bool {
 		line := b[:i]
 		b = b[i+2:]
 		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || bytes.IndexByte(line, '\r') >= 0 || bytes.IndexByte(line, '\n') >= 0 || bytes.IndexByte(line, 0) >= 0 {
+		if colon <= 0 {
 			return false
 		}
 		name := line[:colon]
-		for _, ch := range name {
-			if !isTokenChar(ch) {
-				return false // includes folded lines, which start with a space
-			}
+		if !isToken(name) || !validFieldValue(line[colon+1:]) {
+			return false // includes folded lines, which start with a space
 		}
 		value := bytes.Trim(line[colon+1:], " \t")
 		switch {
 		case eqFold(name, "host"):
-			if r.host != nil || len(value) == 0 {
+			if r.host != nil || !plainHost(value) {
 				return false
 			}
 			r.host = value
@@ -191,14 +202,11 @@ func (r *loopRequest) parse(b []byte) bool {
 				}
 			}
 		case eqFold(name, "content-length"):
-			if sawLength {
+			n, ok := parseLength(value)
+			if sawLength || !ok {
 				return false
 			}
 			sawLength = true
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 || len(value) == 0 || value[0] == '+' {
-				return false
-			}
 			r.bodyLen = n
 		case eqFold(name, "accept-encoding"):
 			if r.acceptEncoding != nil {
@@ -227,6 +235,104 @@ func (r *loopRequest) parse(b []byte) bool {
 	return r.host != nil
 }
 
+// What take found at the start of a connection's input.
+const (
+	reqMore    = iota // not all of it has arrived
+	reqHandOff        // not for the loop: net/http takes the connection
+	reqReady          // a whole request the loop may take
+)
+
+// take parses the request at the start of in, head and body, as the loop
+// serves it: a head that passes parse, and a body of Content-Length bytes,
+// both within maxBytes. It returns the request's length with reqReady.
+func (r *loopRequest) take(in []byte, maxBytes int) (int, int) {
+	end, ok := headEnd(in)
+	switch {
+	case !ok:
+		return 0, reqHandOff
+	case end < 0 && len(in) >= maxBytes:
+		return 0, reqHandOff // net/http answers 431
+	case end < 0:
+		return 0, reqMore
+	case !r.parse(in[:end+2]):
+		return 0, reqHandOff
+	}
+	// A body (for an app) is taken whole, when head and body fit in
+	// maxBytes; a larger one goes to net/http.
+	total := int64(end+4) + r.bodyLen
+	if total > int64(maxBytes) {
+		return 0, reqHandOff
+	}
+	if int64(len(in)) < total {
+		return 0, reqMore // the rest of the body is on its way
+	}
+	r.body = in[end+4 : total]
+	return int(total), reqReady
+}
+
+// headEnd finds the blank line that ends the head (of a request, or of an
+// app's answer) at the start of in: head is in[:end+2], its lines with
+// their CRLFs, and the head with its blank line takes end+4 bytes. It
+// returns end -1 while the blank line has not arrived, and ok false for a
+// line ending in a bare LF before it (net/http would read that LF as a
+// line end, a program splitting on CRLF would not: such a message is
+// never taken as it is).
+func headEnd(in []byte) (end int, ok bool) {
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(in[i:], '\n')
+		if j < 0 {
+			return -1, true
+		}
+		i += j
+		if i == 0 || in[i-1] != '\r' {
+			return -1, false
+		}
+		if i >= 3 && in[i-2] == '\n' && in[i-3] == '\r' {
+			return i - 3, true
+		}
+	}
+}
+
+// parseLength reads a Content-Length value: digits only (no sign, no
+// list), at most 18 of them.
+func parseLength(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// plainHost reports whether a Host value is one the loop takes: a name of
+// letters, digits, dots and hyphens, then optionally ':' and a numeric
+// port. Anything else (IPv6 literals, userinfo, other bytes net/http may
+// refuse) goes to net/http.
+func plainHost(h []byte) bool {
+	if len(h) == 0 {
+		return false
+	}
+	port := false
+	for _, c := range h {
+		switch {
+		case '0' <= c && c <= '9':
+		case c == ':' && !port:
+			port = true
+		case port:
+			return false
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 var crlf = []byte("\r\n")
 
 // eqFold reports whether b equals the lower-case ASCII s, ignoring case.
@@ -246,11 +352,58 @@ func eqFold(b []byte, s string) bool {
 	return true
 }
 
-// isTokenChar reports whether c may appear in a header name (RFC 9110).
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+// Byte classes of the parsers (RFC 9110 and RFC 9112).
+var (
+	tokenByte  [256]bool // tchar: method and field names
+	valueByte  [256]bool // field-value bytes: HTAB, SP, VCHAR, obs-text
+	targetByte [256]bool // request-target bytes: VCHAR but '#'
+	hexByte    [256]bool
+)
+
+func init() {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		tokenByte[c] = 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' ||
+			bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), b) >= 0
+		valueByte[c] = b == '\t' || b >= ' ' && b != 0x7f
+		targetByte[c] = b > ' ' && b < 0x7f && b != '#'
+		hexByte[c] = '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 	}
-	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+}
+
+// isToken reports whether b is a non-empty RFC 9110 token (a method or a
+// field name).
+func isToken(b []byte) bool {
+	for _, c := range b {
+		if !tokenByte[c] {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// validFieldValue reports whether b holds only field-value bytes: no
+// control byte but HTAB (so no CR, LF or NUL), no DEL.
+func validFieldValue(b []byte) bool {
+	for _, c := range b {
+		if !valueByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// validTarget reports whether a request target is visible ASCII without
+// '#' and with every '%' followed by two hex digits.
+func validTarget(t []byte) bool {
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !targetByte[c] {
+			return false
+		}
+		if c == '%' && (i+2 >= len(t) || !hexByte[t[i+1]] || !hexByte[t[i+2]]) {
+			return false
+		}
+	}
+	return true
 }

@@ -535,29 +535,15 @@ func (lp *evloop) read(c *lconn) {
 // answers leave at once.
 func (lp *evloop) serve(c *lconn) {
 	for len(c.in) > 0 && !c.busy() {
-		end := bytes.Index(c.in, crlfcrlf)
-		if end < 0 {
-			if len(c.in) >= lp.l.opts.MaxHeaderBytes {
-				lp.handOff(c)
-			}
-			return
-		}
 		var req loopRequest
-		if !req.parse(c.in[:end+2]) {
+		total, found := req.take(c.in, lp.l.opts.MaxHeaderBytes)
+		if found == reqMore {
+			return
+		}
+		if found == reqHandOff {
 			lp.handOff(c)
 			return
 		}
-		// A body (for an app) is taken whole, when head and body fit in
-		// MaxHeaderBytes; a larger one goes to net/http.
-		total := int64(end+4) + req.bodyLen
-		if total > int64(lp.l.opts.MaxHeaderBytes) {
-			lp.handOff(c)
-			return
-		}
-		if int64(len(c.in)) < total {
-			return // the rest of the body is on its way
-		}
-		req.body = c.in[end+4 : total]
 		if !lp.answer(c, &req) {
 			lp.handOff(c)
 			return

@@ -425,6 +425,8 @@ func (lp *evloop) appFailed(u *upConn) {
 	}
 }
 
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 func idempotent(method string) bool {
 	switch method {
 	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
@@ -465,11 +467,13 @@ func (lp *evloop) retry(u *upConn) {
 func (lp *evloop) relay(u *upConn) bool {
 	c := u.c
 	for u.state == upHead {
-		end := bytes.Index(u.in, crlfcrlf)
-		if end < 0 {
+		end, ok := headEnd(u.in)
+		if ok && end < 0 {
 			return false
 		}
-		if !lp.answerHead(u, u.in[:end+2]) {
+		if !ok || !lp.answerHead(u, u.in[:end+2]) {
+			// Malformed: the edge's 502 page, and the connection is
+			// closed (failExchange never reuses it).
 			lp.failExchange(u, http.StatusBadGateway, pageAppDown)
 			return true
 		}
@@ -644,7 +648,9 @@ const (
 
 // scanChunks follows a chunked body through in. It returns how many bytes
 // of in are whole framing or data (to relay as they are), whether the body
-// ended there, and false when the framing is broken.
+// ended there, and false when the framing is broken: a size line that is
+// not hex digits (extensions aside) or holds a control byte, data not
+// followed by CRLF, a trailer line that is not a valid header field.
 func (u *upConn) scanChunks(in []byte) (int, bool, bool) {
 	i := 0
 	for i < len(in) {
@@ -655,6 +661,9 @@ func (u *upConn) scanChunks(in []byte) (int, bool, bool) {
 				return i, false, len(in)-i <= 4096
 			}
 			line := in[i : i+j]
+			if !validFieldValue(line) {
+				return 0, false, false // a control byte (a bare CR or LF) in the line
+			}
 			if k := bytes.IndexByte(line, ';'); k >= 0 {
 				line = line[:k] // chunk extensions
 			}
@@ -688,6 +697,12 @@ func (u *upConn) scanChunks(in []byte) (int, bool, bool) {
 			if j < 0 {
 				return i, false, len(in)-i <= 4096
 			}
+			if l := in[i : i+j]; j > 0 {
+				colon := bytes.IndexByte(l, ':')
+				if colon <= 0 || !isToken(l[:colon]) || !validFieldValue(l[colon+1:]) {
+					return 0, false, false // trailer fields are checked as header fields are
+				}
+			}
 			i += j + 2
 			if j == 0 {
 				u.chunkSt = chunkSize
@@ -702,25 +717,31 @@ func (u *upConn) scanChunks(in []byte) (int, bool, bool) {
 // queues it: status line (with net/http's reason phrase), the app's header
 // lines but the hop-by-hop ones, a Date when the app sent none, the
 // framing, Connection: close when the client asked for it. It returns
-// false for a head that is not HTTP/1.x or is framed in a way net/http
-// would refuse.
+// false — the client gets the 502 page and the connection to the app is
+// closed — for a head it does not relay as it is: a status line other
+// than HTTP/1.0 or HTTP/1.1, a space, three digits and a reason phrase
+// free of control bytes but HTAB; a header line whose name is not a token
+// (folded lines included) or whose value holds a control byte but HTAB
+// (CR, LF, NUL…); a Content-Length that is not digits, or two that
+// differ; a Transfer-Encoding other than one "chunked" on HTTP/1.1 (bare
+// LFs were refused by headEnd). So whatever reaches the client is an
+// answer net/http's client would have read the same way.
 func (lp *evloop) answerHead(u *upConn, h []byte) bool {
 	i := bytes.Index(h, crlf)
 	line := h[:i]
 	h = h[i+2:]
-	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || len(line) > 12 && line[12] != ' ' {
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[7] != '0' && line[7] != '1' || line[8] != ' ' ||
+		!isDigit(line[9]) || !isDigit(line[10]) || !isDigit(line[11]) ||
+		len(line) > 12 && (line[12] != ' ' || !validFieldValue(line[13:])) {
 		return false
 	}
-	status, err := strconv.Atoi(string(line[9:12]))
-	if err != nil || status < 100 || status == http.StatusSwitchingProtocols {
+	status := int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	if status < 100 || status == http.StatusSwitchingProtocols {
 		return false
-	}
-	u.status = status
-	if status < 200 {
-		return true // informational (103 Early Hints): dropped, as net/http's path does
 	}
 	appClose := line[7] == '0' // HTTP/1.0: closes unless keep-alive
-	// First pass: framing and the Connection options.
+	// First pass: every line checked, then framing and the Connection
+	// options.
 	length, chunked, hasDate := int64(-1), false, false
 	var connTokens [8][]byte
 	nTokens := 0
@@ -729,20 +750,20 @@ func (lp *evloop) answerHead(u *upConn, h []byte) bool {
 		l := rest[:j]
 		rest = rest[j+2:]
 		colon := bytes.IndexByte(l, ':')
-		if colon <= 0 {
+		if colon <= 0 || !isToken(l[:colon]) || !validFieldValue(l[colon+1:]) {
 			return false
 		}
 		name, value := l[:colon], bytes.Trim(l[colon+1:], " \t")
 		switch {
 		case eqFold(name, "content-length"):
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 || length >= 0 && n != length {
+			n, ok := parseLength(value)
+			if !ok || length >= 0 && n != length {
 				return false
 			}
 			length = n
 		case eqFold(name, "transfer-encoding"):
-			if !eqFold(value, "chunked") {
-				return false // another coding: net/http's path sorts it out
+			if chunked || !eqFold(value, "chunked") || line[7] == '0' {
+				return false // another coding, or on HTTP/1.0: net/http's path sorts it out
 			}
 			chunked = true
 		case eqFold(name, "date"):
@@ -761,6 +782,10 @@ func (lp *evloop) answerHead(u *upConn, h []byte) bool {
 				}
 			}
 		}
+	}
+	u.status = status
+	if status < 200 {
+		return true // informational (103 Early Hints): dropped, as net/http's path does
 	}
 	b := append(u.head[:0], "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(status), 10)
