@@ -61,9 +61,13 @@ test: deps-test build
 	$(MAKE) test-go test-pg test-web test-e2e
 	@echo "All test suites passed."
 
+# Then the edge loops' parsers against net/http's, fuzzed a while each
+# (seed corpora in internal/edge/testdata/fuzz/; new finds are written there).
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -run=NONE -fuzz='^FuzzLoopRequest$$' -fuzztime=20s ./internal/edge/
+	$(GO) test -run=NONE -fuzz='^FuzzLoopAnswer$$' -fuzztime=20s ./internal/edge/
 
 # The store, API and deployment suites again, against a throwaway PostgreSQL cluster.
 test-pg:

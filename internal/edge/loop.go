@@ -120,6 +120,13 @@ func (r *loopRequest) unusual() bool {
 	return r.chunked || r.upgrade || r.expect || r.connOther || r.conditional || r.bodyLen != 0
 }
 
+// proxied reports whether the loop passes the request on to an app itself
+// (the rest goes to net/http's ReverseProxy): no chunked body, upgrade,
+// Expect or other Connection option, a body of at most maxBody bytes.
+func (r *loopRequest) proxied(maxBody int64) bool {
+	return !r.chunked && !r.upgrade && !r.expect && !r.connOther && r.bodyLen <= maxBody
+}
+
 // parse parses a request head (the request line and header lines, each
 // ending in CRLF, without the blank line: headEnd found it). It returns
 // false for anything it does not take as it is, which then goes to

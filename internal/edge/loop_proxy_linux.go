@@ -92,7 +92,7 @@ const maxIdleUps = 256
 // ReverseProxy.
 func (lp *evloop) startExchange(c *lconn, req *loopRequest, target, sub string) bool {
 	e := lp.l.e
-	if req.chunked || req.upgrade || req.expect || req.connOther || req.bodyLen > e.proxy.cfg.MaxBodySize {
+	if !req.proxied(e.proxy.cfg.MaxBodySize) {
 		return false
 	}
 	ip := lp.l.opts.ClientIP(c.ip, b2s(req.xff))
