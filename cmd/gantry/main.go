@@ -247,9 +247,14 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	}
 	addr := ln.Addr()
 	// The edge's event loops take the listener: they answer the common
-	// requests of live static sites themselves and hand every other
-	// connection to httpServer (see edge.Loop).
-	loop, err := liveEdge.NewLoop(ln, edge.LoopOptions{
+	// requests of live sites themselves and hand every other connection to
+	// httpServer (see edge.Loop). With GANTRY_EDGE_LOOPS=off, httpServer
+	// (with the edge's reverse proxy) serves the listener alone: the
+	// reference the loops are tested against, and the remedy should they
+	// misbehave.
+	var loop *edge.Loop
+	served := make(chan error, 1)
+	loopOpts := edge.LoopOptions{
 		IsLive:            srv.IsLiveHost,
 		Log:               api.WriteRequestLine,
 		NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
@@ -259,15 +264,19 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
 		IdleTimeout:       httpServer.IdleTimeout,
 		MaxHeaderBytes:    httpServer.MaxHeaderBytes,
-		Loops:             edge.ReserveLoopProcs(),
-	})
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
 	}
-	loop.Serve()
-	logger.Info("listening", "addr", addr.String(), "url", cfg.PublicURL.String())
-	served := make(chan error, 1)
-	go func() { served <- httpServer.Serve(loop.Listener()) }()
+	if cfg.EdgeLoops {
+		loopOpts.Loops = edge.ReserveLoopProcs()
+		if loop, err = liveEdge.NewLoop(ln, loopOpts); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		loop.Serve()
+		go func() { served <- httpServer.Serve(loop.Listener()) }()
+	} else {
+		logger.Info("edge loops off (GANTRY_EDGE_LOOPS=off): net/http serves every request")
+		go func() { served <- httpServer.Serve(ln) }()
+	}
+	logger.Info("listening", "addr", addr.String(), "url", cfg.PublicURL.String(), "edge_loops", cfg.EdgeLoops)
 	if m.Ready != nil {
 		m.Ready(addr)
 	}
@@ -280,8 +289,10 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	logger.Info("shutting down: finishing requests in flight", "timeout", shutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	if err := loop.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("live-site answers still being sent at the shutdown timeout were cut off")
+	if loop != nil {
+		if err := loop.Shutdown(shutdownCtx); err != nil {
+			logger.Warn("live-site answers still being sent at the shutdown timeout were cut off")
+		}
 	}
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("requests still running at the shutdown timeout were cut off", "err", err)

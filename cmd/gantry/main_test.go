@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -40,17 +41,24 @@ func testEnv(m map[string]string) func(string) string {
 }
 
 // TestServe runs the real `gantry serve` on a free port with a temporary
-// data folder, signs up and in over HTTP, and shuts it down.
+// data folder, signs up and in over HTTP, and shuts it down: with the
+// edge's event loops on (the default) and off.
 func TestServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
+	for _, loops := range []string{"on", "off"} {
+		t.Run("GANTRY_EDGE_LOOPS="+loops, func(t *testing.T) { testServe(t, loops) })
+	}
+}
+
+func testServe(t *testing.T, loops string) {
 	dataDir := filepath.Join(reachableDir(t), "data")
 	var logs lockedBuffer
 	ready := make(chan net.Addr, 1)
 	m := &Main{
 		Stdout: io.Discard, Stderr: &logs,
-		Getenv: testEnv(map[string]string{"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1"}),
+		Getenv: testEnv(map[string]string{"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1", "GANTRY_EDGE_LOOPS": loops}),
 		Ready:  func(a net.Addr) { ready <- a },
 	}
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--log-format", "json"}
@@ -117,7 +125,7 @@ func TestServe(t *testing.T) {
 	}
 
 	out := logs.String()
-	for _, want := range []string{`"msg":"listening"`, `"msg":"request"`, `"path":"/api/health"`, `"msg":"stopped"`} {
+	for _, want := range []string{`"msg":"listening"`, fmt.Sprintf(`"edge_loops":%v`, loops == "on"), `"msg":"request"`, `"path":"/api/health"`, `"msg":"stopped"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("logs lack %s:\n%s", want, out)
 		}

@@ -75,6 +75,7 @@ type Config struct {
 	PasswordCost     int            // argon2id memory in MiB, default 19; 1 in tests
 	TokenTTL         time.Duration  // bearer token lifetime, default 168h (7 days)
 	TrustProxy       bool           // take client IPs from X-Forwarded-For (behind one reverse proxy)
+	EdgeLoops        bool           // the edge's event loops in front of net/http, default on; off: net/http serves everything
 	LogFormat        string         // "text" (default) or "json"
 	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
@@ -144,6 +145,7 @@ var settings = []setting{
 	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
 	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
+	{"edge-loops", "on", "the edge's event loops answer common live-site requests in front of net/http: on, or off (net/http and the edge's reverse proxy serve everything)"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -338,6 +340,13 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	}
 	if c.TrustProxy, err = strconv.ParseBool(v("trust-proxy")); err != nil {
 		bad("trust-proxy", "%q must be true or false", v("trust-proxy"))
+	}
+	switch strings.ToLower(v("edge-loops")) {
+	case "on":
+		c.EdgeLoops = true
+	case "off":
+	default:
+		bad("edge-loops", "%q must be on or off", v("edge-loops"))
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -32,7 +32,7 @@ func TestDefaults(t *testing.T) {
 		"pending": c.MaxPendingBuilds, "cost": c.PasswordCost, "ttl": c.TokenTTL, "proxy": c.TrustProxy, "allow": len(c.GitAllowHosts),
 		"secret": c.SecretKey, "gh": c.GitHubClientID,
 		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
-		"buildCPUs": c.BuildCPUs, "appCPUs": c.AppCPUs,
+		"buildCPUs": c.BuildCPUs, "appCPUs": c.AppCPUs, "edgeLoops": c.EdgeLoops,
 	}
 	want := map[string]any{
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
@@ -41,7 +41,7 @@ func TestDefaults(t *testing.T) {
 		"pending": 3, "cost": 19, "ttl": 7 * 24 * time.Hour, "proxy": false, "allow": 0,
 		"secret": "", "gh": "",
 		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
-		"buildCPUs": 1.0, "appCPUs": 1.0,
+		"buildCPUs": 1.0, "appCPUs": 1.0, "edgeLoops": true,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -116,6 +116,27 @@ func TestLiveURL(t *testing.T) {
 	}
 }
 
+// TestEdgeLoops: GANTRY_EDGE_LOOPS turns the loops off (any case), and
+// the flag wins over it.
+func TestEdgeLoops(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{nil, "Off", false},
+		{nil, "on", true},
+		{[]string{"--edge-loops=on"}, "off", true},
+		{[]string{"--edge-loops", "off"}, "", false},
+	} {
+		c, err := config.Load(tc.args, env(map[string]string{"GANTRY_EDGE_LOOPS": tc.env}), io.Discard)
+		if err != nil || c.EdgeLoops != tc.want {
+			t.Errorf("%q with GANTRY_EDGE_LOOPS=%q: got %v, %v; want %v", tc.args, tc.env, c != nil && c.EdgeLoops, err, tc.want)
+		}
+	}
+}
+
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -155,6 +176,7 @@ func TestValidation(t *testing.T) {
 		{"password cost", []string{"--password-cost", "0"}, nil, "must be from 1 to 1024"},
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
 		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},
+		{"edge loops", nil, map[string]string{"GANTRY_EDGE_LOOPS": "false"}, `--edge-loops (GANTRY_EDGE_LOOPS): "false" must be on or off`},
 		{"database scheme", []string{"--database-url", "mysql://x"}, nil, `scheme "mysql" is not supported`},
 		{"database url", nil, map[string]string{"GANTRY_DATABASE_URL": "postgres://u:hunter2@%zz/db"}, "--database-url (GANTRY_DATABASE_URL): is not a valid URL"},
 		{"log format", []string{"--log-format", "xml"}, nil, "must be text or json"},
