@@ -22,12 +22,30 @@ import (
 
 // loopServer is a platform as `gantry serve` runs it: the edge's loops on
 // the listener, handing what they do not answer to an http.Server whose
-// handler sends live hosts to the edge and answers "platform" otherwise.
+// handler sends live hosts to the edge and answers "platform" otherwise;
+// or, with the loops off (GANTRY_EDGE_LOOPS=off, loop nil), that
+// http.Server alone.
 type loopServer struct {
 	addr   string
 	loop   *edge.Loop
 	mu     sync.Mutex
 	logged []string // "METHOD host path status bytes" of the loop's answers
+}
+
+// loopModes are the two ways `gantry serve` serves (GANTRY_EDGE_LOOPS):
+// tests that exercise serving run both, through startEdge.
+var loopModes = []struct {
+	name string
+	on   bool
+}{{"loops=on", true}, {"loops=off", false}}
+
+// startEdge serves e as `gantry serve` does with the loops on or off.
+func startEdge(t *testing.T, e *edge.Edge, on bool, opts ...func(*edge.LoopOptions)) *loopServer {
+	t.Helper()
+	if on {
+		return startLoop(t, e, opts...)
+	}
+	return &loopServer{addr: startPlain(t, e)}
 }
 
 func isLive(host string) bool {
@@ -49,14 +67,15 @@ func platform(e *edge.Edge) http.Handler {
 	})
 }
 
-func startLoop(t *testing.T, e *edge.Edge) *loopServer {
+// startLoop serves e behind its loops; opts may change the options.
+func startLoop(t *testing.T, e *edge.Edge, opts ...func(*edge.LoopOptions)) *loopServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &loopServer{addr: ln.Addr().String()}
-	s.loop, err = e.NewLoop(ln, edge.LoopOptions{
+	o := edge.LoopOptions{
 		IsLive: isLive,
 		Log: func(_ slog.Handler, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
 			s.mu.Lock()
@@ -64,7 +83,11 @@ func startLoop(t *testing.T, e *edge.Edge) *loopServer {
 			s.mu.Unlock()
 		},
 		IdleTimeout: 5 * time.Second,
-	})
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	s.loop, err = e.NewLoop(ln, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,56 +274,60 @@ func TestLoopAnswersAsNetHTTP(t *testing.T) {
 
 // TestLoopPipelinesAndHandsOver sends several requests in one write: the
 // loop answers the first, net/http the rest of the connection's life,
-// in order.
+// in order (with the loops off, net/http all of them, the same).
 func TestLoopPipelinesAndHandsOver(t *testing.T) {
-	e, tbl, _ := fixture(t)
-	_, big := bigFixture(t, tbl)
-	loop := startLoop(t, e)
+	for _, mode := range loopModes {
+		t.Run(mode.name, func(t *testing.T) {
+			e, tbl, _ := fixture(t)
+			_, big := bigFixture(t, tbl)
+			loop := startEdge(t, e, mode.on)
 
-	raw := get("site.localhost", "/robots.txt") + get("site.localhost", "/nope") +
-		get("site.localhost", "/robots.txt") + "POST /form HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi"
-	got := exchange(t, loop.addr, raw, 4)
-	bodies := []string{}
-	for _, r := range got {
-		b, _ := io.ReadAll(r.Body)
-		bodies = append(bodies, fmt.Sprint(r.StatusCode, " ", string(b)))
-	}
-	if bodies[0] != "200 User-agent: *" || !strings.HasPrefix(bodies[1], "404 ") ||
-		bodies[2] != "200 User-agent: *" || bodies[3] != `200 platform POST /form "hi"` {
-		t.Errorf("answers: %q", bodies)
-	}
-	if l := loop.takeLog(); len(l) != 1 {
-		t.Errorf("the loop logged %q, want the first request only", l)
-	}
+			raw := get("site.localhost", "/robots.txt") + get("site.localhost", "/nope") +
+				get("site.localhost", "/robots.txt") + "POST /form HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi"
+			got := exchange(t, loop.addr, raw, 4)
+			bodies := []string{}
+			for _, r := range got {
+				b, _ := io.ReadAll(r.Body)
+				bodies = append(bodies, fmt.Sprint(r.StatusCode, " ", string(b)))
+			}
+			if bodies[0] != "200 User-agent: *" || !strings.HasPrefix(bodies[1], "404 ") ||
+				bodies[2] != "200 User-agent: *" || bodies[3] != `200 platform POST /form "hi"` {
+				t.Errorf("answers: %q", bodies)
+			}
+			if l := loop.takeLog(); mode.on && len(l) != 1 {
+				t.Errorf("the loop logged %q, want the first request only", l)
+			}
 
-	// Five 300 KB answers asked for at once, read only later: the loop
-	// waits for the socket to drain, then answers the next.
-	raw = strings.Repeat(get("big.localhost", "/vendor-4f9c2a1b.js")+get("site.localhost", "/robots.txt"), 5)
-	c, err := net.Dial("tcp", loop.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(c, raw)
-	time.Sleep(300 * time.Millisecond)
-	br := bufio.NewReaderSize(c, 512)
-	for i := 0; i < 10; i++ {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("answer %d: %v", i+1, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		want := big
-		if i%2 == 1 {
-			want = "User-agent: *"
-		}
-		if string(b) != want {
-			t.Fatalf("answer %d: %d bytes, want %d", i+1, len(b), len(want))
-		}
-	}
-	if l := loop.takeLog(); len(l) != 10 {
-		t.Errorf("the loop logged %d answers, want 10", len(l))
+			// Five 300 KB answers asked for at once, read only later: the loop
+			// waits for the socket to drain, then answers the next.
+			raw = strings.Repeat(get("big.localhost", "/vendor-4f9c2a1b.js")+get("site.localhost", "/robots.txt"), 5)
+			c, err := net.Dial("tcp", loop.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			io.WriteString(c, raw)
+			time.Sleep(300 * time.Millisecond)
+			br := bufio.NewReaderSize(c, 512)
+			for i := 0; i < 10; i++ {
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("answer %d: %v", i+1, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				want := big
+				if i%2 == 1 {
+					want = "User-agent: *"
+				}
+				if string(b) != want {
+					t.Fatalf("answer %d: %d bytes, want %d", i+1, len(b), len(want))
+				}
+			}
+			if l := loop.takeLog(); mode.on && len(l) != 10 {
+				t.Errorf("the loop logged %d answers, want 10", len(l))
+			}
+		})
 	}
 }
 
@@ -384,29 +411,33 @@ func TestLoopIdleTimeout(t *testing.T) {
 // TestLoopFollowsSiteSwitch: a large file the loop keeps open is never
 // served once the site points at a new deployment.
 func TestLoopFollowsSiteSwitch(t *testing.T) {
-	e, tbl, _ := fixture(t)
-	_, big := bigFixture(t, tbl)
-	loop := startLoop(t, e)
-	body := func() string {
-		r := exchange(t, loop.addr, get("big.localhost", "/vendor-4f9c2a1b.js"), 1)[0]
-		b, _ := io.ReadAll(r.Body)
-		return string(b)
-	}
-	if body() != big {
-		t.Fatal("first deployment's file not served")
-	}
-	dir := t.TempDir()
-	next := strings.Repeat("const next = 2;\n", 20000)
-	if err := os.WriteFile(filepath.Join(dir, "vendor-4f9c2a1b.js"), []byte(next), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tbl.Set("big", edge.Site{DeploymentID: "big2", Dir: dir, Status: gantry.DeploymentLive})
-	for i := 0; i < 4; i++ { // both loops
-		if got := body(); got != next {
-			t.Fatalf("after the switch: %d bytes of the old deployment's file", len(got))
-		}
-	}
-	if l := loop.takeLog(); len(l) != 5 {
-		t.Errorf("the loop answered %d of 5", len(l))
+	for _, mode := range loopModes {
+		t.Run(mode.name, func(t *testing.T) {
+			e, tbl, _ := fixture(t)
+			_, big := bigFixture(t, tbl)
+			loop := startEdge(t, e, mode.on)
+			body := func() string {
+				r := exchange(t, loop.addr, get("big.localhost", "/vendor-4f9c2a1b.js"), 1)[0]
+				b, _ := io.ReadAll(r.Body)
+				return string(b)
+			}
+			if body() != big {
+				t.Fatal("first deployment's file not served")
+			}
+			dir := t.TempDir()
+			next := strings.Repeat("const next = 2;\n", 20000)
+			if err := os.WriteFile(filepath.Join(dir, "vendor-4f9c2a1b.js"), []byte(next), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tbl.Set("big", edge.Site{DeploymentID: "big2", Dir: dir, Status: gantry.DeploymentLive})
+			for i := 0; i < 4; i++ { // both loops
+				if got := body(); got != next {
+					t.Fatalf("after the switch: %d bytes of the old deployment's file", len(got))
+				}
+			}
+			if l := loop.takeLog(); mode.on && len(l) != 5 {
+				t.Errorf("the loop answered %d of 5", len(l))
+			}
+		})
 	}
 }
