@@ -16,7 +16,9 @@
 // Gantry serves as `gantry serve` does: the edge's event loops on the
 // listener answer these requests themselves (see edge.Loop), with the
 // top-level handler and the edge behind them, on an http.Server with
-// serve's settings, for what they hand over. With -floor (the default) a
+// serve's settings, for what they hand over. "gantry-off" is the same
+// with GANTRY_EDGE_LOOPS=off (that http.Server alone), in a process of
+// its own (load.StartGantryOff). With -floor (the default) a
 // bare net/http handler on the same settings serves the same two files
 // too, as plainly as net/http allows, in a process of its own: the floor
 // of a Go server without the loops.
@@ -58,13 +60,14 @@ import (
 )
 
 func main() {
+	load.ServeChild() // when this is StartGantryOff's process
 	duration := flag.Duration("d", 5*time.Second, "duration of each wrk run")
 	conns := flag.Int("c", 64, "wrk connections")
 	threads := flag.Int("t", 2, "wrk threads")
 	rounds := flag.Int("rounds", 3, "runs of each server per file; the medians are reported")
 	logging := flag.Bool("log", true, "both servers write one access log line per request (false: neither does)")
 	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .html and .js")
-	only := flag.String("only", "", "load only these servers (comma-separated): gantry, nginx, net/http")
+	only := flag.String("only", "", "load only these servers (comma-separated): gantry, gantry-off, nginx, net/http")
 	floor := flag.Bool("floor", true, "load a bare net/http handler too (the same bytes, no routing, no log, on the same http.Server settings): the floor of a Go server here")
 	serve := flag.Bool("serve", false, "start both servers, print their URLs and wait (for strace, perf or a manual wrk)")
 	floorServe := flag.String("floor-serve", "", "(internal) serve this site folder with the bare net/http handler on -floor-addr: the floor's own process")
@@ -97,12 +100,15 @@ func main() {
 
 	// Gantry as `gantry serve` runs it (load.StartGantry).
 	gantryLog := filepath.Join(dir, "gantry-access.log")
+	gantryOffLog := filepath.Join(dir, "gantry-off-access.log")
 	nginxLog := filepath.Join(dir, "nginx-access.log")
-	gantryLogFile := ""
+	gantryLogFile, gantryOffLogFile := "", ""
 	if *logging {
-		gantryLogFile = gantryLog
+		gantryLogFile, gantryOffLogFile = gantryLog, gantryOffLog
 	}
-	gantryAddr := load.StartGantry(edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive}, gantryLogFile)
+	benchSite := edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive}
+	gantryAddr := load.StartGantry(benchSite, gantryLogFile)
+	gantryOffAddr, gantryOffPid := load.StartGantryOff(benchSite, gantryOffLogFile)
 
 	// nginx on the same folder.
 	nport := load.FreePort()
@@ -128,6 +134,7 @@ http {
 
 	servers := []*server{
 		{name: "gantry", url: "http://" + gantryAddr, host: "bench.localhost", cpu: load.SelfCPU},
+		{name: "gantry-off", url: "http://" + gantryOffAddr, host: "bench.localhost", cpu: func() time.Duration { return load.TreeCPU(gantryOffPid) }},
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d", nport), cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
 	if *floor {
@@ -146,8 +153,8 @@ http {
 		servers = append(servers, &server{name: "net/http", url: "http://" + addr, cpu: func() time.Duration { return load.TreeCPU(fl.Process.Pid) }})
 	}
 	if *serve {
-		fmt.Printf("gantry: %s/ (Host: bench.localhost), pid %d\nnginx:  %s/, master pid %d\nsite:   %s\nstop with Ctrl-C\n",
-			servers[0].url, os.Getpid(), servers[1].url, nginxPid, site)
+		fmt.Printf("gantry:     %s/ (Host: bench.localhost), pid %d\ngantry-off: %s/ (Host: bench.localhost), pid %d\nnginx:      %s/, master pid %d\nsite:       %s\nstop with Ctrl-C\n",
+			servers[0].url, os.Getpid(), servers[1].url, gantryOffPid, servers[2].url, nginxPid, site)
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		<-ctx.Done()
@@ -157,12 +164,12 @@ http {
 		names := strings.Split(*only, ",")
 		servers = slices.DeleteFunc(servers, func(s *server) bool { return !slices.Contains(names, s.name) })
 	}
-	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (%d event loops, GOMAXPROCS %d) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; Gantry (%d event loops, GOMAXPROCS %d; gantry-off: GANTRY_EDGE_LOOPS=off, net/http alone) vs nginx %s (%d workers) on the same folder; %d CPUs\n",
 		*threads, *conns, *duration, *rounds, edge.ReserveLoopProcs(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
 	if *logging {
-		fmt.Println("access logs: both write one line per request to a file")
+		fmt.Println("access logs: Gantry (both ways) and nginx write one line per request to a file")
 	} else {
-		fmt.Println("access logs: off for both")
+		fmt.Println("access logs: off for all")
 	}
 	fmt.Println()
 
@@ -199,25 +206,28 @@ http {
 		rows = append(rows, rw)
 	}
 
-	fmt.Printf("%-24s %-8s %10s %10s %12s\n", "file", "server", "req/s", "p99", "CPU µs/req")
+	fmt.Printf("%-24s %-10s %10s %10s %12s\n", "file", "server", "req/s", "p99", "CPU µs/req")
 	for _, rw := range rows {
 		for _, s := range servers {
 			r := rw.res[s.name]
-			fmt.Printf("%-24s %-8s %10.0f %10s %12.1f\n", rw.path, s.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq)
+			fmt.Printf("%-24s %-10s %10.0f %10s %12.1f\n", rw.path, s.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq)
 		}
 	}
-	_, withGantry := rows[0].res["gantry"]
-	_, withNginx := rows[0].res["nginx"]
-	if withGantry && withNginx {
-		fmt.Printf("\n%-24s %14s %14s %16s\n", "Gantry / nginx", "req/s ratio", "p99 ratio", "CPU/req ratio")
-		for _, rw := range rows {
-			g, n := rw.res["gantry"], rw.res["nginx"]
-			fmt.Printf("%-24s %13.2fx %13.2fx %15.2fx\n", rw.path, g.RPS/n.RPS, float64(g.P99)/float64(n.P99), g.CPUPerReq/n.CPUPerReq)
+	if _, withNginx := rows[0].res["nginx"]; withNginx {
+		for _, g := range []struct{ name, title string }{{"gantry", "Gantry / nginx"}, {"gantry-off", "Gantry, loops off / nginx"}} {
+			if _, ok := rows[0].res[g.name]; !ok {
+				continue
+			}
+			fmt.Printf("\n%-26s %12s %14s %16s\n", g.title, "req/s ratio", "p99 ratio", "CPU/req ratio")
+			for _, rw := range rows {
+				r, n := rw.res[g.name], rw.res["nginx"]
+				fmt.Printf("%-26s %11.2fx %13.2fx %15.2fx\n", rw.path, r.RPS/n.RPS, float64(r.P99)/float64(n.P99), r.CPUPerReq/n.CPUPerReq)
+			}
 		}
 		fmt.Println("\nreq/s ratio > 1: Gantry served more; p99 and CPU/req ratios < 1: Gantry was faster or cheaper.")
 	}
 	if *logging {
-		fmt.Printf("access log lines written: gantry %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(nginxLog))
+		fmt.Printf("access log lines written: gantry %d, gantry-off %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(gantryOffLog), load.CountLines(nginxLog))
 	}
 }
 

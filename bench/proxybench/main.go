@@ -19,7 +19,10 @@
 // Gantry runs as `gantry serve` runs it: the edge's event loops on the
 // listener (which proxy these requests themselves, see edge.Loop), the
 // top-level handler and the edge's ReverseProxy behind them on an
-// http.Server for what the loops hand over, one log line per request. nginx keeps
+// http.Server for what the loops hand over, one log line per request;
+// "gantry-off" is the same with GANTRY_EDGE_LOOPS=off (that http.Server
+// and the edge's ReverseProxy alone), in a process of its own
+// (load.StartGantryOff). nginx keeps
 // idle connections to the app (upstream keepalive), as the edge does, and
 // sets the same X-Forwarded-* headers. By default both write one access log
 // line per request to a file (-log=false: neither does).
@@ -53,6 +56,7 @@ http.createServer((req, res) => {
 `
 
 func main() {
+	load.ServeChild() // when this is StartGantryOff's process
 	duration := flag.Duration("d", 5*time.Second, "duration of each wrk run")
 	conns := flag.Int("c", 64, "wrk connections")
 	threads := flag.Int("t", 2, "wrk threads")
@@ -82,12 +86,16 @@ func main() {
 
 	// Gantry as `gantry serve` runs it (load.StartGantry).
 	gantryLog := filepath.Join(dir, "gantry-access.log")
+	gantryOffLog := filepath.Join(dir, "gantry-off-access.log")
 	nginxLog := filepath.Join(dir, "nginx-access.log")
-	gantryLogFile := ""
+	gantryLogFile, gantryOffLogFile := "", ""
 	if *logging {
-		gantryLogFile = gantryLog
+		gantryLogFile, gantryOffLogFile = gantryLog, gantryOffLog
 	}
-	gantryAddr := load.StartGantry(edge.Site{DeploymentID: "bench", Status: gantry.DeploymentLive, ProxyTarget: appAddr}, gantryLogFile)
+	benchSite := edge.Site{DeploymentID: "bench", Status: gantry.DeploymentLive, ProxyTarget: appAddr}
+	gantryAddr := load.StartGantry(benchSite, gantryLogFile)
+	gantryOffAddr, gantryOffPid := load.StartGantryOff(benchSite, gantryOffLogFile)
+	defer load.RunExit()
 
 	// nginx proxying the same app.
 	nport := load.FreePort()
@@ -124,15 +132,16 @@ http {
 	targets := []*target{
 		{name: "direct", url: "http://" + appAddr + "/", cpu: func() time.Duration { return load.TreeCPU(app.Process.Pid) }},
 		{name: "gantry", url: "http://" + gantryAddr + "/", host: "bench.localhost", cpu: load.SelfCPU},
+		{name: "gantry-off", url: "http://" + gantryOffAddr + "/", host: "bench.localhost", cpu: func() time.Duration { return load.TreeCPU(gantryOffPid) }},
 		{name: "nginx", url: fmt.Sprintf("http://127.0.0.1:%d/", nport), host: "bench.localhost",
 			cpu: func() time.Duration { return load.TreeCPU(nginxPid) }},
 	}
-	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; a Node %s app directly, through Gantry (%d event loops, GOMAXPROCS %d) and through nginx %s; %d CPUs\n",
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds; a Node %s app directly, through Gantry (%d event loops, GOMAXPROCS %d; gantry-off: GANTRY_EDGE_LOOPS=off) and through nginx %s; %d CPUs\n",
 		*threads, *conns, *duration, *rounds, nodeVersion(), edge.ReserveLoopProcs(), runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU())
 	if *logging {
-		fmt.Println("access logs: both proxies write one line per request to a file")
+		fmt.Println("access logs: every proxy writes one line per request to a file")
 	} else {
-		fmt.Println("access logs: off for both proxies")
+		fmt.Println("access logs: off for every proxy")
 	}
 	fmt.Println()
 	for _, t := range targets { // warm up: connections, JIT
@@ -155,7 +164,7 @@ http {
 		}
 	}
 	res := map[string]load.Result{}
-	fmt.Printf("%-8s %10s %10s %14s\n", "path", "req/s", "p99", "CPU µs/req")
+	fmt.Printf("%-10s %10s %10s %14s\n", "path", "req/s", "p99", "CPU µs/req")
 	for _, t := range targets {
 		res[t.name] = load.Median(runs[t.name])
 		r := res[t.name]
@@ -163,16 +172,17 @@ http {
 		if t.name != "direct" {
 			what = "(the proxy's)"
 		}
-		fmt.Printf("%-8s %10.0f %10s %14.1f %s\n", t.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq, what)
+		fmt.Printf("%-10s %10.0f %10s %14.1f %s\n", t.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq, what)
 	}
-	g, n, d := res["gantry"], res["nginx"], res["direct"]
-	fmt.Printf("\n%-16s %12s %12s %14s\n", "", "req/s ratio", "p99 ratio", "CPU/req ratio")
-	fmt.Printf("%-16s %11.2fx %11.2fx %13.2fx\n", "Gantry / nginx", g.RPS/n.RPS, float64(g.P99)/float64(n.P99), g.CPUPerReq/n.CPUPerReq)
-	fmt.Printf("%-16s %11.2fx %11.2fx\n", "Gantry / direct", g.RPS/d.RPS, float64(g.P99)/float64(d.P99))
-	fmt.Printf("%-16s %11.2fx %11.2fx\n", "nginx / direct", n.RPS/d.RPS, float64(n.P99)/float64(d.P99))
+	g, o, n, d := res["gantry"], res["gantry-off"], res["nginx"], res["direct"]
+	fmt.Printf("\n%-26s %12s %12s %14s\n", "", "req/s ratio", "p99 ratio", "CPU/req ratio")
+	fmt.Printf("%-26s %11.2fx %11.2fx %13.2fx\n", "Gantry / nginx", g.RPS/n.RPS, float64(g.P99)/float64(n.P99), g.CPUPerReq/n.CPUPerReq)
+	fmt.Printf("%-26s %11.2fx %11.2fx %13.2fx\n", "Gantry, loops off / nginx", o.RPS/n.RPS, float64(o.P99)/float64(n.P99), o.CPUPerReq/n.CPUPerReq)
+	fmt.Printf("%-26s %11.2fx %11.2fx\n", "Gantry / direct", g.RPS/d.RPS, float64(g.P99)/float64(d.P99))
+	fmt.Printf("%-26s %11.2fx %11.2fx\n", "nginx / direct", n.RPS/d.RPS, float64(n.P99)/float64(d.P99))
 	fmt.Println("\nreq/s ratio ≥ 0.90 meets the target (the edge within 10% of nginx); p99 and CPU/req ratios < 1: faster or cheaper.")
 	if *logging {
-		fmt.Printf("access log lines written: gantry %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(nginxLog))
+		fmt.Printf("access log lines written: gantry %d, gantry-off %d, nginx %d\n", load.CountLines(gantryLog), load.CountLines(gantryOffLog), load.CountLines(nginxLog))
 	}
 }
 

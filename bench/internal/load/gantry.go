@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,6 +37,59 @@ func HTTPServer(h http.Handler) *http.Server {
 // batched per round of events); with "" nothing is logged. It returns the
 // address it listens on.
 func StartGantry(site edge.Site, logFile string) string {
+	return startGantry(site, logFile, true, "127.0.0.1:0")
+}
+
+// childEnv carries, to a benchmark re-executed by StartGantryOff, what to
+// serve (JSON of gantryChild).
+const childEnv = "GANTRY_BENCH_GANTRY_OFF"
+
+type gantryChild struct {
+	Site    edge.Site
+	LogFile string
+	Addr    string
+}
+
+// StartGantryOff serves site as StartGantry does but with the loops off
+// (GANTRY_EDGE_LOOPS=off: the http.Server, with the edge's reverse proxy,
+// serves the listener alone), in a process of its own — this benchmark
+// re-executed, whose main calls ServeChild first — so that net/http's
+// garbage and goroutines do not disturb the loops' runs in this process
+// (as the floor's did). It returns the address and the process id, for
+// TreeCPU; the process ends with the benchmark.
+func StartGantryOff(site edge.Site, logFile string) (string, int) {
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort())
+	spec, err := json.Marshal(gantryChild{site, logFile, addr})
+	Must(err)
+	self, err := os.Executable()
+	Must(err)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	Must(cmd.Start())
+	AtExit(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	WaitPort(addr)
+	return addr, cmd.Process.Pid
+}
+
+// ServeChild serves what StartGantryOff asked for, forever, when this
+// process is one it started; otherwise it returns at once. Call it first
+// in main.
+func ServeChild() {
+	spec := os.Getenv(childEnv)
+	if spec == "" {
+		return
+	}
+	var c gantryChild
+	Must(json.Unmarshal([]byte(spec), &c))
+	startGantry(c.Site, c.LogFile, false, c.Addr)
+	select {}
+}
+
+// startGantry serves site on addr, behind the loops or (loops false) with
+// the http.Server alone.
+func startGantry(site edge.Site, logFile string, loops bool, addr string) string {
 	table := edge.NewTable()
 	table.Set("bench", site)
 	srv := api.NewServer()
@@ -52,10 +106,14 @@ func StartGantry(site edge.Site, logFile string) string {
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	Must(err)
-	addr := ln.Addr().String()
+	addr = ln.Addr().String()
 	hs := HTTPServer(srv)
+	if !loops {
+		go hs.Serve(ln)
+		return addr
+	}
 	loop, err := live.NewLoop(ln, edge.LoopOptions{
 		IsLive:            srv.IsLiveHost,
 		ClientIP:          srv.ClientIP,
