@@ -562,8 +562,6 @@ func (lp *evloop) serve(c *lconn) {
 	}
 }
 
-var crlfcrlf = []byte("\r\n\r\n")
-
 // flush writes what c has to send until it has all left (then it closes
 // c when asked to) or the socket is full (the next EPOLLOUT edge calls it
 // again). It returns false when c was closed.
