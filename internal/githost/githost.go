@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -75,6 +76,9 @@ type Config struct {
 	// Detect runs on a shallow clone during lookups; nil skips the clone,
 	// and lookups then carry no framework or build settings.
 	Detect Detector
+	// Logger gets every failed git command with git's own lines (users are
+	// told a sentence instead); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Service looks repositories up on any git host and on GitHub. It holds no
@@ -127,6 +131,7 @@ func New(cfg Config) (*Service, error) {
 			LookupMaxSize: cfg.LookupMaxSize,
 			Checker:       checker,
 			Sandbox:       cfg.Sandbox,
+			Logger:        cfg.Logger,
 		},
 		GitHub:      gh,
 		detect:      cfg.Detect,
