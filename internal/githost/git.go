@@ -69,8 +69,11 @@ const (
 //
 // Before git runs, the URL is parsed with ParseRepoURL, its host checked with
 // Checker, and the smart-HTTP endpoint probed over Checker's HTTP client: that
-// probe follows (checked) redirects and gives the clear errors (not found,
-// private, not a git repository) that git itself words poorly.
+// probe follows (checked) redirects, gives the clear errors (not found,
+// private, not a git repository) that git itself words poorly, and tells a
+// smart host from one that speaks only dumb HTTP (no shallow clones there).
+// Whatever git itself then fails on is translated into a sentence
+// (translate); git's own lines go to Logger only.
 //
 // The zero Git is usable: git from PATH run on the host, DefaultTimeout,
 // DefaultCloneTimeout, DefaultMaxSize, DefaultLookupSize, DefaultMaxOutput,
@@ -268,7 +271,8 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 
 // BranchHead returns the head commit of branch in the public repository at
 // rawURL, from a shallow bare clone of that one branch (depth 1, no tags,
-// trees and blobs filtered out where the server supports it), capped at
+// trees and blobs filtered out where the server supports it; a full bare
+// clone of the branch from a host that speaks only dumb HTTP), capped at
 // LookupMaxSize, in a lookup folder that is removed afterwards. A missing
 // branch is ENOTFOUND "Branch '<b>' not found in <repo>".
 func (g *Git) BranchHead(ctx context.Context, rawURL, branch string) (*gantry.Commit, error) {
@@ -305,7 +309,9 @@ func (g *Git) branchHead(ctx context.Context, rawURL, branch, token string, time
 }
 
 // Clone makes a shallow clone (depth 1, that branch only, no tags) of
-// the repository at rawURL into dir and returns its head commit. dir must
+// the repository at rawURL into dir and returns its head commit; from a
+// host that speaks only dumb HTTP, which cannot make shallow clones, a
+// full clone of that branch, within the same limits. dir must
 // be empty; in the sandbox it must belong to uid and gid (0 meaning the
 // sandbox's own ids, as sandbox.Sandbox.PrepareWorkspace leaves it), and
 // a missing dir is created and prepared that way. branch "" clones the
