@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -32,75 +33,16 @@ func TestGitAgainstGitServer(t *testing.T) {
 	}
 	t.Parallel()
 	s := gittest.NewServer(t)
-	s.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>v1</h1>"})
-	url := s.Repo(t, "alice/site", "main", "Second commit\n\nWith a body.", map[string]string{"about.html": "about"})
-	s.Repo(t, "alice/site", "dev", "on dev", map[string]string{"dev.html": "dev"})
-	s.Repo(t, "alice/trunk", "trunk", "trunk commit", map[string]string{"index.html": "x"})
+	url := seedSite(t, s)
 	ctx := context.Background()
 	g := testGit()
-
-	t.Run("LsRemoteHead", func(t *testing.T) {
-		for url, want := range map[string]string{
-			url:                                   "main",
-			strings.TrimSuffix(url, ".git") + "/": "main", // as pasted
-			s.URL + "/alice/trunk.git":            "trunk",
-		} {
-			got, err := g.LsRemoteHead(ctx, url)
-			if err != nil || got != want {
-				t.Errorf("LsRemoteHead(%s) = %q, %v; want %q", url, got, err, want)
-			}
-		}
-	})
-
-	t.Run("BranchHead", func(t *testing.T) {
-		c, err := g.BranchHead(ctx, url, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Message != "Second commit\n\nWith a body." || c.Author != "Test Author" || len(c.SHA) != 40 {
-			t.Errorf("got %+v, want the second commit by Test Author", c)
-		}
-		if time.Since(c.Date) > time.Hour || c.Date.Location() != time.UTC {
-			t.Errorf("got date %v, want a recent UTC time", c.Date)
-		}
-		dev, err := g.BranchHead(ctx, url, "dev")
-		if err != nil || dev.Message != "on dev" {
-			t.Errorf("BranchHead(dev) = %+v, %v; want the dev commit", dev, err)
-		}
-	})
-
-	t.Run("Clone", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "work")
-		c, err := g.Clone(ctx, url, "main", dir, "", 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []string{"index.html", "about.html"} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				t.Errorf("%s missing from clone: %v", f, err)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "dev.html")); err == nil {
-			t.Error("dev.html present in a clone of main")
-		}
-		if c.Message != "Second commit\n\nWith a body." {
-			t.Errorf("got head %q, want the second commit", c.Message)
-		}
-		head, err := g.BranchHead(ctx, url, "main")
-		if err != nil || head.SHA != c.SHA {
-			t.Errorf("Clone head %s differs from BranchHead %+v (%v)", c.SHA, head, err)
-		}
-		// Shallow: one commit only.
-		out, err := exec.Command("git", "-C", dir, "rev-list", "--count", "HEAD").Output()
-		if err != nil || strings.TrimSpace(string(out)) != "1" {
-			t.Errorf("rev-list --count = %q, %v; want 1 (shallow)", out, err)
-		}
-		// Default branch when none is given.
-		dir2 := filepath.Join(t.TempDir(), "trunk")
-		if c, err := g.Clone(ctx, s.URL+"/alice/trunk", "", dir2, "", 0, 0); err != nil || c.Message != "trunk commit" {
-			t.Errorf("Clone(default branch) = %+v, %v", c, err)
-		}
-	})
+	testReads(t, g, s, url, 1) // shallow: one commit
+	if got, err := g.LsRemoteHead(ctx, strings.TrimSuffix(url, ".git")+"/"); err != nil || got != "main" {
+		t.Errorf("LsRemoteHead(as pasted) = %q, %v; want main", got, err)
+	}
+	if c, err := g.Clone(ctx, s.URL+"/alice/trunk", "", filepath.Join(t.TempDir(), "x"), "", 0, 0); err != nil || c.Message != "trunk commit" {
+		t.Errorf("Clone(without .git) = %+v, %v", c, err)
+	}
 
 	t.Run("errors", func(t *testing.T) {
 		tests := []struct {
@@ -153,6 +95,80 @@ func TestGitAgainstGitServer(t *testing.T) {
 					t.Errorf("got %s %q (%v), want %s %q", code, msg, err, tc.code, tc.msg)
 				}
 			})
+		}
+	})
+}
+
+// seedSite pushes the repositories the git tests read to s and returns the
+// clone URL of alice/site: main with two commits, dev with one more, and
+// alice/trunk, whose only branch is trunk.
+func seedSite(t *testing.T, s *gittest.Server) string {
+	t.Helper()
+	s.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>v1</h1>"})
+	url := s.Repo(t, "alice/site", "main", "Second commit\n\nWith a body.", map[string]string{"about.html": "about"})
+	s.Repo(t, "alice/site", "dev", "on dev", map[string]string{"dev.html": "dev"})
+	s.Repo(t, "alice/trunk", "trunk", "trunk commit", map[string]string{"index.html": "x"})
+	return url
+}
+
+// testReads checks LsRemoteHead, BranchHead and Clone against what seedSite
+// pushed to s (url is alice/site's); history is how many commits a clone of
+// main holds (1 when shallow).
+func testReads(t *testing.T, g *Git, s *gittest.Server, url string, history int) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := exec.Command("git", "-C", filepath.Join(s.Root, "alice/site.git"), "rev-parse", "main").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSHA := strings.TrimSpace(string(out))
+
+	t.Run("LsRemoteHead", func(t *testing.T) {
+		for url, want := range map[string]string{url: "main", s.URL + "/alice/trunk.git": "trunk"} {
+			if got, err := g.LsRemoteHead(ctx, url); err != nil || got != want {
+				t.Errorf("LsRemoteHead(%s) = %q, %v; want %q", url, got, err, want)
+			}
+		}
+	})
+	t.Run("BranchHead", func(t *testing.T) {
+		c, err := g.BranchHead(ctx, url, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.SHA != wantSHA || c.Message != "Second commit\n\nWith a body." || c.Author != "Test Author" {
+			t.Errorf("got %+v, want the second commit %s by Test Author", c, wantSHA)
+		}
+		if time.Since(c.Date) > time.Hour || c.Date.Location() != time.UTC {
+			t.Errorf("got date %v, want a recent UTC time", c.Date)
+		}
+		if dev, err := g.BranchHead(ctx, url, "dev"); err != nil || dev.Message != "on dev" {
+			t.Errorf("BranchHead(dev) = %+v, %v; want the dev commit", dev, err)
+		}
+	})
+	t.Run("Clone", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "work")
+		c, err := g.Clone(ctx, url, "main", dir, "", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.SHA != wantSHA || c.Message != "Second commit\n\nWith a body." {
+			t.Errorf("got head %+v, want the second commit %s", c, wantSHA)
+		}
+		for _, f := range []string{"index.html", "about.html"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s missing from clone: %v", f, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dev.html")); err == nil {
+			t.Error("dev.html present in a clone of main")
+		}
+		out, err := exec.Command("git", "-C", dir, "rev-list", "--count", "HEAD").Output()
+		if err != nil || strings.TrimSpace(string(out)) != strconv.Itoa(history) {
+			t.Errorf("rev-list --count = %q, %v; want %d", out, err, history)
+		}
+		// The default branch when none is given.
+		if c, err := g.Clone(ctx, s.URL+"/alice/trunk.git", "", filepath.Join(t.TempDir(), "trunk"), "", 0, 0); err != nil || c.Message != "trunk commit" {
+			t.Errorf("Clone(default branch) = %+v, %v", c, err)
 		}
 	})
 }
@@ -491,10 +507,7 @@ func TestGitAgainstDumbServer(t *testing.T) {
 	}
 	t.Parallel()
 	ds := gittest.NewDumbServer(t)
-	ds.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>v1</h1>"})
-	url := ds.Repo(t, "alice/site", "main", "Second commit\n\nWith a body.", map[string]string{"about.html": "about"})
-	ds.Repo(t, "alice/site", "dev", "on dev", map[string]string{"dev.html": "dev"})
-	ds.Repo(t, "alice/trunk", "trunk", "trunk commit", map[string]string{"index.html": "x"})
+	url := seedSite(t, ds)
 	big := make([]byte, 1<<20)
 	rand.Read(big)
 	ds.Repo(t, "alice/big", "main", "big", map[string]string{"blob.bin": string(big)})
@@ -508,68 +521,24 @@ func TestGitAgainstDumbServer(t *testing.T) {
 	if err := os.Remove(filepath.Join(ds.Root, "alice/broken.git/objects", sha[:2], sha[2:])); err != nil {
 		t.Fatal(err)
 	}
-	want, err := exec.Command("git", "-C", filepath.Join(ds.Root, "alice/site.git"), "rev-parse", "main").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantSHA := strings.TrimSpace(string(want))
 	hostile := dumbHostile(t, ds)
 	ctx := context.Background()
 	g := testGit()
+	// Full, not shallow: a dumb host cannot make shallow clones.
+	testReads(t, g, ds, url, 2)
 
-	t.Run("LsRemoteHead", func(t *testing.T) {
-		for url, want := range map[string]string{url: "main", ds.URL + "/alice/trunk.git": "trunk"} {
-			if got, err := g.LsRemoteHead(ctx, url); err != nil || got != want {
-				t.Errorf("LsRemoteHead(%s) = %q, %v; want %q", url, got, err, want)
-			}
-		}
-	})
-	t.Run("BranchHead", func(t *testing.T) {
-		c, err := g.BranchHead(ctx, url, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.SHA != wantSHA || c.Message != "Second commit\n\nWith a body." || c.Author != "Test Author" {
-			t.Errorf("got %+v, want the second commit %s", c, wantSHA)
-		}
-		if dev, err := g.BranchHead(ctx, url, "dev"); err != nil || dev.Message != "on dev" {
-			t.Errorf("BranchHead(dev) = %+v, %v; want the dev commit", dev, err)
-		}
-	})
-	t.Run("Clone", func(t *testing.T) {
-		dir := filepath.Join(t.TempDir(), "work")
-		c, err := g.Clone(ctx, url, "main", dir, "", 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.SHA != wantSHA {
-			t.Errorf("got head %s, want %s", c.SHA, wantSHA)
-		}
-		for _, f := range []string{"index.html", "about.html"} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				t.Errorf("%s missing from clone: %v", f, err)
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, "dev.html")); err == nil {
-			t.Error("dev.html present in a clone of main")
-		}
-		// Full, not shallow: a dumb host cannot make shallow clones.
-		out, err := exec.Command("git", "-C", dir, "rev-list", "--count", "HEAD").Output()
-		if err != nil || strings.TrimSpace(string(out)) != "2" {
-			t.Errorf("rev-list --count = %q, %v; want 2 (the whole branch)", out, err)
-		}
-		if c, err := g.Clone(ctx, ds.URL+"/alice/trunk.git", "", filepath.Join(t.TempDir(), "trunk"), "", 0, 0); err != nil || c.Message != "trunk commit" {
-			t.Errorf("Clone(default branch) = %+v, %v", c, err)
-		}
-	})
 	t.Run("probe says smart, git finds dumb", func(t *testing.T) {
+		head, err := g.BranchHead(ctx, url, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
 		c, err := g.Clone(ctx, hostile.URL+"/two-faced/alice/site.git", "main", filepath.Join(t.TempDir(), "x"), "", 0, 0)
-		if err != nil || c.SHA != wantSHA {
-			t.Errorf("Clone = %+v, %v; want %s after a full clone", c, err, wantSHA)
+		if err != nil || c.SHA != head.SHA {
+			t.Errorf("Clone = %+v, %v; want %s after a full clone", c, err, head.SHA)
 		}
 		c, err = g.BranchHead(ctx, hostile.URL+"/two-faced/alice/site.git", "main")
-		if err != nil || c.SHA != wantSHA {
-			t.Errorf("BranchHead = %+v, %v; want %s", c, err, wantSHA)
+		if err != nil || c.SHA != head.SHA {
+			t.Errorf("BranchHead = %+v, %v; want %s", c, err, head.SHA)
 		}
 	})
 
