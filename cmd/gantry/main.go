@@ -338,6 +338,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Detect:       build.Suggest,
 		Sandbox:      sb,
 		DataDir:      cfg.DataDir,
+		Logger:       logger,
 	})
 	if err != nil {
 		return nil, nil, nil, err

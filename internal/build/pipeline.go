@@ -1,5 +1,5 @@
 // Package build turns a repository into a published site, with no database:
-// workspace prepared for the sandbox → shallow clone and commit metadata
+// workspace prepared for the sandbox → clone and commit metadata
 // (git in the sandbox) → framework detection → install → build (both in
 // the sandbox) → locate the output folder → publish it under the
 // sites folder with precompressed variants. Every step and every line of
@@ -32,12 +32,14 @@ const (
 	DefaultAppDisk = 1 << 30 // bytes
 )
 
-// Cloner makes a shallow clone of one branch of a repository into dir
-// (which exists, is empty and belongs to the sandbox user uid:gid; zero
-// means the sandbox's own ids) and returns the commit it checked out. It
-// runs git in the sandbox as uid:gid (githost.Service does) and stops when
-// ctx ends. The token, when not empty, authenticates the clone and must
-// never appear in a URL, an argument list or an error.
+// Cloner clones one branch of a repository into dir (shallow where the
+// host can; which exists, is empty and belongs to the sandbox user uid:gid;
+// zero means the sandbox's own ids) and returns the commit it checked out.
+// It runs git in the sandbox as uid:gid (githost.Service does) and stops
+// when ctx ends. Its errors carry a sentence for users (gantry.ErrorMessage),
+// never git's own lines; an uncoded error is the platform's fault. The
+// token, when not empty, authenticates the clone and must never appear in
+// a URL, an argument list or an error.
 type Cloner interface {
 	Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
 }
@@ -233,9 +235,11 @@ func (r *run) steps() (*Result, error) {
 		if e := r.interrupted("clone"); e != nil {
 			return nil, e
 		}
+		// The cloner's sentence; a fault of the platform's own is not
+		// described to the user (Err keeps it for the server log).
 		msg := gantry.ErrorMessage(err)
 		if gantry.ErrorCode(err) == gantry.EINTERNAL {
-			msg = err.Error()
+			msg = "the platform could not run git; try again, and tell its operator if this persists"
 		}
 		return nil, &Error{Step: "clone", Message: fmt.Sprintf("Could not clone %s (branch %s): %s", repo, job.Branch, msg), Err: err}
 	}

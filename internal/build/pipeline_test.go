@@ -617,3 +617,64 @@ func TestCloneRunsInTheSandbox(t *testing.T) {
 		t.Errorf("the workspace holds %d entries; want the checkout and its .git", n)
 	}
 }
+
+// TestCloneFromDumbHost builds a site from a host that speaks only dumb
+// HTTP (a bare repository served as plain files): the cloner clones it in
+// full, since such a host cannot make shallow clones.
+func TestCloneFromDumbHost(t *testing.T) {
+	e := newEnv(t)
+	dumb := gittest.NewDumbServer(t)
+	dumb.Repo(t, "alice/plain", "main", "first", map[string]string{"index.html": "<h1>one</h1>"})
+	job := e.job(t, "plain", nil)
+	job.CloneURL = dumb.Repo(t, "alice/plain", "main", "second", map[string]string{"index.html": "<h1>two</h1>"})
+	res, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	if res.Commit == nil || res.Commit.Message != "second" {
+		t.Errorf("got commit %+v, want second", res.Commit)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.SiteDir, "index.html")); err != nil || string(b) != "<h1>two</h1>" {
+		t.Errorf("published index.html = %q, %v", b, err)
+	}
+}
+
+// clonerFunc adapts a function to a build.Cloner.
+type clonerFunc func(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
+
+func (f clonerFunc) Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
+	return f(ctx, url, branch, dir, token, uid, gid)
+}
+
+// TestCloneFailureIsASentence: the clone step tells the cloner's sentence,
+// and of a fault of the platform's own only that it happened, never its
+// words (which the Error keeps for the server log).
+func TestCloneFailureIsASentence(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"sentence", gantry.Errorf(gantry.ENOTFOUND, "Repository not found: http://git.example.org/alice/x"),
+			"Could not clone alice/x (branch main): Repository not found: http://git.example.org/alice/x"},
+		{"platform fault", errors.New("git clone: the sandbox failed: exited with code 1: bwrap: Can't find source path"),
+			"Could not clone alice/x (branch main): the platform could not run git; try again, and tell its operator if this persists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := *e.p
+			p.Cloner = clonerFunc(func(context.Context, string, string, string, string, uint32, uint32) (*gantry.Commit, error) {
+				return nil, tc.err
+			})
+			job := e.job(t, "x"+strings.ReplaceAll(tc.name, " ", ""), nil)
+			job.Repository = "alice/x"
+			l := &logs{}
+			_, err := p.Run(context.Background(), job, l)
+			assertFailed(t, e, job, l, err, tc.want)
+			var be *build.Error
+			if errors.As(err, &be) && be.Err != tc.err {
+				t.Errorf("build.Error.Err = %v, want the cloner's error for the log", be.Err)
+			}
+		})
+	}
+}

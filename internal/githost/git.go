@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -68,8 +69,11 @@ const (
 //
 // Before git runs, the URL is parsed with ParseRepoURL, its host checked with
 // Checker, and the smart-HTTP endpoint probed over Checker's HTTP client: that
-// probe follows (checked) redirects and gives the clear errors (not found,
-// private, not a git repository) that git itself words poorly.
+// probe follows (checked) redirects, gives the clear errors (not found,
+// private, not a git repository) that git itself words poorly, and tells a
+// smart host from one that speaks only dumb HTTP (no shallow clones there).
+// Whatever git itself then fails on is translated into a sentence
+// (translate); git's own lines go to Logger only.
 //
 // The zero Git is usable: git from PATH run on the host, DefaultTimeout,
 // DefaultCloneTimeout, DefaultMaxSize, DefaultLookupSize, DefaultMaxOutput,
@@ -93,6 +97,11 @@ type Git struct {
 	// PollInterval is how often the size of a clone's folder is measured;
 	// 0 means 200ms.
 	PollInterval time.Duration
+
+	// Logger gets every failed git command with git's own stderr, which
+	// users never see (they get a sentence instead); nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 func (g *Git) timeout() time.Duration      { return orDuration(g.Timeout, DefaultTimeout) }
@@ -195,6 +204,7 @@ type remote struct {
 	token     string         //
 	loopPorts []int          // host loopback ports the sandboxed git may reach (allow-listed host on loopback)
 	allow     []netip.Prefix // private addresses the sandboxed git may reach (allow-listed host)
+	dumb      bool           // the host speaks only dumb HTTP: no shallow clones
 }
 
 // LsRemoteHead returns the default branch of the public repository at
@@ -261,7 +271,8 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 
 // BranchHead returns the head commit of branch in the public repository at
 // rawURL, from a shallow bare clone of that one branch (depth 1, no tags,
-// trees and blobs filtered out where the server supports it), capped at
+// trees and blobs filtered out where the server supports it; a full bare
+// clone of the branch from a host that speaks only dumb HTTP), capped at
 // LookupMaxSize, in a lookup folder that is removed afterwards. A missing
 // branch is ENOTFOUND "Branch '<b>' not found in <repo>".
 func (g *Git) BranchHead(ctx context.Context, rawURL, branch string) (*gantry.Commit, error) {
@@ -284,16 +295,23 @@ func (g *Git) branchHead(ctx context.Context, rawURL, branch, token string, time
 	}
 	defer remove()
 	o := runOpts{timeout: timeout, dir: dir, maxSize: g.lookupMaxSize(), branch: branch}
-	if _, err := g.run(ctx, r, o,
-		"clone", "--quiet", "--bare", "--depth=1", "--filter=tree:0", "--single-branch",
-		"--branch", branch, "--no-tags", "--", r.url, "."); err != nil {
+	err = g.cloneAdapting(ctx, r, o, func(shallow bool) []string {
+		args := []string{"clone", "--quiet", "--bare"}
+		if shallow {
+			args = append(args, "--depth=1", "--filter=tree:0")
+		}
+		return append(args, "--single-branch", "--branch", branch, "--no-tags", "--", r.url, ".")
+	})
+	if err != nil {
 		return nil, err
 	}
 	return g.headCommit(ctx, r, o)
 }
 
 // Clone makes a shallow clone (depth 1, that branch only, no tags) of
-// the repository at rawURL into dir and returns its head commit. dir must
+// the repository at rawURL into dir and returns its head commit; from a
+// host that speaks only dumb HTTP, which cannot make shallow clones, a
+// full clone of that branch, within the same limits. dir must
 // be empty; in the sandbox it must belong to uid and gid (0 meaning the
 // sandbox's own ids, as sandbox.Sandbox.PrepareWorkspace leaves it), and
 // a missing dir is created and prepared that way. branch "" clones the
@@ -343,15 +361,39 @@ func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o ru
 			emptyDir(dir)
 		}
 	}()
-	args := []string{"clone", "--quiet", "--depth=1", "--single-branch", "--no-tags"}
-	if branch != "" {
-		args = append(args, "--branch", branch)
-	}
-	args = append(args, "--", r.url, ".")
-	if _, err := g.run(ctx, r, o, args...); err != nil {
+	err = g.cloneAdapting(ctx, r, o, func(shallow bool) []string {
+		args := []string{"clone", "--quiet"}
+		if shallow {
+			args = append(args, "--depth=1")
+		}
+		args = append(args, "--single-branch", "--no-tags")
+		if branch != "" {
+			args = append(args, "--branch", branch)
+		}
+		return append(args, "--", r.url, ".")
+	})
+	if err != nil {
 		return nil, err
 	}
 	return g.headCommit(ctx, r, o)
+}
+
+// cloneAdapting runs the git clone that args makes into o.dir: shallow,
+// unless the host speaks only dumb HTTP (the probe saw a plain ref list),
+// for dumb HTTP cannot make shallow clones; a dumb host's clone is a full
+// clone of the branch, bounded by the same size and time limits. When git
+// itself finds the host dumb where the probe did not (git says "dumb http
+// transport does not support shallow capabilities"), the folder is
+// emptied and the clone run again in full, once.
+func (g *Git) cloneAdapting(ctx context.Context, r *remote, o runOpts, args func(shallow bool) []string) error {
+	_, err := g.run(ctx, r, o, args(!r.dumb)...)
+	var f *gitFailure
+	if errors.As(err, &f) && f.kind == failShallow && !r.dumb {
+		r.dumb = true
+		emptyDir(o.dir)
+		_, err = g.run(ctx, r, o, args(false)...)
+	}
+	return err
 }
 
 // emptyDir removes everything in dir, leaving dir itself.
@@ -405,10 +447,12 @@ func (g *Git) prepare(ctx context.Context, rawURL, token string, timeout time.Du
 		}
 	}
 	r := &remote{ref: ref, url: ref.CloneURL, token: token}
-	final, err := probe(ctx, c, ref, token, timeout)
+	pr, err := probe(ctx, c, ref, token, timeout)
 	if err != nil {
 		return nil, err
 	}
+	r.dumb = pr.dumb
+	final := pr.final
 	if final != nil && (final.Host != ref.Host || final.Scheme != ref.Scheme) {
 		// Redirected to another host: check and pin that one instead.
 		if addrs, err = c.Check(ctx, final.Hostname(), final.Port()); err != nil {
@@ -602,11 +646,68 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 	case errors.As(err, &me):
 		return nil, gantry.Errorf(gantry.EINVALID, "git %s while working on %s", me.Error(), r.ref.WebURL)
 	case o.local:
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		err = fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
+		g.logger().Error("git failed", "cmd", args[0], "dir", o.dir, "err", err)
+		return nil, err
+	case sandboxFault(stderr.String()):
+		err = fmt.Errorf("git %s: the sandbox failed: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+		g.logger().Error("git failed", "cmd", args[0], "url", r.url, "err", err)
+		return nil, err
 	case errors.As(err, &ee), errors.As(err, &xe):
-		return nil, classify(r.ref, o.branch, stderr.String(), err)
+		code := 0
+		if ee != nil {
+			code = ee.Code
+		} else {
+			code = xe.ExitCode()
+		}
+		f := translate(r.ref, o.branch, args[0], code, stderr.String(), diskLimit(o.dir, o.maxSize))
+		level := slog.LevelInfo
+		if f.kind == failOther {
+			level = slog.LevelWarn
+		}
+		g.logger().Log(ctx, level, "git failed", "cmd", args[0], "url", r.url, "exit", code,
+			"sentence", f.user.Message, "stderr", lastBytes(strings.TrimSpace(f.stderr), maxLoggedStderr))
+		return nil, f
 	}
-	return nil, fmt.Errorf("git: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	err = fmt.Errorf("git %s: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
+	g.logger().Error("git failed", "cmd", args[0], "url", r.url, "err", err)
+	return nil, err
+}
+
+// sandboxFault reports whether stderr says the sandbox itself failed to set
+// up (bubblewrap's own lines start with "bwrap: "; git's, and what a remote
+// makes git print, never do): the platform's fault, not the repository's.
+func sandboxFault(stderr string) bool {
+	return strings.HasPrefix(stderr, "bwrap: ") || strings.Contains(stderr, "\nbwrap: ")
+}
+
+// maxLoggedStderr is how much of a failed git's stderr is logged: its end,
+// where git says why it stopped.
+const maxLoggedStderr = 4 << 10
+
+// lastBytes returns the last n bytes of s.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// diskLimit is what "too large" names when git ran out of disk space in
+// dir: max, or the size of dir's filesystem (a build's volume) when that is
+// smaller.
+func diskLimit(dir string, max int64) int64 {
+	if fs := fsSize(dir); fs > 0 && (max <= 0 || fs < max) {
+		return fs
+	}
+	return max
+}
+
+func (g *Git) logger() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
 }
 
 // runHost runs git directly on the host, as the platform's user, in o.dir
@@ -689,8 +790,8 @@ func (g *Git) watchSize(dir string, max int64, done <-chan struct{}, over func()
 	}
 }
 
-func errTooLarge(max int64) error {
-	return gantry.Errorf(gantry.EINVALID, "Repository is too large (limit %s)", formatBytes(max))
+func errTooLarge(max int64) *gantry.Error {
+	return gantry.Errorf(gantry.EINVALID, "Repository is too large (limit %s)", sandbox.FormatBytes(max))
 }
 
 // dirSize sums the sizes of the regular files under dir; errors (files that
@@ -711,62 +812,6 @@ func dirSize(dir string) int64 {
 	return n
 }
 
-// classify turns git's stderr (LC_ALL=C) into a user-facing error.
-func classify(ref *RepoRef, branch, stderr string, err error) error {
-	s := strings.ToLower(stderr)
-	has := func(subs ...string) bool {
-		for _, sub := range subs {
-			if strings.Contains(s, sub) {
-				return true
-			}
-		}
-		return false
-	}
-	switch {
-	case has("remote branch") && has("not found"), has("couldn't find remote ref"):
-		return errBranchNotFound(branch, ref)
-	case has("could not read username", "could not read password", "authentication failed",
-		"returned error: 401", "returned error: 403"):
-		return errPrivate()
-	case has("not valid: is this a git repository", "does not appear to be a git repository",
-		"not a git repository", "invalid server response", "protocol error: bad"):
-		return errNotGit(ref)
-	case has("not found", "returned error: 404", "returned error: 410"):
-		return errNotFound(ref)
-	case has("returned error: 30"):
-		return gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
-	case has("could not resolve host"):
-		return gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", ref.Hostname())
-	case has("failed to connect", "couldn't connect", "connection refused", "connection reset",
-		"no route to host"):
-		return gantry.Errorf(gantry.EINVALID, "Could not connect to %s", ref.Host)
-	case has("ssl certificate", "certificate verification", "ssl_connect", "tls"):
-		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", ref.Host)
-	case has("returned error: 5", "returned error: 429"):
-		return gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly; try again later", ref.Host)
-	}
-	return fmt.Errorf("git: %w: %s", err, strings.TrimSpace(stderr))
-}
-
-func errNotFound(ref *RepoRef) error {
-	return gantry.Errorf(gantry.ENOTFOUND, "Repository not found: %s", ref.WebURL)
-}
-
-func errPrivate() error {
-	return gantry.Errorf(gantry.EINVALID, "Repository is private or requires authentication")
-}
-
-func errNotGit(ref *RepoRef) error {
-	return gantry.Errorf(gantry.EINVALID, "Not a git repository: %s", ref.WebURL)
-}
-
-func errBranchNotFound(branch string, ref *RepoRef) error {
-	if branch == "" {
-		return gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", ref.WebURL)
-	}
-	return gantry.Errorf(gantry.ENOTFOUND, "Branch '%s' not found in %s", branch, ref.FullName)
-}
-
 // timeoutOr returns the "Timed out" error when ctx's deadline passed (or err
 // is a timeout), and err otherwise.
 func timeoutOr(ctx context.Context, err error, host string, timeout time.Duration) error {
@@ -780,18 +825,6 @@ func timeoutOr(ctx context.Context, err error, host string, timeout time.Duratio
 
 func formatSeconds(d time.Duration) string {
 	return fmt.Sprintf("%gs", d.Round(time.Millisecond).Seconds())
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func envOr(k, def string) string {

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -72,9 +73,13 @@ type Config struct {
 	// folders under DataDir/lookups, removed afterwards. "" means the
 	// system temp folder.
 	DataDir string
-	// Detect runs on a shallow clone during lookups; nil skips the clone,
-	// and lookups then carry no framework or build settings.
+	// Detect runs on a clone during lookups (shallow where the host can
+	// make one); nil skips the clone, and lookups then carry no framework
+	// or build settings.
 	Detect Detector
+	// Logger gets every failed git command with git's own lines (users are
+	// told a sentence instead); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Service looks repositories up on any git host and on GitHub. It holds no
@@ -127,6 +132,7 @@ func New(cfg Config) (*Service, error) {
 			LookupMaxSize: cfg.LookupMaxSize,
 			Checker:       checker,
 			Sandbox:       cfg.Sandbox,
+			Logger:        cfg.Logger,
 		},
 		GitHub:      gh,
 		detect:      cfg.Detect,
@@ -170,10 +176,10 @@ type LookupResult struct {
 // the last commit of the URL's branch or the default branch); any other
 // host is asked through git (default branch from ls-remote --symref, last
 // commit from the clone). Then, when a Detector is configured, the branch is
-// cloned shallowly (in the sandbox, capped at LookupMaxSize, within
-// Timeout) into a folder under DataDir/lookups that is removed
-// afterwards, and the detector's framework and build
-// settings are returned. A failed detection does not fail the lookup: it is
+// cloned (shallow where the host can; in the sandbox, capped at
+// LookupMaxSize, within Timeout) into a folder under DataDir/lookups that
+// is removed afterwards, and the detector's framework and build settings
+// are returned. A failed detection does not fail the lookup: it is
 // reported in DetectError. If GitHub's API is rate-limited the lookup falls
 // back to git.
 func (s *Service) Lookup(ctx context.Context, rawURL string) (*LookupResult, error) {

@@ -24,14 +24,24 @@ const maxProbeBody = 8 << 10
 // dumbRefLine is one line of a dumb-HTTP info/refs file.
 var dumbRefLine = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})\t\S+$`)
 
+// probed is what probe learnt of a repository's host.
+type probed struct {
+	final *RepoRef // where the repository was redirected to, or nil
+	// dumb is set when the host answered with a dumb-HTTP ref list (a plain
+	// file, as any static web server serves a bare repository) instead of
+	// a smart-HTTP advertisement: it cannot make shallow clones.
+	dumb bool
+}
+
 // probe asks ref's smart-HTTP endpoint (GET <clone URL>/info/refs?service=
 // git-upload-pack) through c's HTTP client, so that every hop of a redirect
 // is checked, and classifies the answer: 404/410 not found, 401/403 private,
-// a 200 that is neither a smart-HTTP advertisement nor a dumb-HTTP ref list
-// (a web page) not a git repository. It returns where the repository was
-// redirected to, or nil. With a token, redirects to another host are refused
-// so the token never leaves the host it was meant for.
-func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout time.Duration) (*RepoRef, error) {
+// a 200 with the smart content type (application/x-git-upload-pack-
+// advertisement) smart, a 200 whose body is a dumb-HTTP ref list dumb, any
+// other 200 (a web page) not a git repository. With a token, redirects to
+// another host are refused so the token never leaves the host it was meant
+// for.
+func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout time.Duration) (probed, error) {
 	client := c.HTTPClient(0)
 	defer client.CloseIdleConnections()
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -42,7 +52,7 @@ func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout 
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ref.CloneURL+"/info/refs?service=git-upload-pack", nil)
 	if err != nil {
-		return nil, err
+		return probed{}, err
 	}
 	req.Header.Set("User-Agent", "git/2 (gantry)")
 	req.Header.Set("Accept", "*/*")
@@ -51,50 +61,62 @@ func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, httpError(ctx, err, ref, timeout)
+		return probed{}, httpError(ctx, err, ref, timeout)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
 	if err != nil {
-		return nil, httpError(ctx, err, ref, timeout)
+		return probed{}, httpError(ctx, err, ref, timeout)
 	}
+	var p probed
 	switch code := resp.StatusCode; {
 	case code == http.StatusOK:
 		ct := resp.Header.Get("Content-Type")
-		if !strings.HasPrefix(ct, "application/x-git-upload-pack-advertisement") && !dumbRefs(body) {
-			return nil, errNotGit(ref)
+		switch {
+		case strings.HasPrefix(ct, "application/x-git-upload-pack-advertisement"):
+		case dumbRefs(body):
+			p.dumb = true
+		default:
+			return probed{}, errNotGit(ref)
 		}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return nil, errPrivate()
+		return probed{}, errPrivate()
 	case code == http.StatusNotFound || code == http.StatusGone:
-		return nil, errNotFound(ref)
+		return probed{}, errNotFound(ref)
 	case code == http.StatusTooManyRequests || code >= 500:
-		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly (HTTP %d); try again later", ref.Host, code)
+		return probed{}, gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly (HTTP %d); try again later", ref.Host, code)
 	case code >= 300 && code < 400:
-		return nil, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
 	default:
-		return nil, gantry.Errorf(gantry.EINVALID, "The git host %s answered HTTP %d for %s", ref.Host, code, ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "The git host %s answered HTTP %d for %s", ref.Host, code, ref.WebURL)
 	}
 
 	u := resp.Request.URL
 	if u.String() == req.URL.String() {
-		return nil, nil
+		return p, nil
 	}
 	path, ok := strings.CutSuffix(u.Path, "/info/refs")
 	if !ok {
-		return nil, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
 	}
 	final, err := ParseRepoURL(u.Scheme + "://" + u.Host + path)
 	if err != nil {
-		return nil, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
 	}
 	final.Branch = ref.Branch
-	return final, nil
+	p.final = final
+	return p, nil
 }
 
 // dumbRefs reports whether body is a dumb-HTTP info/refs file (possibly
-// empty, for an empty repository).
+// empty, for an empty repository). A body of maxProbeBody bytes was cut
+// short: its last, partial, line is not read.
 func dumbRefs(body []byte) bool {
+	if len(body) >= maxProbeBody {
+		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
+			body = body[:i]
+		}
+	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -135,5 +157,5 @@ func httpError(ctx context.Context, err error, ref *RepoRef, timeout time.Durati
 		strings.Contains(err.Error(), "tls:"):
 		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", ref.Host)
 	}
-	return gantry.Errorf(gantry.EINVALID, "Could not connect to %s", ref.Host)
+	return errUnreachable(ref.Host)
 }

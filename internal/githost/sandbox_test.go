@@ -420,3 +420,93 @@ func TestSandboxedLookupTooLarge(t *testing.T) {
 		t.Errorf("lookups folder after the lookup: %d entries, %v; want it empty", len(entries), err)
 	}
 }
+
+// TestSandboxedDumbHTTP clones from a host that speaks only dumb HTTP with
+// git in the sandbox: a build's clone, a lookup and a branch head, and the
+// failures git itself meets there, each told in a sentence.
+func TestSandboxedDumbHTTP(t *testing.T) {
+	sb := mustSandbox(t)
+	ds := gittest.NewDumbServer(t)
+	ds.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>v1</h1>"})
+	url := ds.Repo(t, "alice/site", "main", "second", map[string]string{"about.html": "about"})
+	big := make([]byte, 12<<20)
+	rand.Read(big)
+	ds.Repo(t, "alice/big", "main", "big", map[string]string{"blob.bin": string(big)})
+	hostile := dumbHostile(t, ds)
+	port := hostile.URL[strings.LastIndex(hostile.URL, ":")+1:]
+	data := dataDir(t)
+	ctx := context.Background()
+	g := &Git{Checker: NewChecker("127.0.0.1"), Sandbox: sb, Timeout: 30 * time.Second, CloneTimeout: 30 * time.Second}
+
+	// A build's clone, into a volume as the pipeline makes one.
+	if err := os.MkdirAll(filepath.Join(data, "builds"), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	vol, err := sb.OpenVolume(filepath.Join(data, "builds", "d1"), sandbox.Disk{Bytes: 8 << 20, Inodes: 10000}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sandbox.RemoveVolume(vol.Path) })
+	c, err := g.Clone(ctx, url, "main", vol.Workspace, "", 0, 0)
+	if err != nil || c.Message != "second" {
+		t.Fatalf("Clone = %+v, %v; want the second commit", c, err)
+	}
+	for p, uid := range owners(t, vol.Workspace) {
+		if uid != sb.UID() {
+			t.Errorf("%s belongs to uid %d, want the sandbox user %d", p, uid, sb.UID())
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(vol.Workspace, "index.html")); err != nil || string(b) != "<h1>v1</h1>" {
+		t.Errorf("index.html = %q, %v", b, err)
+	}
+	// A clone bigger than its volume: git runs out of disk space.
+	emptyDir(vol.Workspace)
+	_, err = g.Clone(ctx, ds.URL+"/alice/big.git", "main", vol.Workspace, "", 0, 0)
+	if msg := gantry.ErrorMessage(err); !strings.HasPrefix(msg, "Repository is too large (limit ") || gantry.ErrorCode(err) != gantry.EINVALID {
+		t.Errorf("clone of 12 MiB into 8 MiB: %v, want Repository is too large", err)
+	}
+	noRawGit(t, gantry.ErrorMessage(err))
+
+	// A lookup and a sync's branch head.
+	s, err := New(Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, DataDir: data, Timeout: 30 * time.Second,
+		Detect: func(string) (string, gantry.BuildConfig, error) { return "static", gantry.BuildConfig{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Lookup(ctx, url)
+	if err != nil || res.Branch != "main" || res.Repository.LastCommit == nil || res.Repository.LastCommit.SHA != c.SHA {
+		t.Fatalf("Lookup = %+v, %v; want main at %s", res, err, c.SHA)
+	}
+	head, err := s.LatestCommit(ctx, res.Repository, "main", "")
+	if err != nil || head.SHA != c.SHA {
+		t.Fatalf("LatestCommit = %+v, %v; want %s", head, err, c.SHA)
+	}
+
+	short := &Git{Checker: NewChecker("127.0.0.1"), Sandbox: sb, Timeout: 2 * time.Second, CloneTimeout: 2 * time.Second}
+	if _, err := short.BranchHead(ctx, hostile.URL+"/stall/alice/site.git", "main"); gantry.ErrorMessage(err) != "Timed out after 2s while contacting 127.0.0.1:"+port {
+		t.Errorf("stalled objects: %v, want a time-out", err)
+	}
+	// Refused by the sandbox's network policy: the probe reached the host,
+	// but git is not given its loopback port.
+	r, err := g.prepare(ctx, url, "", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.loopPorts = nil
+	dir, remove, err := g.newLookupDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	_, err = g.run(ctx, r, runOpts{timeout: 10 * time.Second, dir: dir}, "ls-remote", "--", r.url)
+	dsHost := strings.TrimPrefix(ds.URL, "http://")
+	if want := "Could not connect to " + dsHost + ": check the URL, or try again later if the host is down"; gantry.ErrorMessage(err) != want {
+		t.Errorf("git refused by the network policy: %v, want %q", err, want)
+	}
+	// The host stops listening after the probe: through the sandbox's port
+	// forwarding, git's connection is reset before any answer.
+	_, err = g.BranchHead(ctx, hostile.URL+"/vanish/alice/site.git", "main")
+	if want := "Could not connect to 127.0.0.1:" + port + ": check the URL, or try again later if the host is down"; gantry.ErrorMessage(err) != want {
+		t.Errorf("host gone after the probe: %v, want %q", err, want)
+	}
+}

@@ -1,9 +1,13 @@
-// Package gittest serves real git repositories over smart HTTP on loopback
-// for tests: git's own git-http-backend behind net/http/cgi, so clones,
-// ls-remote and shallow fetches behave exactly as against a real host.
+// Package gittest serves real git repositories over HTTP on loopback for
+// tests: over smart HTTP with git's own git-http-backend behind
+// net/http/cgi (NewServer), so clones, ls-remote and shallow fetches behave
+// exactly as against a real host; or over the "dumb" HTTP protocol, as
+// plain files (NewDumbServer), the way a static web host serves a bare
+// repository.
 package gittest
 
 import (
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -18,6 +22,8 @@ import (
 type Server struct {
 	Root string
 	*httptest.Server
+
+	dumb bool // Repo runs git update-server-info after every push
 }
 
 // NewServer starts a git smart-HTTP server on 127.0.0.1:0; it is closed
@@ -38,6 +44,24 @@ func NewServer(tb testing.TB) *Server {
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
 	s := &Server{Root: root, Server: httptest.NewServer(h)}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// NewDumbServer starts a git host on 127.0.0.1:0 that speaks only the
+// "dumb" HTTP protocol: net/http's FileServer over Root, with no
+// git-http-backend, so info/refs is a plain file (no smart content type),
+// shallow clones are impossible and git fetches objects and packs one file
+// at a time. Repo runs git update-server-info after each push, as a
+// post-update hook would on such a host. It is closed when the test ends,
+// and skips the test when git is not installed.
+func NewDumbServer(tb testing.TB) *Server {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("git not installed")
+	}
+	root := tb.TempDir()
+	s := &Server{Root: root, Server: httptest.NewServer(http.FileServer(http.Dir(root))), dumb: true}
 	tb.Cleanup(s.Close)
 	return s
 }
@@ -83,6 +107,9 @@ func (s *Server) Repo(tb testing.TB, fullName, branch, message string, files map
 	run(tb, work, "git", "-c", "user.name=Test Author", "-c", "user.email=author@example.com",
 		"commit", "-q", "--allow-empty", "-m", message)
 	run(tb, work, "git", "push", "-q", bare, "HEAD:refs/heads/"+branch)
+	if s.dumb {
+		run(tb, bare, "git", "update-server-info")
+	}
 	return s.URL + "/" + fullName + ".git"
 }
 
