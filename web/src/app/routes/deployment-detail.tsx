@@ -1,11 +1,11 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { useNavigate, useParams } from 'react-router'
 import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { BackLink } from '@/components/ui/back-link'
 import { Button } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
-import { NotFoundState } from '@/components/ui/not-found-state'
+import { LoadErrorState } from '@/components/ui/load-error-state'
+import { ScreenState } from '@/components/ui/screen-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -22,6 +22,7 @@ import {
 import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployments/components/deployment-status'
 import { inProgress } from '@/features/deployments/status'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
+import { isNotFound } from '@/lib/api-client'
 import { cn } from '@/lib/cn'
 import { formatDuration } from '@/utils/format'
 
@@ -31,10 +32,6 @@ export function DeploymentDetailRoute() {
   const navigate = useNavigate()
   const query = useDeployment(id)
   const [showLogs, setShowLogs] = useState(true)
-
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch deployment details')
-  }, [query.isError, query.errorUpdatedAt])
 
   const back = (
     <BackLink to={paths.deployments.getHref()}>Back to Deployments</BackLink>
@@ -62,17 +59,27 @@ export function DeploymentDetailRoute() {
     )
   }
 
-  if (query.isError || !query.data) {
-    return (
-      <NotFoundState
+  if (query.isError) {
+    const backButton = (
+      <BackLink to={paths.deployments.getHref()} variant="button">
+        Back to Deployments
+      </BackLink>
+    )
+    // "Not found" only when the server said so; any other failure can be retried.
+    return isNotFound(query.error) ? (
+      <ScreenState
         icon={SearchX}
         title="Deployment not found"
         description="It may have been deleted, or it belongs to another account."
-        action={
-          <BackLink to={paths.deployments.getHref()} variant="button">
-            Back to Deployments
-          </BackLink>
-        }
+        action={backButton}
+      />
+    ) : (
+      <LoadErrorState
+        title="Could not load this deployment"
+        error={query.error}
+        onRetry={() => void query.refetch()}
+        retrying={query.isFetching}
+        back={backButton}
       />
     )
   }

@@ -1,12 +1,12 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
 import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
-import { NotFoundState } from '@/components/ui/not-found-state'
+import { LoadErrorState } from '@/components/ui/load-error-state'
+import { ScreenState } from '@/components/ui/screen-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -15,6 +15,7 @@ import { DeploymentStatusBadge } from '@/features/deployments/components/deploym
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
+import { isNotFound } from '@/lib/api-client'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -45,10 +46,6 @@ export function ProjectDetailRoute() {
     },
   })
 
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch project details')
-  }, [query.isError, query.errorUpdatedAt])
-
   if (query.isPending) {
     return (
       <div aria-busy="true" aria-label="Loading project">
@@ -69,17 +66,27 @@ export function ProjectDetailRoute() {
     )
   }
 
-  if (query.isError || !query.data) {
-    return (
-      <NotFoundState
+  if (query.isError) {
+    const back = (
+      <BackLink to={paths.projects.getHref()} variant="button">
+        Back to Projects
+      </BackLink>
+    )
+    // "Not found" only when the server said so; any other failure can be retried.
+    return isNotFound(query.error) ? (
+      <ScreenState
         icon={SearchX}
         title="Project not found"
         description="It may have been deleted, or it belongs to another account."
-        action={
-          <BackLink to={paths.projects.getHref()} variant="button">
-            Back to Projects
-          </BackLink>
-        }
+        action={back}
+      />
+    ) : (
+      <LoadErrorState
+        title="Could not load this project"
+        error={query.error}
+        onRetry={() => void query.refetch()}
+        retrying={query.isFetching}
+        back={back}
       />
     )
   }
