@@ -23,6 +23,7 @@ import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployme
 import { inProgress } from '@/features/deployments/status'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
 import { isNotFound } from '@/lib/api-client'
+import { useRetry } from '@/lib/use-retry'
 import { cn } from '@/lib/cn'
 import { formatDuration } from '@/utils/format'
 
@@ -31,11 +32,37 @@ export function DeploymentDetailRoute() {
   const { id = '' } = useParams()
   const navigate = useNavigate()
   const query = useDeployment(id)
+  const failure = useRetry(query)
   const [showLogs, setShowLogs] = useState(true)
 
   const back = (
     <BackLink to={paths.deployments.getHref()}>Back to Deployments</BackLink>
   )
+
+  if (query.isError || failure.retrying) {
+    const backButton = (
+      <BackLink to={paths.deployments.getHref()} variant="button">
+        Back to Deployments
+      </BackLink>
+    )
+    // "Not found" only when the server said so; any other failure can be retried.
+    return isNotFound(failure.error) ? (
+      <ScreenState
+        icon={SearchX}
+        title="Deployment not found"
+        description="It may have been deleted, or it belongs to another account."
+        action={backButton}
+      />
+    ) : (
+      <LoadErrorState
+        title="Could not load this deployment"
+        error={failure.error}
+        onRetry={failure.retry}
+        retrying={failure.retrying}
+        back={backButton}
+      />
+    )
+  }
 
   if (query.isPending) {
     return (
@@ -56,31 +83,6 @@ export function DeploymentDetailRoute() {
         </div>
         <Skeleton className="mt-6 h-96" />
       </div>
-    )
-  }
-
-  if (query.isError) {
-    const backButton = (
-      <BackLink to={paths.deployments.getHref()} variant="button">
-        Back to Deployments
-      </BackLink>
-    )
-    // "Not found" only when the server said so; any other failure can be retried.
-    return isNotFound(query.error) ? (
-      <ScreenState
-        icon={SearchX}
-        title="Deployment not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={backButton}
-      />
-    ) : (
-      <LoadErrorState
-        title="Could not load this deployment"
-        error={query.error}
-        onRetry={() => void query.refetch()}
-        retrying={query.isFetching}
-        back={backButton}
-      />
     )
   }
 

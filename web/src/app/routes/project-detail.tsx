@@ -16,6 +16,7 @@ import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
 import { isNotFound } from '@/lib/api-client'
+import { useRetry } from '@/lib/use-retry'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -34,6 +35,7 @@ export function ProjectDetailRoute() {
   const { id = '' } = useParams()
   const navigate = useNavigate()
   const query = useProject(id)
+  const failure = useRetry(query)
   const sync = useSyncProject()
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
@@ -45,6 +47,31 @@ export function ProjectDetailRoute() {
       setTimeout(() => navigate(paths.projects.getHref()), REDIRECT_AFTER_ACTION_MS)
     },
   })
+
+  if (query.isError || failure.retrying) {
+    const back = (
+      <BackLink to={paths.projects.getHref()} variant="button">
+        Back to Projects
+      </BackLink>
+    )
+    // "Not found" only when the server said so; any other failure can be retried.
+    return isNotFound(failure.error) ? (
+      <ScreenState
+        icon={SearchX}
+        title="Project not found"
+        description="It may have been deleted, or it belongs to another account."
+        action={back}
+      />
+    ) : (
+      <LoadErrorState
+        title="Could not load this project"
+        error={failure.error}
+        onRetry={failure.retry}
+        retrying={failure.retrying}
+        back={back}
+      />
+    )
+  }
 
   if (query.isPending) {
     return (
@@ -63,31 +90,6 @@ export function ProjectDetailRoute() {
           ))}
         </div>
       </div>
-    )
-  }
-
-  if (query.isError) {
-    const back = (
-      <BackLink to={paths.projects.getHref()} variant="button">
-        Back to Projects
-      </BackLink>
-    )
-    // "Not found" only when the server said so; any other failure can be retried.
-    return isNotFound(query.error) ? (
-      <ScreenState
-        icon={SearchX}
-        title="Project not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={back}
-      />
-    ) : (
-      <LoadErrorState
-        title="Could not load this project"
-        error={query.error}
-        onRetry={() => void query.refetch()}
-        retrying={query.isFetching}
-        back={back}
-      />
     )
   }
 
