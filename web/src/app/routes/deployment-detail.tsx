@@ -1,11 +1,10 @@
 import { useState } from 'react'
 import { useNavigate, useParams } from 'react-router'
-import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
+import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { LoadErrorState } from '@/components/ui/load-error-state'
-import { ScreenState } from '@/components/ui/screen-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -22,9 +21,8 @@ import {
 import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployments/components/deployment-status'
 import { inProgress } from '@/features/deployments/status'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
-import { isNotFound } from '@/lib/api-client'
-import { useRetry } from '@/lib/use-retry'
 import { cn } from '@/lib/cn'
+import { useRetry } from '@/lib/use-retry'
 import { formatDuration } from '@/utils/format'
 
 /** /deployments/:id: one deployment with its logs (SPEC §2 Deployment detail). */
@@ -40,26 +38,16 @@ export function DeploymentDetailRoute() {
   )
 
   if (query.isError || failure.retrying) {
-    const backButton = (
-      <BackLink to={paths.deployments.getHref()} variant="button">
-        Back to Deployments
-      </BackLink>
-    )
-    // "Not found" only when the server said so; any other failure can be retried.
-    return isNotFound(failure.error) ? (
-      <ScreenState
-        icon={SearchX}
-        title="Deployment not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={backButton}
-      />
-    ) : (
+    return (
       <LoadErrorState
+        notFoundTitle="Deployment not found"
         title="Could not load this deployment"
-        error={failure.error}
-        onRetry={failure.retry}
-        retrying={failure.retrying}
-        back={backButton}
+        failure={failure}
+        back={
+          <BackLink to={paths.deployments.getHref()} variant="button">
+            Back to Deployments
+          </BackLink>
+        }
       />
     )
   }

@@ -1,12 +1,11 @@
 import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
+import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, Trash2 } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { LoadErrorState } from '@/components/ui/load-error-state'
-import { ScreenState } from '@/components/ui/screen-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -15,8 +14,6 @@ import { DeploymentStatusBadge } from '@/features/deployments/components/deploym
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
-import { isNotFound } from '@/lib/api-client'
-import { useRetry } from '@/lib/use-retry'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -25,6 +22,7 @@ import {
 } from '@/features/projects/components/project-sections'
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
+import { useRetry } from '@/lib/use-retry'
 import { formatDate } from '@/utils/format'
 
 export const DELETE_PROJECT_CONFIRMATION =
@@ -49,26 +47,16 @@ export function ProjectDetailRoute() {
   })
 
   if (query.isError || failure.retrying) {
-    const back = (
-      <BackLink to={paths.projects.getHref()} variant="button">
-        Back to Projects
-      </BackLink>
-    )
-    // "Not found" only when the server said so; any other failure can be retried.
-    return isNotFound(failure.error) ? (
-      <ScreenState
-        icon={SearchX}
-        title="Project not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={back}
-      />
-    ) : (
+    return (
       <LoadErrorState
+        notFoundTitle="Project not found"
         title="Could not load this project"
-        error={failure.error}
-        onRetry={failure.retry}
-        retrying={failure.retrying}
-        back={back}
+        failure={failure}
+        back={
+          <BackLink to={paths.projects.getHref()} variant="button">
+            Back to Projects
+          </BackLink>
+        }
       />
     )
   }

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react'
-import { RefreshCw, TriangleAlert } from 'lucide-react'
-import { ApiError } from '@/lib/api-client'
+import { RefreshCw, SearchX, TriangleAlert } from 'lucide-react'
+import { ApiError, isNotFound } from '@/lib/api-client'
 import { Button } from './button'
 import { ScreenState } from './screen-state'
 
@@ -19,28 +19,46 @@ export function loadErrorDetail(err: unknown): string | undefined {
 }
 
 type LoadErrorStateProps = {
-  /** What could not be loaded: "Could not load this project". */
+  /** What a 404 says: "Project not found". */
+  notFoundTitle: string
+  /** What any other failure says: "Could not load this project". */
   title: string
-  error: unknown
-  /** Fetches again; `retrying` is true while it runs. */
-  onRetry: () => void
-  retrying: boolean
-  /** The way out besides retrying, e.g. back to the list. */
-  back?: ReactNode
+  /** The failure and its Retry (lib/use-retry.ts). */
+  failure: { error: unknown; retry: () => void; retrying: boolean }
+  /** The way back to the list: the one action of "not found", the second of a failure. */
+  back: ReactNode
 }
 
-/** A screen whose data failed to load for another reason than not being there, with a Retry. */
-export function LoadErrorState({ title, error, onRetry, retrying, back }: LoadErrorStateProps) {
+/**
+ * The screen of a detail page whose data did not load: "not found" when the
+ * server answered 404, else what went wrong with a Retry that reads
+ * "Retrying..." while it runs.
+ */
+export function LoadErrorState({ notFoundTitle, title, failure, back }: LoadErrorStateProps) {
+  if (isNotFound(failure.error)) {
+    return (
+      <ScreenState
+        icon={SearchX}
+        title={notFoundTitle}
+        description="It may have been deleted, or it belongs to another account."
+        action={back}
+      />
+    )
+  }
   return (
     <ScreenState
       tone="danger"
       icon={TriangleAlert}
       title={title}
-      description={loadErrorDetail(error)}
+      description={loadErrorDetail(failure.error)}
       action={
         <>
-          <Button onClick={onRetry} loading={retrying} icon={<RefreshCw className="size-4" aria-hidden="true" />}>
-            {retrying ? 'Retrying...' : 'Retry'}
+          <Button
+            onClick={failure.retry}
+            loading={failure.retrying}
+            icon={<RefreshCw className="size-4" aria-hidden="true" />}
+          >
+            {failure.retrying ? 'Retrying...' : 'Retry'}
           </Button>
           {back}
         </>
