@@ -247,6 +247,27 @@ async function withData(page, { path, extra = {} } = {}) {
   else await page.reload()
 }
 
+/**
+ * failDetail makes GET `apiPath` fail — with `status` and the server's
+ * `message`, or as an unreachable server (`network`) — and reloads. A Retry
+ * is then answered after 8 s, so the "Retrying..." state can be seen.
+ */
+async function failDetail(page, apiPath, { status, message, network = false }) {
+  let failures = 0
+  await page.route(
+    (url) => url.pathname === apiPath,
+    async (route) => {
+      if (failures++ >= 2) await new Promise((r) => setTimeout(r, 8000))
+      // The page may be gone by then: the screenshot is taken.
+      const answer = network
+        ? route.abort('internetdisconnected')
+        : route.fulfill({ status, json: { success: false, message } })
+      await answer.catch(() => {})
+    },
+  )
+  await page.reload()
+}
+
 const heading = (name) => (page) => page.getByRole('heading', { level: 1, name }).first().waitFor()
 const ready = (page) => page.locator('main h1').first().waitFor()
 
@@ -302,6 +323,31 @@ export const PROJECT_SCREENS = [
     },
   },
   { name: 'project-not-found', path: '/projects/no-such-project', auth: true, ready: heading('Project not found') },
+  {
+    // Any failure but a 404: the retry state (after the query's one retry), and its toast.
+    name: 'project-error',
+    path: '/projects/demo-project',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await failDetail(page, '/api/projects/demo-project', { status: 500, message: 'Internal error.' })
+      await page.getByRole('button', { name: 'Retry' }).waitFor()
+    },
+  },
+  {
+    name: 'project-error-retrying',
+    path: '/projects/demo-project',
+    auth: true,
+    full: false,
+    ready,
+    act: async (page) => {
+      await failDetail(page, '/api/projects/demo-project', { status: 500, message: 'Internal error.' })
+      await page.getByRole('button', { name: 'Retry' }).waitFor()
+      await page.waitForTimeout(4500) // let the toast go
+      await page.getByRole('button', { name: 'Retry' }).click()
+      await page.getByRole('button', { name: 'Retrying...' }).waitFor()
+    },
+  },
   { name: 'project-new', path: '/projects/new', auth: true, ready: heading('New Project') },
   {
     name: 'project-new-public',
@@ -380,4 +426,14 @@ export const PROJECT_SCREENS = [
     },
   },
   { name: 'deployment-not-found', path: '/deployments/no-such-deployment', auth: true, ready: heading('Deployment not found') },
+  {
+    name: 'deployment-error',
+    path: '/deployments/demo-deployment',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await failDetail(page, '/api/deployments/demo-deployment', { network: true })
+      await page.getByRole('button', { name: 'Retry' }).waitFor()
+    },
+  },
 ]

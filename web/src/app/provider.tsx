@@ -1,12 +1,15 @@
 import { useState, type ReactNode } from 'react'
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { Toaster } from 'react-hot-toast'
 import { QUERY_RETRY, TOAST_DURATION_MS } from '@/config/constants'
 import { AuthProvider } from '@/lib/auth'
+import { toastQueryError } from '@/lib/query-errors'
 import { ThemeProvider, useTheme } from '@/lib/theme'
 
+/** The app's data cache. A failed query is toasted here, with its `meta.errorMessage` (lib/query-errors.ts). */
 export function createQueryClient(): QueryClient {
   return new QueryClient({
+    queryCache: new QueryCache({ onError: toastQueryError }),
     defaultOptions: {
       queries: { retry: QUERY_RETRY, refetchOnWindowFocus: false },
       mutations: { retry: false },

@@ -117,6 +117,11 @@ export const api = {
   delete: <T>(path: string, options?: RequestOptions) => request<T>('DELETE', path, options),
 }
 
+/** isNotFound tells whether err is the API's 404: the thing asked for is not there (or not the caller's). */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 404
+}
+
 /**
  * errorMessage picks the text of an error toast: the server's message when
  * present; else, with `useErrorText`, the error's own text when it says

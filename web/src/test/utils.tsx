@@ -6,7 +6,8 @@ import { AppProvider, createQueryClient } from '@/app/provider'
 import { routes } from '@/app/router'
 import type { User } from '@/types/api'
 
-export type FakeResponse = { status?: number; body?: unknown; delay?: number }
+/** An answer of the fake API; `networkError` makes fetch fail as when the server cannot be reached. */
+export type FakeResponse = { status?: number; body?: unknown; delay?: number; networkError?: boolean }
 export type FakeHandler = FakeResponse | ((request: { url: URL; body: unknown }) => FakeResponse)
 
 /**
@@ -28,6 +29,7 @@ export function mockApi(handlers: Record<string, FakeHandler>) {
           ? handler({ url, body })
           : handler
     if (answer.delay) await new Promise((r) => setTimeout(r, answer.delay))
+    if (answer.networkError) throw new TypeError('Failed to fetch')
     return new Response(answer.body === undefined ? '' : JSON.stringify(answer.body), {
       status: answer.status ?? 200,
       headers: { 'Content-Type': 'application/json' },
@@ -42,6 +44,7 @@ export const fail = (status: number, message?: string): FakeResponse => ({
   status,
   body: message === undefined ? { success: false } : { success: false, message },
 })
+export const unreachable: FakeResponse = { networkError: true }
 
 export const testUser: User = {
   _id: 'u_01',

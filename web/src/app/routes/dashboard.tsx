@@ -1,12 +1,10 @@
-import { useEffect } from 'react'
 import { Link } from 'react-router'
 import { AlertTriangle, LogIn } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { PageHeader } from '@/components/ui/page-header'
 import { paths } from '@/config/paths'
-import { useDashboard } from '@/features/dashboard/api/get-dashboard'
+import { DASHBOARD_LOAD_FAILED, useDashboard } from '@/features/dashboard/api/get-dashboard'
 import { GettingStarted } from '@/features/dashboard/components/getting-started'
 import { QuickActions } from '@/features/dashboard/components/quick-actions'
 import { RecentDeployments } from '@/features/dashboard/components/recent-deployments'
@@ -18,18 +16,11 @@ import { ProjectStatusBadge } from '@/features/projects/components/project-statu
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { useAuth } from '@/lib/auth'
 
-const LOAD_FAILED = 'Failed to load dashboard data'
-
 /** The dashboard of a signed-in user (SPEC §2), from GET /api/dashboard. */
 export function DashboardRoute() {
   const { user } = useAuth()
   const dashboard = useDashboard()
   const firstName = (user?.fullName || user?.username || '').trim().split(/\s+/)[0]
-
-  // SPEC §8: the failure is a toast, with a retry on the screen.
-  useEffect(() => {
-    if (dashboard.isError) toast.error(LOAD_FAILED, { id: 'dashboard-load' })
-  }, [dashboard.isError, dashboard.errorUpdatedAt])
 
   const data = dashboard.data
   const loading = dashboard.isPending
@@ -46,7 +37,7 @@ export function DashboardRoute() {
         >
           <p className="flex items-center gap-2 text-sm font-medium text-red-800 dark:text-red-200">
             <AlertTriangle className="size-4 shrink-0" aria-hidden="true" />
-            {LOAD_FAILED}
+            {DASHBOARD_LOAD_FAILED}
           </p>
           <Button variant="secondary" size="sm" onClick={() => void dashboard.refetch()} loading={dashboard.isFetching}>
             Try Again

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { makeDeployment, makeLog } from '@/test/fixtures'
-import { fail, mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
+import { fail, mockApi, ok, renderApp, testUser, unreachable, type FakeHandler } from '@/test/utils'
 
 beforeEach(() => {
   vi.spyOn(console, 'warn').mockImplementation(() => {})
@@ -100,5 +100,39 @@ describe('deployment detail', () => {
     setup({ 'GET /api/deployments/d1': fail(404, 'Deployment not found') })
     expect(await screen.findByRole('heading', { level: 1, name: 'Deployment not found' })).toBeInTheDocument()
     expect(await screen.findByText('Failed to fetch deployment details')).toBeInTheDocument()
+    expect(screen.queryByRole('button', { name: 'Retry' })).not.toBeInTheDocument()
+  })
+
+  it('offers a retry, not "not found", when the server fails', async () => {
+    setup({ 'GET /api/deployments/d1': fail(500, 'Internal error.') })
+    const alert = await screen.findByRole('alert')
+    expect(within(alert).getByRole('heading', { level: 1, name: 'Could not load this deployment' })).toBeInTheDocument()
+    expect(alert).toHaveTextContent('Internal error.')
+    expect(within(alert).getByRole('button', { name: 'Retry' })).toBeEnabled()
+    expect(within(alert).getByRole('link', { name: 'Back to Deployments' })).toHaveAttribute('href', '/deployments')
+    expect(screen.queryByText('Deployment not found')).not.toBeInTheDocument()
+    expect(await screen.findAllByText('Failed to fetch deployment details')).toHaveLength(1)
+  })
+
+  it('offers a retry when the server cannot be reached', async () => {
+    setup({ 'GET /api/deployments/d1': unreachable })
+    const alert = await screen.findByRole('alert')
+    expect(within(alert).getByRole('heading', { level: 1, name: 'Could not load this deployment' })).toBeInTheDocument()
+    expect(alert).toHaveTextContent('Could not reach the server. Check your connection and try again.')
+    expect(await screen.findByText('Failed to fetch deployment details')).toBeInTheDocument()
+  })
+
+  it('fetches again on Retry, saying so while it runs', async () => {
+    let answers = 0
+    const { calls } = setup({
+      'GET /api/deployments/d1': () =>
+        ++answers <= 2 ? unreachable : { ...ok({ deployment: makeDeployment() }), delay: 1500 },
+    })
+    const alert = await screen.findByRole('alert')
+    await userEvent.click(within(alert).getByRole('button', { name: 'Retry' }))
+    const busy = await within(alert).findByRole('button', { name: 'Retrying...' })
+    expect(busy).toBeDisabled()
+    expect(await screen.findByRole('heading', { level: 1, name: 'Portfolio Site Deployment' })).toBeInTheDocument()
+    expect(calls.filter((c) => c.path === '/api/deployments/d1')).toHaveLength(3)
   })
 })

@@ -1,11 +1,10 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { useNavigate, useParams } from 'react-router'
-import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText, SearchX } from 'lucide-react'
-import toast from 'react-hot-toast'
+import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
-import { NotFoundState } from '@/components/ui/not-found-state'
+import { LoadErrorState } from '@/components/ui/load-error-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -23,6 +22,7 @@ import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployme
 import { inProgress } from '@/features/deployments/status'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
 import { cn } from '@/lib/cn'
+import { useRetry } from '@/lib/use-retry'
 import { formatDuration } from '@/utils/format'
 
 /** /deployments/:id: one deployment with its logs (SPEC §2 Deployment detail). */
@@ -30,15 +30,27 @@ export function DeploymentDetailRoute() {
   const { id = '' } = useParams()
   const navigate = useNavigate()
   const query = useDeployment(id)
+  const failure = useRetry(query)
   const [showLogs, setShowLogs] = useState(true)
-
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch deployment details')
-  }, [query.isError, query.errorUpdatedAt])
 
   const back = (
     <BackLink to={paths.deployments.getHref()}>Back to Deployments</BackLink>
   )
+
+  if (query.isError || failure.retrying) {
+    return (
+      <LoadErrorState
+        notFoundTitle="Deployment not found"
+        title="Could not load this deployment"
+        failure={failure}
+        back={
+          <BackLink to={paths.deployments.getHref()} variant="button">
+            Back to Deployments
+          </BackLink>
+        }
+      />
+    )
+  }
 
   if (query.isPending) {
     return (
@@ -59,21 +71,6 @@ export function DeploymentDetailRoute() {
         </div>
         <Skeleton className="mt-6 h-96" />
       </div>
-    )
-  }
-
-  if (query.isError || !query.data) {
-    return (
-      <NotFoundState
-        icon={SearchX}
-        title="Deployment not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={
-          <BackLink to={paths.deployments.getHref()} variant="button">
-            Back to Deployments
-          </BackLink>
-        }
-      />
     )
   }
 

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { EDIT_TIPS } from '@/features/projects/components/edit-project-form'
 import { makeProject } from '@/test/fixtures'
-import { fail, mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
+import { fail, mockApi, ok, renderApp, testUser, unreachable, type FakeHandler } from '@/test/utils'
 
 beforeEach(() => {
   vi.spyOn(console, 'warn').mockImplementation(() => {})
@@ -68,6 +68,43 @@ describe('project detail', () => {
     setup('/projects/p1', { 'GET /api/projects/p1': fail(404, 'Project not found') })
     expect(await screen.findByRole('heading', { level: 1, name: 'Project not found' })).toBeInTheDocument()
     expect(screen.getByRole('link', { name: 'Back to Projects' })).toHaveAttribute('href', '/projects')
+    expect(await screen.findByText('Failed to fetch project details')).toBeInTheDocument()
+    expect(screen.queryByRole('button', { name: 'Retry' })).not.toBeInTheDocument()
+  })
+
+  it('offers a retry, not "not found", when the server fails', async () => {
+    setup('/projects/p1', { 'GET /api/projects/p1': fail(500, 'Internal error.') })
+    const alert = await screen.findByRole('alert')
+    expect(within(alert).getByRole('heading', { level: 1, name: 'Could not load this project' })).toBeInTheDocument()
+    expect(alert).toHaveTextContent('Internal error.')
+    expect(within(alert).getByRole('button', { name: 'Retry' })).toBeEnabled()
+    expect(within(alert).getByRole('link', { name: 'Back to Projects' })).toHaveAttribute('href', '/projects')
+    expect(screen.queryByText('Project not found')).not.toBeInTheDocument()
+    expect(await screen.findAllByText('Failed to fetch project details')).toHaveLength(1)
+  })
+
+  it('offers a retry when the server cannot be reached', async () => {
+    setup('/projects/p1', { 'GET /api/projects/p1': unreachable })
+    const alert = await screen.findByRole('alert')
+    expect(within(alert).getByRole('heading', { level: 1, name: 'Could not load this project' })).toBeInTheDocument()
+    expect(alert).toHaveTextContent('Could not reach the server. Check your connection and try again.')
+    expect(await screen.findByText('Failed to fetch project details')).toBeInTheDocument()
+  })
+
+  it('fetches again on Retry, saying so while it runs', async () => {
+    let answers = 0
+    const { calls } = setup('/projects/p1', {
+      'GET /api/projects/p1': () => (++answers <= 2 ? fail(500) : { ...ok({ project: makeProject() }), delay: 1500 }),
+    })
+    const alert = await screen.findByRole('alert')
+    expect(alert).toHaveTextContent('The server answered with status 500.')
+    await userEvent.click(within(alert).getByRole('button', { name: 'Retry' }))
+    const busy = await within(alert).findByRole('button', { name: 'Retrying...' })
+    expect(busy).toBeDisabled()
+    expect(busy).toHaveAttribute('aria-busy', 'true')
+    expect(alert).toHaveTextContent('The server answered with status 500.')
+    expect(await screen.findByRole('heading', { level: 1, name: 'Portfolio Site' })).toBeInTheDocument()
+    expect(calls.filter((c) => c.path === '/api/projects/p1')).toHaveLength(3)
   })
 
   it('syncs', async () => {

@@ -1,12 +1,11 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
-import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX, Trash2 } from 'lucide-react'
-import toast from 'react-hot-toast'
+import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, Trash2 } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
-import { NotFoundState } from '@/components/ui/not-found-state'
+import { LoadErrorState } from '@/components/ui/load-error-state'
 import { Skeleton } from '@/components/ui/skeleton'
 import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
@@ -23,6 +22,7 @@ import {
 } from '@/features/projects/components/project-sections'
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
+import { useRetry } from '@/lib/use-retry'
 import { formatDate } from '@/utils/format'
 
 export const DELETE_PROJECT_CONFIRMATION =
@@ -33,6 +33,7 @@ export function ProjectDetailRoute() {
   const { id = '' } = useParams()
   const navigate = useNavigate()
   const query = useProject(id)
+  const failure = useRetry(query)
   const sync = useSyncProject()
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
@@ -45,9 +46,20 @@ export function ProjectDetailRoute() {
     },
   })
 
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch project details')
-  }, [query.isError, query.errorUpdatedAt])
+  if (query.isError || failure.retrying) {
+    return (
+      <LoadErrorState
+        notFoundTitle="Project not found"
+        title="Could not load this project"
+        failure={failure}
+        back={
+          <BackLink to={paths.projects.getHref()} variant="button">
+            Back to Projects
+          </BackLink>
+        }
+      />
+    )
+  }
 
   if (query.isPending) {
     return (
@@ -66,21 +78,6 @@ export function ProjectDetailRoute() {
           ))}
         </div>
       </div>
-    )
-  }
-
-  if (query.isError || !query.data) {
-    return (
-      <NotFoundState
-        icon={SearchX}
-        title="Project not found"
-        description="It may have been deleted, or it belongs to another account."
-        action={
-          <BackLink to={paths.projects.getHref()} variant="button">
-            Back to Projects
-          </BackLink>
-        }
-      />
     )
   }
 

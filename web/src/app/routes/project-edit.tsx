@@ -1,6 +1,4 @@
-import { useEffect } from 'react'
 import { Navigate, useParams } from 'react-router'
-import toast from 'react-hot-toast'
 import { BackLink } from '@/components/ui/back-link'
 import { PageHeader } from '@/components/ui/page-header'
 import { Skeleton } from '@/components/ui/skeleton'
@@ -12,10 +10,6 @@ import { EditProjectForm } from '@/features/projects/components/edit-project-for
 export function EditProjectRoute() {
   const { id = '' } = useParams()
   const query = useProject(id)
-
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch project details')
-  }, [query.isError, query.errorUpdatedAt])
 
   // If loading fails, back to the list.
   if (query.isError) return <Navigate to={paths.projects.getHref()} replace />

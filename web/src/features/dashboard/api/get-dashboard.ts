@@ -19,10 +19,14 @@ export async function getDashboard(signal?: AbortSignal): Promise<DashboardData>
   }
 }
 
+/** SPEC §8: a toast, and the screen's retry says it too. */
+export const DASHBOARD_LOAD_FAILED = 'Failed to load dashboard data'
+
 export function dashboardQueryOptions() {
   return queryOptions({
     queryKey: dashboardKeys.data(),
     queryFn: ({ signal }) => getDashboard(signal),
+    meta: { errorMessage: DASHBOARD_LOAD_FAILED },
   })
 }
 

@@ -5,6 +5,7 @@ import toast from 'react-hot-toast'
 import { DEFAULT_DEPLOYMENT_VERSION, REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
 import { api, errorMessage } from '@/lib/api-client'
+import { sharedKeys } from '@/lib/query-keys'
 import type { Deployment } from '../types'
 import { deploymentKeys } from './keys'
 
@@ -32,7 +33,7 @@ export function useCreateDeployment() {
     onSettled: () => {
       void queryClient.invalidateQueries({ queryKey: deploymentKeys.all })
       // The storage usage (a refused deploy says it is full).
-      void queryClient.invalidateQueries({ queryKey: ['profile'] })
+      void queryClient.invalidateQueries({ queryKey: sharedKeys.profile })
     },
   })
 }

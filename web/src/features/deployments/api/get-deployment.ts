@@ -1,6 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query'
 import { DEPLOYMENT_REFETCH_MS } from '@/config/constants'
-import { api, ApiError } from '@/lib/api-client'
+import { api, ApiError, isNotFound } from '@/lib/api-client'
 import { inProgress } from '../status'
 import type { Deployment } from '../types'
 import { deploymentKeys } from './keys'
@@ -17,7 +17,8 @@ export function deploymentQueryOptions(id: string) {
   return queryOptions({
     queryKey: deploymentKeys.detail(id),
     queryFn: ({ signal }) => getDeployment(id, signal),
-    retry: (failures, err) => !(err instanceof ApiError && err.status === 404) && failures < 1,
+    retry: (failures, err) => !isNotFound(err) && failures < 1,
+    meta: { errorMessage: 'Failed to fetch deployment details' },
     // Every 5 s while pending, building or deploying (SPEC §4, §9).
     refetchInterval: (query) =>
       query.state.data && inProgress(query.state.data.status) ? DEPLOYMENT_REFETCH_MS : false,

@@ -14,6 +14,7 @@ export function deploymentsQueryOptions() {
   return queryOptions({
     queryKey: deploymentKeys.lists(),
     queryFn: ({ signal }) => getDeployments(signal),
+    meta: { errorMessage: 'Failed to fetch deployments' },
     // Refresh while anything is still on its way.
     refetchInterval: (query) =>
       query.state.data?.some((d) => inProgress(d.status)) ? DEPLOYMENT_REFETCH_MS : false,

@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import toast from 'react-hot-toast'
 import { api } from '@/lib/api-client'
+import { sharedKeys } from '@/lib/query-keys'
 import type { Deployment } from '../types'
 import { deploymentKeys } from './keys'
 
@@ -48,9 +49,9 @@ function useHostingMutation(
       // A deleted deployment's own page is left alone: refetching it would fail.
       void queryClient.invalidateQueries({ queryKey: keepDetail ? deploymentKeys.all : deploymentKeys.lists() })
       // A project's status follows its deployments.
-      void queryClient.invalidateQueries({ queryKey: ['projects'] })
+      void queryClient.invalidateQueries({ queryKey: sharedKeys.projects })
       // A deleted deployment frees its share of the storage budget.
-      void queryClient.invalidateQueries({ queryKey: ['profile'] })
+      void queryClient.invalidateQueries({ queryKey: sharedKeys.profile })
     },
   })
 }

@@ -1,7 +1,6 @@
-import { useEffect, useState } from 'react'
+import { useState } from 'react'
 import { Link } from 'react-router'
 import { Rocket } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { Button, buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { EmptyState } from '@/components/ui/empty-state'
@@ -16,10 +15,6 @@ import { DeploymentCard } from './deployment-card'
 export function DeploymentsList() {
   const query = useDeployments()
   const [filter, setFilter] = useState<DeploymentFilter>('all')
-
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch deployments')
-  }, [query.isError, query.errorUpdatedAt])
 
   const shown = filterDeployments(query.data ?? [], filter)
   return (

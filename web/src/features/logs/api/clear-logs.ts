@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import toast from 'react-hot-toast'
 import { api } from '@/lib/api-client'
+import { sharedKeys } from '@/lib/query-keys'
 import type { LogsPage } from './get-logs'
 import { logKeys } from './keys'
 
@@ -15,7 +16,7 @@ export function useClearLogs(deploymentId: string, options: { onSuccess?: () => 
     onSuccess: () => {
       queryClient.setQueryData<LogsPage>(logKeys.list(deploymentId), { logs: [], total: 0 })
       // Cleared log text no longer counts against the storage budget.
-      void queryClient.invalidateQueries({ queryKey: ['profile'] })
+      void queryClient.invalidateQueries({ queryKey: sharedKeys.profile })
       toast.success('Logs cleared successfully')
       options.onSuccess?.()
     },

@@ -20,6 +20,7 @@ export function logsQueryOptions(deploymentId: string) {
   return queryOptions({
     queryKey: logKeys.list(deploymentId),
     queryFn: ({ signal }) => getLogs(deploymentId, signal),
+    meta: { errorMessage: 'Failed to fetch logs' },
   })
 }
 

@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { useQueryClient } from '@tanstack/react-query'
 import { Eraser, RefreshCw, ScrollText } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { Button } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { Select } from '@/components/ui/select'
@@ -52,11 +51,6 @@ export function LogsPanel({ deploymentId, liveByDefault = false, className }: Lo
 
   const entries = useMemo(() => mergeLogs(logs.data?.logs ?? [], streamed), [logs.data, streamed])
   const shown = useMemo(() => filterLogs(entries, type, level), [entries, type, level])
-
-  // "Failed to fetch logs" once per failure.
-  useEffect(() => {
-    if (logs.isError) toast.error('Failed to fetch logs')
-  }, [logs.isError, logs.errorUpdatedAt])
 
   const entriesRef = useRef(entries)
   useEffect(() => {

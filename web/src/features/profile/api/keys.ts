@@ -1,4 +1,6 @@
+import { sharedKeys } from '@/lib/query-keys'
+
 export const profileKeys = {
-  all: ['profile'] as const,
+  all: sharedKeys.profile,
   stats: () => [...profileKeys.all, 'stats'] as const,
 }

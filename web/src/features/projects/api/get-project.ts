@@ -1,5 +1,5 @@
 import { queryOptions, useQuery } from '@tanstack/react-query'
-import { api, ApiError } from '@/lib/api-client'
+import { api, ApiError, isNotFound } from '@/lib/api-client'
 import type { Project } from '../types'
 import { projectKeys } from './keys'
 
@@ -19,7 +19,8 @@ export function projectQueryOptions(id: string) {
     queryKey: projectKeys.detail(id),
     queryFn: ({ signal }) => getProject(id, signal),
     // A project that is not there (or not yours) will not appear on a retry.
-    retry: (failures, err) => !(err instanceof ApiError && err.status === 404) && failures < 1,
+    retry: (failures, err) => !isNotFound(err) && failures < 1,
+    meta: { errorMessage: 'Failed to fetch project details' },
   })
 }
 

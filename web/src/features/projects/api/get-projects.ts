@@ -13,6 +13,7 @@ export function projectsQueryOptions() {
   return queryOptions({
     queryKey: projectKeys.lists(),
     queryFn: ({ signal }) => getProjects(signal),
+    meta: { errorMessage: 'Failed to fetch projects' },
   })
 }
 

@@ -1,7 +1,11 @@
+import { sharedKeys } from '@/lib/query-keys'
+
 export const projectKeys = {
-  all: ['projects'] as const,
+  all: sharedKeys.projects,
   lists: () => [...projectKeys.all, 'list'] as const,
   details: () => [...projectKeys.all, 'detail'] as const,
   detail: (id: string) => [...projectKeys.details(), id] as const,
   env: (id: string) => [...projectKeys.detail(id), 'env'] as const,
+  /** What a repository's lookup detected (framework, build settings), by its URL. */
+  detection: (repoUrl: string) => [...projectKeys.all, 'detect', repoUrl] as const,
 }

@@ -1,7 +1,5 @@
-import { useEffect } from 'react'
 import { Link } from 'react-router'
 import { FolderGit2, Plus } from 'lucide-react'
-import toast from 'react-hot-toast'
 import { buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { EmptyState } from '@/components/ui/empty-state'
@@ -13,10 +11,6 @@ import { ProjectCard } from './project-card'
 /** The grid of the user's projects, with its skeleton and empty state. */
 export function ProjectsGrid() {
   const query = useProjects()
-
-  useEffect(() => {
-    if (query.isError) toast.error('Failed to fetch projects')
-  }, [query.isError, query.errorUpdatedAt])
 
   if (query.isPending) {
     return (

@@ -1,5 +1,4 @@
 import { useState } from 'react'
-import { useQuery } from '@tanstack/react-query'
 import { GitBranch, Globe } from 'lucide-react'
 import toast from 'react-hot-toast'
 import { SegmentedControl } from '@/components/ui/segmented-control'
@@ -8,8 +7,7 @@ import { DEFAULT_BUILD } from '@/config/constants'
 import { errorMessage } from '@/lib/api-client'
 import type { GitHubRepo, User } from '@/types/api'
 import { useCreateProject } from '../../api/create-project'
-import { projectKeys } from '../../api/keys'
-import { lookupPublicRepo, useLookupPublicRepo } from '../../api/lookup-public-repo'
+import { useLookupPublicRepo, useRepoDetection } from '../../api/lookup-public-repo'
 import { buildPlaceholderFor, prefillFromLookup, repoNameFromURL, type NewProjectValues } from '../../prefill'
 import { newProjectError } from '../../schemas'
 import type { Project, RepoLookup } from '../../types'
@@ -51,13 +49,7 @@ export function NewProject({ user, preselectRepoId, onCreated, onCancel, busy }:
   const create = useCreateProject()
 
   // Detection for a GitHub repository, quietly: it only fills "Framework".
-  const detect = useQuery({
-    queryKey: [...projectKeys.all, 'detect', githubRepo?.url ?? ''],
-    queryFn: () => lookupPublicRepo(githubRepo!.url),
-    enabled: Boolean(githubRepo?.url),
-    retry: false,
-    staleTime: Infinity,
-  })
+  const detect = useRepoDetection(githubRepo?.url)
 
   const selected = source === 'github' ? githubRepo : lookup
   const reset = () => {
