@@ -338,8 +338,10 @@ func (lp *evloop) wait() (int, error) {
 }
 
 // sweep closes connections past their deadline: a request head not read
-// within ReadHeaderTimeout, a keep-alive connection idle for IdleTimeout,
-// or an answer the client has not taken for IdleTimeout.
+// within ReadHeaderTimeout, or a head and body (for an app) not read within
+// the proxy's UploadTimeout, both counted from the request's first byte
+// (a client trickling bytes gains nothing); a keep-alive connection idle
+// for IdleTimeout, or an answer the client has not taken for IdleTimeout.
 func (lp *evloop) sweep() {
 	lp.swept = lp.now
 	for k, f := range lp.files {
@@ -352,11 +354,14 @@ func (lp *evloop) sweep() {
 			lp.upSweep(c.up) // an app's answer may stream for as long as it likes
 			continue
 		}
-		limit := lp.l.opts.IdleTimeout
+		limit, since := lp.l.opts.IdleTimeout, c.active
 		if len(c.in) > 0 && !c.writing() {
-			limit = lp.l.opts.ReadHeaderTimeout
+			limit, since = lp.l.opts.ReadHeaderTimeout, c.reqStart
+			if bytes.Contains(c.in, crlfcrlf) { // the head is in: its body is on its way
+				limit = lp.l.e.proxy.cfg.UploadTimeout
+			}
 		}
-		if lp.now.Sub(c.active) > limit {
+		if lp.now.Sub(since) > limit {
 			lp.closeConn(c)
 		}
 	}
@@ -444,6 +449,8 @@ type lconn struct {
 	in     []byte    // bytes read and not yet consumed
 	buf    []byte    // the read buffer in points into
 	active time.Time // last read or write progress
+	// reqStart is when the first byte of the request in `in` arrived.
+	reqStart time.Time
 
 	// The answer being written: iovecs, then size bytes of file from off.
 	out       [][]byte
@@ -515,6 +522,9 @@ func (lp *evloop) read(c *lconn) {
 			lp.closeConn(c)
 			return
 		}
+		if len(c.in) == 0 {
+			c.reqStart = lp.now
+		}
 		c.in = c.buf[:len(c.in)+n]
 		c.active = lp.now
 		lp.serve(c)
@@ -555,6 +565,9 @@ func (lp *evloop) serve(c *lconn) {
 			return
 		}
 		if int64(len(c.in)) < total {
+			if !lp.l.opts.IsLive(b2s(req.host)) {
+				lp.handOff(c) // the platform's: net/http reads it, within the API's body timeout
+			}
 			return // the rest of the body is on its way
 		}
 		req.body = c.in[end+4 : total]
@@ -563,6 +576,7 @@ func (lp *evloop) serve(c *lconn) {
 			return
 		}
 		c.in = c.in[total:]
+		c.reqStart = lp.now // of the next request, if it has begun
 		if c.up != nil {
 			lp.kick(c.up)
 			return
