@@ -176,8 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.LiveHandler.ServeHTTP(rw, r)
 		return
 	}
-	r, done := deadline.Body(rw, r, s.BodyTimeout)
-	defer done()
+	r = deadline.Body(rw, r, s.BodyTimeout)
 	setSecurityHeaders(rw.Header())
 	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 		rw.Header().Set("Cache-Control", "no-store")

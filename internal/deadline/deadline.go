@@ -6,8 +6,8 @@
 // ReadTimeout covers the head, the body and whatever the handler does
 // after, which would cut off long answers (event streams, an app's
 // download, a repository lookup). Body instead sets the connection's read
-// deadline when the handler starts and lifts it once the body has been
-// read to its end.
+// deadline when the handler starts; net/http lifts it at the body's end,
+// when it starts watching the connection for the client leaving.
 package deadline
 
 import (
@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -24,63 +23,34 @@ import (
 var ErrSlowBody = errors.New("request body did not arrive in time")
 
 // Body returns r with its body bounded: the whole body must arrive within
-// d from now. It sets the connection's read deadline
-// (http.ResponseController.SetReadDeadline) and lifts it as soon as the
-// body has been read to its end, so what the handler does after (a long
-// answer, a clone) is not cut off, and net/http's watch for the client
-// leaving keeps working. A Read still waiting at the deadline fails with
-// ErrSlowBody; a body the handler never reads is discarded by net/http
-// within the same deadline, or the connection is closed.
+// d from now (http.ResponseController.SetReadDeadline). A Read still
+// waiting at the deadline fails with ErrSlowBody; a body the handler never
+// reads is discarded by net/http within the same deadline, or its
+// connection closed. Once the body has been read to its end the handler
+// may take as long as it likes.
 //
 // Requests without a body, a d of zero or less, and writers that cannot
-// set deadlines (httptest.ResponseRecorder) get r back as it is. Call the
-// returned function when the handler has returned: after it the deadline
-// is left to net/http, which sets its own for the next request.
-func Body(w http.ResponseWriter, r *http.Request, d time.Duration) (*http.Request, func()) {
+// set deadlines (httptest.ResponseRecorder) get r back as it is.
+func Body(w http.ResponseWriter, r *http.Request, d time.Duration) *http.Request {
 	if d <= 0 || r.Body == nil || r.Body == http.NoBody {
-		return r, noop
+		return r
 	}
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(d)); err != nil {
-		return r, noop
+	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(d)); err != nil {
+		return r
 	}
-	b := &body{ReadCloser: r.Body, rc: rc, set: true}
 	r2 := *r
-	r2.Body = b
-	return &r2, b.done
+	r2.Body = body{r.Body}
+	return &r2
 }
 
-func noop() {}
+// body reports a read past the deadline as ErrSlowBody, which callers
+// tell from other timeouts (an app's, proxying the request).
+type body struct{ io.ReadCloser }
 
-// body lifts the read deadline at its end, unless the handler has
-// returned: then the connection may already be reading the next request,
-// whose deadline is net/http's.
-type body struct {
-	io.ReadCloser
-	rc  *http.ResponseController
-	mu  sync.Mutex
-	set bool // the deadline is ours to lift
-}
-
-func (b *body) Read(p []byte) (int, error) {
+func (b body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF:
-		b.mu.Lock()
-		if b.set {
-			b.set = false
-			_ = b.rc.SetReadDeadline(time.Time{})
-		}
-		b.mu.Unlock()
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		err = ErrSlowBody
 	}
 	return n, err
-}
-
-// done ends b's hold on the deadline.
-func (b *body) done() {
-	b.mu.Lock()
-	b.set = false
-	b.mu.Unlock()
 }

@@ -123,9 +123,7 @@ func (e *Edge) Subdomain(host string) (string, bool) {
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 { // a body, or one of unknown length
 		e.proxy.once.Do(func() { e.initProxy(ProxyConfig{}) })
-		var done func()
-		r, done = deadline.Body(w, r, e.proxy.cfg.UploadTimeout)
-		defer done()
+		r = deadline.Body(w, r, e.proxy.cfg.UploadTimeout)
 	}
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniff
