@@ -312,12 +312,18 @@ func waitEnd(t *testing.T, events <-chan sseEvent, within time.Duration) {
 	}
 }
 
-// streamStatus answers the status of opening the log stream of id.
-func streamStatus(t *testing.T, srv *httptest.Server, id, token string) int {
+// send sends one request for the public host to srv, with token when it
+// is not empty, and returns the answer's status.
+func send(t *testing.T, srv *httptest.Server, method, path, token, body string) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", srv.URL+"/api/deployments/"+id+"/logs/stream", nil)
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	req.Host = "localhost:8080"
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -326,33 +332,32 @@ func streamStatus(t *testing.T, srv *httptest.Server, id, token string) int {
 	return res.StatusCode
 }
 
+// streamFixture serves e with one deployment of alice's (no build
+// workers) and returns the server and the deployment's id.
+func streamFixture(t *testing.T, e *testEnv) (*httptest.Server, string) {
+	t.Helper()
+	d := withDeploys(t, e, false)
+	project := d.createProject(t, d.site(t, "site", "x"), "My Site")
+	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
+	srv := httptest.NewServer(e.srv)
+	t.Cleanup(srv.Close) // after the streams' clients leave (cleanups run last first)
+	return srv, dataField[gantry.Deployment](t, rec, "deployment").ID
+}
+
 // TestLogStreamEndsWhenDeploymentDeleted: deleting a deployment ends its
 // open log streams at once (well before the next heartbeat), and the
 // stream cannot be opened again.
 func TestLogStreamEndsWhenDeploymentDeleted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	d := withDeploys(t, e, false)
-	project := d.createProject(t, d.site(t, "site", "x"), "My Site")
-	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
-	id := dataField[gantry.Deployment](t, rec, "deployment").ID
-	srv := httptest.NewServer(e.srv)
-	t.Cleanup(srv.Close) // after the streams' clients leave (cleanups run last first)
+	srv, id := streamFixture(t, e)
 
 	events := openStream(t, srv, id, e.token)
-	req, _ := http.NewRequest("DELETE", srv.URL+"/api/deployments/"+id, nil)
-	req.Host = "localhost:8080"
-	req.Header.Set("Authorization", "Bearer "+e.token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("delete: got %d, want 200", res.StatusCode)
+	if got := send(t, srv, "DELETE", "/api/deployments/"+id, e.token, ""); got != 200 {
+		t.Fatalf("delete: got %d, want 200", got)
 	}
 	waitEnd(t, events, 3*time.Second) // the heartbeat is 15 s
-	if got := streamStatus(t, srv, id, e.token); got != 404 {
+	if got := send(t, srv, "GET", "/api/deployments/"+id+"/logs/stream", e.token, ""); got != 404 {
 		t.Errorf("reopening the stream: got %d, want 404", got)
 	}
 }
@@ -363,12 +368,7 @@ func TestLogStreamEndsWithSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.srv.Heartbeat = 200 * time.Millisecond
-	d := withDeploys(t, e, false)
-	project := d.createProject(t, d.site(t, "site", "x"), "My Site")
-	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
-	id := dataField[gantry.Deployment](t, rec, "deployment").ID
-	srv := httptest.NewServer(e.srv)
-	t.Cleanup(srv.Close) // after the streams' clients leave (cleanups run last first)
+	srv, id := streamFixture(t, e)
 
 	events := openStream(t, srv, id, e.token)
 	select { // the stream stays open (heartbeats) while the session is good
@@ -382,7 +382,7 @@ func TestLogStreamEndsWithSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEnd(t, events, 3*time.Second)
-	if got := streamStatus(t, srv, id, e.token); got != 403 {
+	if got := send(t, srv, "GET", "/api/deployments/"+id+"/logs/stream", e.token, ""); got != 403 {
 		t.Errorf("reopening the stream: got %d, want 403", got)
 	}
 }

@@ -270,15 +270,7 @@ func TestSlowBody(t *testing.T) {
 	}
 
 	body := fmt.Sprintf(`{"email":"alice@example.com","password":%q}`, alicePass)
-	req, _ := http.NewRequest("POST", srv.URL+"/api/auth/login", strings.NewReader(body))
-	req.Host = "localhost:8080"
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Errorf("login with the body sent at once: got %d, want 200", res.StatusCode)
+	if got := send(t, srv, "POST", "/api/auth/login", "", body); got != 200 {
+		t.Errorf("login with the body sent at once: got %d, want 200", got)
 	}
 }

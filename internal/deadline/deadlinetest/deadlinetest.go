@@ -23,13 +23,8 @@ const Giveup = 15 * time.Second
 // nothing).
 func Trickle(tb testing.TB, addr, method, host, target string) (time.Duration, string) {
 	tb.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c := send(tb, addr, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", method, target, host)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(Giveup))
-	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", method, target, host)
 	start := time.Now()
 	stop := make(chan struct{})
 	defer close(stop)
@@ -54,13 +49,8 @@ func Trickle(tb testing.TB, addr, method, host, target string) (time.Duration, s
 // idle connection open before closing it.
 func Idle(tb testing.TB, addr, host, target string) (int, time.Duration) {
 	tb.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c := send(tb, addr, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, host)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(Giveup))
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, host)
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -72,4 +62,17 @@ func Idle(tb testing.TB, addr, host, target string) (int, time.Duration) {
 		tb.Fatalf("idle connection: got %v, want the server to close it", err)
 	}
 	return res.StatusCode, time.Since(start)
+}
+
+// send opens a connection to addr that gives up after Giveup and writes
+// the formatted request on it.
+func send(tb testing.TB, addr, format string, args ...any) net.Conn {
+	tb.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(Giveup))
+	fmt.Fprintf(c, format, args...)
+	return c
 }
