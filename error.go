@@ -19,6 +19,7 @@ const (
 	ETOOMANY        = "too_many"        // 429: rate limited
 	EUNAVAILABLE    = "unavailable"     // 503: a dependency is not configured
 	ENOTIMPLEMENTED = "not_implemented" // 501
+	ETIMEOUT        = "timeout"         // 408: the request body did not arrive in time
 )
 
 // Error is an application error: Code selects the status, Message is shown

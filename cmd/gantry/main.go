@@ -217,7 +217,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: tokens,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
-	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy})
+	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
 	srv.LiveHandler = liveEdge
 	srv.Accounts = accounts
 	srv.Users = db
@@ -228,12 +228,16 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	srv.PublicHost = cfg.PublicHost()
 	srv.LiveDomain = cfg.LiveDomain
 	srv.TrustProxy = cfg.TrustProxy
+	srv.BodyTimeout = cfg.BodyTimeout
 	srv.Logger = logger
 
+	// No ReadTimeout or WriteTimeout: they would cut off log streams and
+	// apps' long answers. Bodies have deadlines of their own (the API's
+	// BodyTimeout, the edge's UploadTimeout).
 	httpServer := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Lets the edge cork connections while it sends large files.

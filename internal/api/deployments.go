@@ -12,9 +12,9 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 )
 
-// Heartbeat is how often an idle log stream sends an SSE comment so that
-// proxies and browsers keep it open.
-var Heartbeat = 15 * time.Second
+// DefaultHeartbeat is Server.Heartbeat's default: how often an idle log
+// stream sends an SSE comment so that proxies and browsers keep it open.
+const DefaultHeartbeat = 15 * time.Second
 
 func (s *Server) deploymentRoutes() {
 	s.mux.HandleFunc("POST /api/deployments", s.requireUser(s.handleCreateDeployment))
@@ -197,8 +197,11 @@ type streamMessage struct {
 // {"type":"log","data":entry} per entry with the entry's number as the
 // event id, and a comment line every Heartbeat. A client that sends
 // Last-Event-ID receives every stored entry after it first; without it the
-// stream starts with the next new entry. It ends when the client leaves or
-// the server shuts down.
+// stream starts with the next new entry. It ends when the client leaves,
+// the server shuts down, the deployment is deleted (at once, by the
+// deploy.Deleted event; a deletion this replica did not see, at the next
+// heartbeat) or the session no longer signs in (checked every heartbeat
+// with currentUser: expired, signed out, deactivated, deleted).
 func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	ctx := r.Context()
 	id := r.PathValue("id")
@@ -260,7 +263,7 @@ func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Reques
 	if !catchUp() {
 		return
 	}
-	tick := time.NewTicker(Heartbeat)
+	tick := time.NewTicker(s.Heartbeat)
 	defer tick.Stop()
 	for {
 		select {
@@ -269,6 +272,12 @@ func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Reques
 		case <-s.Closing():
 			return
 		case <-tick.C:
+			if cu, err := s.currentUser(r); err != nil || cu == nil || cu.ID != u.ID {
+				return // signed out, expired, deactivated or deleted
+			}
+			if _, err := s.Deploys.Store.FindDeployment(ctx, u.ID, id); err != nil {
+				return // deleted (or unreadable: the client resumes with Last-Event-ID)
+			}
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}
@@ -280,6 +289,9 @@ func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Reques
 					return
 				}
 				continue
+			}
+			if _, gone := v.(deploy.Deleted); gone {
+				return
 			}
 			e, isLog := v.(gantry.LogEntry)
 			if !isLog || e.Seq <= last {

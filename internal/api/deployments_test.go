@@ -265,3 +265,124 @@ func TestLogStream(t *testing.T) {
 		t.Fatalf("resumed %s, want line 4,line 5,line 6", got)
 	}
 }
+
+// openStream opens the log stream of deployment id on srv with token and
+// returns its events, closed when the stream ends; the first is
+// {"type":"connected"}.
+func openStream(t *testing.T, srv *httptest.Server, id, token string) <-chan sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/deployments/"+id+"/logs/stream", nil)
+	req.Host = "localhost:8080"
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("stream: got %d, want 200", res.StatusCode)
+	}
+	events := make(chan sseEvent, 100)
+	go readEvents(t, res.Body, events)
+	select {
+	case ev := <-events:
+		if ev.data != `{"type":"connected"}` {
+			t.Fatalf("first event %+v", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not connected within 5 s")
+	}
+	return events
+}
+
+// waitEnd waits until events closes, failing after within.
+func waitEnd(t *testing.T, events <-chan sseEvent, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the stream was still open after %v", within)
+		}
+	}
+}
+
+// send sends one request for the public host to srv, with token when it
+// is not empty, and returns the answer's status.
+func send(t *testing.T, srv *httptest.Server, method, path, token, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	req.Host = "localhost:8080"
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// streamFixture serves e with one deployment of alice's (no build
+// workers) and returns the server and the deployment's id.
+func streamFixture(t *testing.T, e *testEnv) (*httptest.Server, string) {
+	t.Helper()
+	d := withDeploys(t, e, false)
+	project := d.createProject(t, d.site(t, "site", "x"), "My Site")
+	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
+	srv := httptest.NewServer(e.srv)
+	t.Cleanup(srv.Close) // after the streams' clients leave (cleanups run last first)
+	return srv, dataField[gantry.Deployment](t, rec, "deployment").ID
+}
+
+// TestLogStreamEndsWhenDeploymentDeleted: deleting a deployment ends its
+// open log streams at once (well before the next heartbeat), and the
+// stream cannot be opened again.
+func TestLogStreamEndsWhenDeploymentDeleted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	srv, id := streamFixture(t, e)
+
+	events := openStream(t, srv, id, e.token)
+	if got := send(t, srv, "DELETE", "/api/deployments/"+id, e.token, ""); got != 200 {
+		t.Fatalf("delete: got %d, want 200", got)
+	}
+	waitEnd(t, events, 3*time.Second) // the heartbeat is 15 s
+	if got := send(t, srv, "GET", "/api/deployments/"+id+"/logs/stream", e.token, ""); got != 404 {
+		t.Errorf("reopening the stream: got %d, want 404", got)
+	}
+}
+
+// TestLogStreamEndsWithSession: a stream whose session no longer signs in
+// (here: the account was deactivated) ends at the next heartbeat.
+func TestLogStreamEndsWithSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.Heartbeat = 200 * time.Millisecond
+	srv, id := streamFixture(t, e)
+
+	events := openStream(t, srv, id, e.token)
+	select { // the stream stays open (heartbeats) while the session is good
+	case _, ok := <-events:
+		if !ok {
+			t.Fatal("the stream ended with the session still good")
+		}
+	case <-time.After(time.Second):
+	}
+	if err := e.db.SetUserActive(context.Background(), e.alice.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	waitEnd(t, events, 3*time.Second)
+	if got := send(t, srv, "GET", "/api/deployments/"+id+"/logs/stream", e.token, ""); got != 403 {
+		t.Errorf("reopening the stream: got %d, want 403", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deadline"
 )
 
 // codeStatus maps each gantry error code to its HTTP status. Codes not
@@ -24,6 +25,7 @@ var codeStatus = map[string]int{
 	gantry.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	gantry.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	gantry.EINTERNAL:       http.StatusInternalServerError,
+	gantry.ETIMEOUT:        http.StatusRequestTimeout,
 }
 
 // ErrorStatus returns the HTTP status of err's gantry code.
@@ -67,6 +69,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gantry"`)
 	}
+	if status == http.StatusRequestTimeout {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+	}
 	writeEnvelope(w, status, envelope{Success: false, Message: msg})
 }
 
@@ -77,12 +82,15 @@ const MaxBodyBytes = 1 << 20
 // pointer to a struct). Failures are EINVALID with a message saying what is
 // wrong: a body over 1 MiB, an empty body, malformed JSON, a body that is
 // not an object, a field v does not have, a value of the wrong type, or
-// data after the object.
+// data after the object; ETIMEOUT (408) for a body that did not arrive
+// within Server.BodyTimeout.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return gantry.Errorf(gantry.EINVALID, "Request body too large (limit 1 MiB)")
+	} else if errors.Is(err, deadline.ErrSlowBody) {
+		return gantry.Errorf(gantry.ETIMEOUT, "Request body did not arrive in time")
 	} else if err != nil {
 		return gantry.Errorf(gantry.EINVALID, "Could not read the request body")
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/deadline"
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/web"
 )
@@ -84,6 +85,16 @@ type Server struct {
 	// rather than the connection, for rate limits and logs. Only enable it
 	// behind a reverse proxy that sets that header.
 	TrustProxy bool
+	// BodyTimeout is how long the whole body of a request to the public
+	// host (the API) may take to arrive, from the handler's start
+	// (NewServer: DefaultBodyTimeout). A body still arriving then is
+	// answered 408 and its connection closed. Live hosts' bodies are the
+	// LiveHandler's (the edge's UploadTimeout).
+	BodyTimeout time.Duration
+	// Heartbeat is how often an idle log stream sends an SSE comment, and
+	// checks that its deployment and the session still exist (NewServer:
+	// DefaultHeartbeat).
+	Heartbeat time.Duration
 	// Logger receives one line per request and every internal error.
 	Logger *slog.Logger
 	// Now returns the current time; tests replace it.
@@ -98,16 +109,21 @@ type Server struct {
 
 var _ http.Handler = (*Server)(nil)
 
+// DefaultBodyTimeout is Server.BodyTimeout's default.
+const DefaultBodyTimeout = 30 * time.Second
+
 // NewServer returns a Server with its API routes registered, the
 // placeholder live handler, the embedded web app, the gallery's write
-// limit and the repository lookups' limits, slog.Default() as logger and
-// time.Now as clock.
+// limit and the repository lookups' limits, the default body timeout and
+// heartbeat, slog.Default() as logger and time.Now as clock.
 func NewServer() *Server {
 	s := &Server{
 		LiveHandler: http.HandlerFunc(noDeployment),
 		Web:         web.Dist(),
 		Logger:      slog.Default(),
 		Now:         time.Now,
+		BodyTimeout: DefaultBodyTimeout,
+		Heartbeat:   DefaultHeartbeat,
 		mux:         http.NewServeMux(),
 		closing:     make(chan struct{}),
 
@@ -148,7 +164,8 @@ func (s *Server) Closing() <-chan struct{} { return s.closing }
 
 // ServeHTTP logs the request and recovers from panics, then hands live-site
 // hosts to LiveHandler and everything else to the public host: /api to the
-// API, other paths to the web app, with the security headers.
+// API, other paths to the web app, with the security headers and a body
+// bounded by BodyTimeout.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &responseWriter{ResponseWriter: w, status: http.StatusOK}
@@ -159,6 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.LiveHandler.ServeHTTP(rw, r)
 		return
 	}
+	r = deadline.Body(rw, r, s.BodyTimeout)
 	setSecurityHeaders(rw.Header())
 	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 		rw.Header().Set("Cache-Control", "no-store")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/api"
+	"github.com/gantryhq/gantry/internal/deadline/deadlinetest"
 )
 
 var securityHeaders = map[string]string{
@@ -242,5 +243,34 @@ func TestEmbeddedWebApp(t *testing.T) {
 	rec := e.do(request{method: "GET", url: "/dashboard"})
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "<div id=\"root\">") {
 		t.Errorf("got %d %.200s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestSlowBody: a request to the public host whose body trickles in is cut
+// off once BodyTimeout has passed — answered 408 when its handler reads
+// the body, and its connection closed either way; a body sent at once is
+// read as usual.
+func TestSlowBody(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.BodyTimeout = time.Second
+	srv := httptest.NewServer(e.srv)
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+
+	for _, target := range []string{"/api/auth/login", "/api/nowhere", "/dashboard"} {
+		d, got := deadlinetest.Trickle(t, addr, "POST", "localhost:8080", target)
+		if d > 2500*time.Millisecond {
+			t.Errorf("%s: connection held %v, want about 1 s (the body would take 20 s)", target, d)
+		}
+		if target == "/api/auth/login" && (!strings.HasPrefix(got, "HTTP/1.1 408 ") ||
+			!strings.Contains(got, `{"success":false,"message":"Request body did not arrive in time"}`)) {
+			t.Errorf("%s: got %q, want a 408 answer", target, got)
+		}
+	}
+
+	body := fmt.Sprintf(`{"email":"alice@example.com","password":%q}`, alicePass)
+	if got := send(t, srv, "POST", "/api/auth/login", "", body); got != 200 {
+		t.Errorf("login with the body sent at once: got %d, want 200", got)
 	}
 }

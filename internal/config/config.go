@@ -76,6 +76,9 @@ type Config struct {
 	TokenTTL         time.Duration  // bearer token lifetime, default 168h (7 days)
 	TrustProxy       bool           // take client IPs from X-Forwarded-For (behind one reverse proxy)
 	EdgeLoops        bool           // the edge's event loops in front of net/http, default on; off: net/http serves everything
+	BodyTimeout      time.Duration  // how long an API request's whole body may take to arrive, default 30s
+	UploadTimeout    time.Duration  // how long the whole body of a request to a live site may take, default 5m
+	IdleTimeout      time.Duration  // how long a keep-alive connection may stay idle, default 1m
 	LogFormat        string         // "text" (default) or "json"
 	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
@@ -105,6 +108,9 @@ const (
 	DefaultSandboxUIDs      = "200000-265535"
 	DefaultPasswordCost     = 19
 	DefaultTokenTTL         = 7 * 24 * time.Hour
+	DefaultBodyTimeout      = 30 * time.Second
+	DefaultUploadTimeout    = 5 * time.Minute
+	DefaultIdleTimeout      = time.Minute
 )
 
 // setting is one configuration entry: its flag name, its variable and help.
@@ -146,6 +152,9 @@ var settings = []setting{
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
 	{"trust-proxy", "false", "take client IPs from X-Forwarded-For (only behind a reverse proxy that sets it)"},
 	{"edge-loops", "on", "the edge's event loops answer common live-site requests in front of net/http: on, or off (net/http and the edge's reverse proxy serve everything)"},
+	{"body-timeout", DefaultBodyTimeout.String(), "how long the whole body of an API request may take to arrive"},
+	{"upload-timeout", DefaultUploadTimeout.String(), "how long the whole body of a request to a live site (an upload to an app) may take to arrive"},
+	{"idle-timeout", DefaultIdleTimeout.String(), "how long a keep-alive connection may stay idle between requests"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -347,6 +356,16 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	case "off":
 	default:
 		bad("edge-loops", "%q must be on or off", v("edge-loops"))
+	}
+	for _, t := range []struct {
+		name string
+		p    *time.Duration
+	}{{"body-timeout", &c.BodyTimeout}, {"upload-timeout", &c.UploadTimeout}, {"idle-timeout", &c.IdleTimeout}} {
+		if *t.p, err = time.ParseDuration(v(t.name)); err != nil {
+			bad(t.name, "%q is not a duration (e.g. 30s, 5m)", v(t.name))
+		} else if *t.p < time.Second {
+			bad(t.name, "must be at least 1s")
+		}
 	}
 	switch c.LogFormat {
 	case "text", "json":

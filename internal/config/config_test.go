@@ -33,6 +33,7 @@ func TestDefaults(t *testing.T) {
 		"secret": c.SecretKey, "gh": c.GitHubClientID,
 		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
 		"buildCPUs": c.BuildCPUs, "appCPUs": c.AppCPUs, "edgeLoops": c.EdgeLoops,
+		"body": c.BodyTimeout, "upload": c.UploadTimeout, "idle": c.IdleTimeout,
 	}
 	want := map[string]any{
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
@@ -42,6 +43,7 @@ func TestDefaults(t *testing.T) {
 		"secret": "", "gh": "",
 		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
 		"buildCPUs": 1.0, "appCPUs": 1.0, "edgeLoops": true,
+		"body": 30 * time.Second, "upload": 5 * time.Minute, "idle": time.Minute,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -69,6 +71,9 @@ func TestFlagsOverrideEnv(t *testing.T) {
 			"GANTRY_SANDBOX":            "bwrap",
 			"GANTRY_SANDBOX_ALLOW":      "10.20.0.5, fd12:3456::/48,10.30.0.0/16",
 			"GANTRY_SECRET_KEY":         strings.Repeat("k", 32),
+			"GANTRY_BODY_TIMEOUT":       "1m",
+			"GANTRY_UPLOAD_TIMEOUT":     "20m",
+			"GANTRY_IDLE_TIMEOUT":       "15s",
 		}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +81,8 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	if c.Addr != "127.0.0.1:9000" || c.Sandbox != "none" || !c.TrustProxy || c.DataDir != "/srv/gantry" ||
 		c.DatabaseURL != "postgres://u:p@db:5432/gantry?sslmode=disable" || c.LiveDomain != "apps.example.net" ||
 		c.BuildTimeout != 90*time.Second || c.BuildConcurrency != 4 || c.MaxPendingBuilds != 10 || c.SecretKey != strings.Repeat("k", 32) ||
-		c.BuildCPUs != 0.5 || c.AppCPUs != 2 {
+		c.BuildCPUs != 0.5 || c.AppCPUs != 2 ||
+		c.BodyTimeout != time.Minute || c.UploadTimeout != 20*time.Minute || c.IdleTimeout != 15*time.Second {
 		t.Errorf("got %+v", c)
 	}
 	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
@@ -177,6 +183,9 @@ func TestValidation(t *testing.T) {
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},
 		{"trust proxy", []string{"--trust-proxy=maybe"}, nil, `"maybe" must be true or false`},
 		{"edge loops", nil, map[string]string{"GANTRY_EDGE_LOOPS": "false"}, `--edge-loops (GANTRY_EDGE_LOOPS): "false" must be on or off`},
+		{"body timeout", []string{"--body-timeout=30"}, nil, `--body-timeout (GANTRY_BODY_TIMEOUT): "30" is not a duration`},
+		{"upload timeout", nil, map[string]string{"GANTRY_UPLOAD_TIMEOUT": "500ms"}, "--upload-timeout (GANTRY_UPLOAD_TIMEOUT): must be at least 1s"},
+		{"idle timeout", nil, map[string]string{"GANTRY_IDLE_TIMEOUT": "-1m"}, "--idle-timeout (GANTRY_IDLE_TIMEOUT): must be at least 1s"},
 		{"database scheme", []string{"--database-url", "mysql://x"}, nil, `scheme "mysql" is not supported`},
 		{"database url", nil, map[string]string{"GANTRY_DATABASE_URL": "postgres://u:hunter2@%zz/db"}, "--database-url (GANTRY_DATABASE_URL): is not a valid URL"},
 		{"log format", []string{"--log-format", "xml"}, nil, "must be text or json"},

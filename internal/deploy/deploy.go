@@ -138,7 +138,8 @@ func (s *Service) maxPending() int {
 	return DefaultMaxPending
 }
 
-// Topic is the events topic of a deployment's log entries.
+// Topic is the events topic of a deployment's log entries and of its
+// Deleted event.
 func Topic(deploymentID string) string { return "logs:" + deploymentID }
 
 func (s *Service) now() time.Time {

@@ -528,8 +528,19 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 		return err
 	}
 	s.removeFiles(d.ID)
+	s.publishDeleted(d.ID)
 	s.followProject(ctx, d.ProjectID)
 	return nil
+}
+
+// Deleted is published on a deployment's Topic once the deployment is
+// deleted: its log streams end.
+type Deleted struct{}
+
+func (s *Service) publishDeleted(id string) {
+	if s.Hub != nil {
+		s.Hub.Publish(Topic(id), Deleted{})
+	}
 }
 
 func (s *Service) removeFiles(id string) {
@@ -564,6 +575,7 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	}
 	for _, d := range ds {
 		s.removeFiles(d.ID)
+		s.publishDeleted(d.ID)
 	}
 	s.notify(ctx, gantry.ProjectDeletedNotification(p, len(ds)))
 	return nil

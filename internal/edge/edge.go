@@ -62,6 +62,7 @@ import (
 	"syscall"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deadline"
 )
 
 // Edge is the http.Handler for requests on the live domain.
@@ -116,8 +117,14 @@ func (e *Edge) Subdomain(host string) (string, bool) {
 	return sub, true
 }
 
-// ServeHTTP serves one request for a live site (see the package doc).
+// ServeHTTP serves one request for a live site (see the package doc). A
+// request body, proxied or not, must arrive whole within the proxy's
+// UploadTimeout (deadline.Body).
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 { // a body, or one of unknown length
+		e.proxy.once.Do(func() { e.initProxy(ProxyConfig{}) })
+		r = deadline.Body(w, r, e.proxy.cfg.UploadTimeout)
+	}
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniff
 	sub, ok := e.Subdomain(r.Host)

@@ -43,7 +43,10 @@ type LoopOptions struct {
 	// X-Forwarded-* headers by the edge's ProxyConfig.
 	ClientIP func(peer, xff string) string
 	// ReadHeaderTimeout closes a connection whose request head has not
-	// fully arrived this long after it started (default 10 s).
+	// fully arrived this long after it started (default 10 s). A head and
+	// its body must arrive within the edge's ProxyConfig.UploadTimeout;
+	// the platform's own requests go to net/http as soon as their head is
+	// in, for the API's body timeout.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection idle this long, or one
 	// whose client has not taken any of its answer this long (default 2 min).

@@ -338,8 +338,10 @@ func (lp *evloop) wait() (int, error) {
 }
 
 // sweep closes connections past their deadline: a request head not read
-// within ReadHeaderTimeout, a keep-alive connection idle for IdleTimeout,
-// or an answer the client has not taken for IdleTimeout.
+// within ReadHeaderTimeout, or a head and body (for an app) not read within
+// the proxy's UploadTimeout, both counted from the request's first byte
+// (a client trickling bytes gains nothing); a keep-alive connection idle
+// for IdleTimeout, or an answer the client has not taken for IdleTimeout.
 func (lp *evloop) sweep() {
 	lp.swept = lp.now
 	for k, f := range lp.files {
@@ -352,11 +354,14 @@ func (lp *evloop) sweep() {
 			lp.upSweep(c.up) // an app's answer may stream for as long as it likes
 			continue
 		}
-		limit := lp.l.opts.IdleTimeout
+		limit, since := lp.l.opts.IdleTimeout, c.active
 		if len(c.in) > 0 && !c.writing() {
-			limit = lp.l.opts.ReadHeaderTimeout
+			limit, since = lp.l.opts.ReadHeaderTimeout, c.reqStart
+			if end, ok := headEnd(c.in); ok && end >= 0 { // the head is in: its body is on its way
+				limit = lp.l.e.proxy.cfg.UploadTimeout
+			}
 		}
-		if lp.now.Sub(c.active) > limit {
+		if lp.now.Sub(since) > limit {
 			lp.closeConn(c)
 		}
 	}
@@ -444,6 +449,8 @@ type lconn struct {
 	in     []byte    // bytes read and not yet consumed
 	buf    []byte    // the read buffer in points into
 	active time.Time // last read or write progress
+	// reqStart is when the first byte of the request in `in` arrived.
+	reqStart time.Time
 
 	// The answer being written: iovecs, then size bytes of file from off.
 	out       [][]byte
@@ -515,6 +522,9 @@ func (lp *evloop) read(c *lconn) {
 			lp.closeConn(c)
 			return
 		}
+		if len(c.in) == 0 {
+			c.reqStart = lp.now
+		}
 		c.in = c.buf[:len(c.in)+n]
 		c.active = lp.now
 		lp.serve(c)
@@ -538,6 +548,11 @@ func (lp *evloop) serve(c *lconn) {
 		var req loopRequest
 		total, found := req.take(c.in, lp.l.opts.MaxHeaderBytes)
 		if found == reqMore {
+			if req.host != nil && !lp.l.opts.IsLive(b2s(req.host)) {
+				// A platform request whose body is on its way: net/http
+				// reads it, within the API's body timeout.
+				lp.handOff(c)
+			}
 			return
 		}
 		if found == reqHandOff {
@@ -549,6 +564,7 @@ func (lp *evloop) serve(c *lconn) {
 			return
 		}
 		c.in = c.in[total:]
+		c.reqStart = lp.now // of the next request, if it has begun
 		if c.up != nil {
 			lp.kick(c.up)
 			return

@@ -16,6 +16,7 @@ const (
 	pageAppDown            // 502: a server app did not answer (crashed, restarting)
 	pageTimeout            // 504: a server app took too long to answer
 	pageTooLarge           // 413: a request body over the proxy's limit
+	pageSlowBody           // 408: a request body that did not arrive within the upload timeout
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -54,6 +55,11 @@ var pageText = [...]struct{ title, heading, body, link string }{
 	pageTooLarge: {
 		"Request too large", "This request is too large",
 		"The upload or request body sent to {host} is larger than Gantry passes on to apps.",
+		"Go to Gantry",
+	},
+	pageSlowBody: {
+		"Request timed out", "This request took too long to arrive",
+		"The upload or request body sent to {host} did not arrive in time. Check your connection and try again.",
 		"Go to Gantry",
 	},
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gantryhq/gantry/internal/deadline"
 )
 
 // Defaults of ProxyConfig.
@@ -19,6 +21,7 @@ const (
 	DefaultResponseHeaderTimeout = 60 * time.Second
 	DefaultIdleConnTimeout       = 90 * time.Second
 	DefaultDialTimeout           = 5 * time.Second
+	DefaultUploadTimeout         = 5 * time.Minute
 )
 
 // ProxyConfig says how the edge proxies requests to server apps (sites
@@ -36,6 +39,13 @@ type ProxyConfig struct {
 	IdleConnTimeout time.Duration
 	// DialTimeout bounds connecting to an app (default 5 s).
 	DialTimeout time.Duration
+	// UploadTimeout is how long the whole body of a request to a live site
+	// may take to arrive (default 5 min), on the net/http path (from the
+	// handler's start) and on the event loops (from the request's first
+	// byte). A body still arriving then is answered 408 with
+	// the connection closed (net/http), or its connection is closed (loops).
+	// Once the body is in, the answer may take as long as the app likes.
+	UploadTimeout time.Duration
 	// TrustForwarded keeps the X-Forwarded-For, -Host and -Proto headers a
 	// request arrived with (the client address is appended to the first),
 	// for an edge behind a reverse proxy that sets them. Otherwise they are
@@ -71,6 +81,9 @@ func (e *Edge) initProxy(c ProxyConfig) {
 	}
 	if c.DialTimeout <= 0 {
 		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.UploadTimeout <= 0 {
+		c.UploadTimeout = DefaultUploadTimeout
 	}
 	p := &e.proxy
 	p.cfg = c
@@ -131,7 +144,8 @@ func (e *Edge) initProxy(c ProxyConfig) {
 // X-Forwarded-For, -Host and -Proto are set, WebSocket and other Upgrade
 // requests are tunnelled, and event streams and answers of unknown length
 // (chunked) are passed on as the app writes them. A body larger than MaxBodySize is answered 413, an app that cannot be
-// reached 502, one that does not start its answer in time 504, each with a
+// reached 502, one that does not start its answer in time 504, a body that
+// does not arrive within UploadTimeout (see Edge.ServeHTTP) 408, each with a
 // Gantry page. Requests are counted per target while they last, for
 // Table.Drain.
 func (e *Edge) serveProxy(w http.ResponseWriter, r *http.Request, target, sub string) {
@@ -157,9 +171,6 @@ func (e *Edge) serveProxy(w http.ResponseWriter, r *http.Request, target, sub st
 
 // proxyError answers a request the app could not answer.
 func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil {
-		return // the client left: nobody reads an answer
-	}
 	host := r.Host
 	if sub, ok := e.Subdomain(r.Host); ok {
 		host = sub + e.suffix
@@ -167,6 +178,13 @@ func (e *Edge) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	var tooLarge *http.MaxBytesError
 	var ne net.Error
 	switch {
+	case errors.Is(err, deadline.ErrSlowBody):
+		// Checked before the client's context, which net/http cancelled
+		// when the body's read failed: the client is still there.
+		w.Header().Set("Connection", "close")
+		e.page(w, r, http.StatusRequestTimeout, pageSlowBody, host)
+	case r.Context().Err() != nil:
+		return // the client left: nobody reads an answer
 	case errors.As(err, &tooLarge):
 		e.page(w, r, http.StatusRequestEntityTooLarge, pageTooLarge, host)
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():

@@ -103,7 +103,10 @@ func (t *appTransport) exchange(ctx context.Context, c *appConn, req *http.Reque
 	}
 	if err := req.Write(c.bw); err != nil {
 		if body != nil && body.err != nil {
-			err = body.err // the client's body failed (too large, cut off), not the app
+			// The client's body failed (too large, too slow, cut off), not
+			// the app: say so even though net/http has cancelled ctx.
+			stop()
+			return nil, sent, body.err
 		}
 		return fail(err)
 	}
