@@ -3,6 +3,8 @@ package auth
 import (
 	"sync"
 	"time"
+
+	"github.com/gantryhq/gantry"
 )
 
 // maxLimiterKeys caps the keys a Limiter tracks; past it, keys are swept
@@ -149,6 +151,80 @@ func (l *Limiter) sweep(now time.Time) {
 		delete(l.events, key)
 	}
 	l.lastSweep = now
+}
+
+// LimitError is a refusal by a rate limit: ETOOMANY with the message to
+// show, and how long the client should wait before trying again (the API
+// sends it as the Retry-After header). gantry.ErrorCode and
+// gantry.ErrorMessage see the wrapped *gantry.Error.
+type LimitError struct {
+	Err  *gantry.Error
+	Wait time.Duration
+}
+
+// tooMany returns a LimitError with message msg, asking to wait at least
+// one second.
+func tooMany(msg string, wait time.Duration) *LimitError {
+	return &LimitError{Err: gantry.Errorf(gantry.ETOOMANY, "%s", msg), Wait: max(wait, time.Second)}
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the *gantry.Error, for errors.As.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// RetryAfter returns how long the client should wait.
+func (e *LimitError) RetryAfter() time.Duration { return e.Wait }
+
+// Known remembers keys for a while after they were last added: here, the
+// (account, address) pairs that signed in successfully. It holds at most
+// maxLimiterKeys keys; past that, expired keys are swept and then arbitrary
+// ones dropped, so a flood cannot grow memory without bound. It is safe for
+// concurrent use.
+type Known struct {
+	ttl time.Duration
+
+	// Now returns the current time; tests replace it.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	seen      map[string]time.Time // when each key was last added
+	lastSweep time.Time
+}
+
+// NewKnown returns a Known that forgets a key ttl after it was last added.
+func NewKnown(ttl time.Duration) *Known {
+	return &Known{ttl: ttl, Now: time.Now, seen: make(map[string]time.Time)}
+}
+
+// Add records key as seen now.
+func (k *Known) Add(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := k.Now()
+	k.seen[key] = now
+	if now.Sub(k.lastSweep) > k.ttl || len(k.seen) > maxLimiterKeys {
+		for key, at := range k.seen {
+			if now.Sub(at) >= k.ttl {
+				delete(k.seen, key)
+			}
+		}
+		for key := range k.seen {
+			if len(k.seen) <= maxLimiterKeys*9/10 {
+				break
+			}
+			delete(k.seen, key)
+		}
+		k.lastSweep = now
+	}
+}
+
+// Has reports whether key was added less than the ttl ago.
+func (k *Known) Has(key string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.seen[key]
+	return ok && k.Now().Sub(at) < k.ttl
 }
 
 // Slots bounds how many operations each key (a user) has in progress at
