@@ -410,7 +410,7 @@ func TestKnown(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	k := auth.NewKnown(time.Hour)
-	k.Now = func() time.Time { return now }
+	k.SetNow(func() time.Time { return now })
 	if k.Has("a") {
 		t.Fatal("an empty Known has a key")
 	}

@@ -177,55 +177,26 @@ func (e *LimitError) Unwrap() error { return e.Err }
 func (e *LimitError) RetryAfter() time.Duration { return e.Wait }
 
 // Known remembers keys for a while after they were last added: here, the
-// (account, address) pairs that signed in successfully. It holds at most
-// maxLimiterKeys keys; past that, expired keys are swept and then arbitrary
-// ones dropped, so a flood cannot grow memory without bound. It is safe for
-// concurrent use.
+// (account, address) pairs that signed in successfully. It is a Limiter of
+// one event per key, so it has the Limiter's bound on memory. It is safe
+// for concurrent use.
 type Known struct {
-	ttl time.Duration
-
-	// Now returns the current time; tests replace it.
-	Now func() time.Time
-
-	mu        sync.Mutex
-	seen      map[string]time.Time // when each key was last added
-	lastSweep time.Time
+	seen *Limiter
 }
 
 // NewKnown returns a Known that forgets a key ttl after it was last added.
 func NewKnown(ttl time.Duration) *Known {
-	return &Known{ttl: ttl, Now: time.Now, seen: make(map[string]time.Time)}
+	return &Known{seen: NewLimiter(1, ttl)}
 }
 
 // Add records key as seen now.
-func (k *Known) Add(key string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	now := k.Now()
-	k.seen[key] = now
-	if now.Sub(k.lastSweep) > k.ttl || len(k.seen) > maxLimiterKeys {
-		for key, at := range k.seen {
-			if now.Sub(at) >= k.ttl {
-				delete(k.seen, key)
-			}
-		}
-		for key := range k.seen {
-			if len(k.seen) <= maxLimiterKeys*9/10 {
-				break
-			}
-			delete(k.seen, key)
-		}
-		k.lastSweep = now
-	}
-}
+func (k *Known) Add(key string) { k.seen.Hit(key) }
 
 // Has reports whether key was added less than the ttl ago.
-func (k *Known) Has(key string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	at, ok := k.seen[key]
-	return ok && k.Now().Sub(at) < k.ttl
-}
+func (k *Known) Has(key string) bool { return !k.seen.Allow(key) }
+
+// SetNow makes k read the current time from now (for tests).
+func (k *Known) SetNow(now func() time.Time) { k.seen.Now = now }
 
 // Slots bounds how many operations each key (a user) has in progress at
 // once, where a Limiter bounds how many it starts in a window. A key's

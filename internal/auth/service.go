@@ -113,7 +113,8 @@ func NewService(db Store, passwords *Passwords, tokens *Tokens) *Service {
 // SetNow makes every clock of the service, its tokens and its limiters
 // read now (for tests).
 func (s *Service) SetNow(now func() time.Time) {
-	s.Now, s.Tokens.Now, s.KnownAddresses.Now = now, now, now
+	s.Now, s.Tokens.Now = now, now
+	s.KnownAddresses.SetNow(now)
 	for _, l := range []*Limiter{s.LoginByIP, s.LoginByPair, s.LoginByAccount, s.PasswordChecks, s.RegisterByIP} {
 		l.Now = now
 	}
