@@ -65,10 +65,7 @@ func newEnv(t *testing.T) *testEnv {
 	db.Now, tokens.Now = clock, clock
 	e.accounts = auth.NewService(db, passwords, tokens)
 	e.accounts.Notify = &notify.Service{Store: db, Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
-	e.accounts.Now = clock
-	for _, l := range []*auth.Limiter{e.accounts.LoginByIP, e.accounts.LoginByAccount, e.accounts.RegisterByIP} {
-		l.Now = clock
-	}
+	e.accounts.SetNow(clock)
 	e.srv = api.NewServer()
 	e.srv.Accounts, e.srv.Users, e.srv.Database, e.srv.Gallery = e.accounts, db, db, db
 	e.srv.Notifications, e.srv.Dashboards = db, db

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
 )
 
 func (s *Server) authRoutes() {
@@ -11,7 +12,9 @@ func (s *Server) authRoutes() {
 	s.mux.HandleFunc("POST /api/auth/login", s.handleLogin)
 	s.mux.HandleFunc("GET /api/auth/me", s.requireUser(s.handleMe))
 	s.mux.HandleFunc("PUT /api/auth/profile", s.requireUser(s.handleUpdateProfile))
-	s.mux.HandleFunc("PUT /api/auth/change-password", s.requireUser(s.handleChangePassword))
+	s.mux.HandleFunc("PUT /api/auth/change-password", s.requireSession(s.handleChangePassword))
+	s.mux.HandleFunc("POST /api/auth/logout", s.requireSession(s.handleLogout))
+	s.mux.HandleFunc("POST /api/auth/logout-all", s.requireSession(s.handleLogoutAll))
 }
 
 // session is the answer of register and login.
@@ -72,16 +75,43 @@ type changePasswordRequest struct {
 	NewPassword     string `json:"newPassword"`
 }
 
-// handleChangePassword replaces the signed-in user's password: {}.
-func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+// handleChangePassword replaces the signed-in user's password and ends
+// the account's other sessions: {}.
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	var req changePasswordRequest
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.Accounts.ChangePassword(r.Context(), u, req.CurrentPassword, req.NewPassword); err != nil {
+	if err := s.Accounts.ChangePassword(r.Context(), sess, req.CurrentPassword, req.NewPassword); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleLogout ends the session of the request's token: {}. The token
+// answers 401 from then on. The body, if any, is ignored.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+	if err := s.Accounts.Logout(r.Context(), sess); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// logoutAllAnswer is the answer of POST /api/auth/logout-all.
+type logoutAllAnswer struct {
+	Ended int `json:"ended"`
+}
+
+// handleLogoutAll ends every session of the account, the request's own
+// included: {ended}.
+func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+	n, err := s.Accounts.LogoutAll(r.Context(), sess)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, logoutAllAnswer{Ended: n})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +114,7 @@ func TestRegisterRateLimit(t *testing.T) {
 		}
 	}
 	rec := e.do(request{method: "POST", url: "/api/auth/register", remote: "203.0.113.7:5001", body: reg()})
-	if rec.Code != 429 || decodeAnswer(t, rec).Message != auth.MsgTooManyRegisters {
-		t.Fatalf("11th registration: got %d %s, want 429", rec.Code, rec.Body.String())
-	}
+	wantTooMany(t, rec, auth.MsgTooManyRegisters, auth.LimitWindow)
 	if _, err := e.db.FindUserByEmail(context.Background(), "bob@example.com"); err == nil {
 		t.Error("the refused registration created an account")
 	}
@@ -206,67 +205,145 @@ func login(e *testEnv, remote, email, password string) *httptest.ResponseRecorde
 		body: mustJSON(map[string]string{"email": email, "password": password})})
 }
 
+// wantTooMany checks a 429 answer: msg and a Retry-After of retry.
+func wantTooMany(t *testing.T, rec *httptest.ResponseRecorder, msg string, retry time.Duration) {
+	t.Helper()
+	if rec.Code != 429 || decodeAnswer(t, rec).Message != msg {
+		t.Fatalf("got %d %s, want 429 %q", rec.Code, rec.Body.String(), msg)
+	}
+	if got, want := rec.Header().Get("Retry-After"), strconv.Itoa(int(retry/time.Second)); got != want {
+		t.Errorf("got Retry-After %q, want %q", got, want)
+	}
+}
+
+// TestLoginLockout is issue 12's scenario: wrong passwords for the owner's
+// email from one address lock that address out, not the owner.
+func TestLoginLockout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const attacker = "203.0.113.66:4444"
+	for i := range auth.LoginFailuresPerPair {
+		if rec := login(e, attacker, "alice@example.com", fmt.Sprintf("guess-%d", i)); rec.Code != 401 {
+			t.Fatalf("guess %d: got %d %s", i, rec.Code, rec.Body.String())
+		}
+	}
+	// The attacker's address is refused, even with the right password...
+	wantTooMany(t, login(e, attacker, "alice@example.com", "guess-x"), auth.MsgTooManyLogins, auth.LimitWindow)
+	wantTooMany(t, login(e, attacker, "ALICE@example.com", alicePass), auth.MsgTooManyLogins, auth.LimitWindow)
+	// ...and the wait shrinks as the window slides.
+	e.now = e.now.Add(5 * time.Minute)
+	wantTooMany(t, login(e, attacker, "alice@example.com", alicePass), auth.MsgTooManyLogins, 10*time.Minute)
+
+	// The owner signs in from a new address, and from the one they
+	// registered from.
+	for _, remote := range []string{"192.0.2.77:1", "198.51.100.1:5"} {
+		if rec := login(e, remote, "alice@example.com", alicePass); rec.Code != 200 {
+			t.Errorf("the owner from %s: got %d %s", remote, rec.Code, rec.Body.String())
+		}
+	}
+	// The owner can still change the password (failed sign-ins do not count).
+	rec := e.do(request{method: "PUT", url: "/api/auth/change-password", headers: bearer(e.token),
+		body: `{"currentPassword":"secret123","newPassword":"new-secret"}`})
+	if rec.Code != 200 {
+		t.Errorf("change password after the attack: got %d %s", rec.Code, rec.Body.String())
+	}
+	// The attacker's address may try again once the window has passed.
+	e.now = e.now.Add(10 * time.Minute)
+	if rec := login(e, attacker, "alice@example.com", "guess-again"); rec.Code != 401 {
+		t.Errorf("after the window: got %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestLoginRateLimitPerAccount checks the slower limit per account: guesses
+// from many addresses fill it, which then refuses addresses that have not
+// signed in to the account, but not those that have.
 func TestLoginRateLimitPerAccount(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	// Failures from ten addresses lock the account for everyone...
-	for i := range 10 {
-		if rec := login(e, fmt.Sprintf("203.0.113.%d:1", i), "alice@example.com", "wrong-password"); rec.Code != 401 {
-			t.Fatalf("failure %d: got %d", i, rec.Code)
+	const before = "192.0.2.50:1" // signs in before the attack
+	if rec := login(e, before, "alice@example.com", alicePass); rec.Code != 200 {
+		t.Fatalf("sign-in before the attack: got %d", rec.Code)
+	}
+	e.now = e.now.Add(time.Minute)
+	perAddress := auth.LoginFailuresPerPair
+	for i := range auth.LoginFailuresPerAccount {
+		remote := fmt.Sprintf("203.0.%d.%d:1", i/perAddress/250, i/perAddress%250)
+		if rec := login(e, remote, "alice@example.com", "wrong-password"); rec.Code != 401 {
+			t.Fatalf("failure %d from %s: got %d %s", i, remote, rec.Code, rec.Body.String())
 		}
 	}
-	for _, remote := range []string{"203.0.113.99:1", "192.0.2.200:1"} {
-		rec := login(e, remote, "ALICE@example.com", alicePass)
-		if rec.Code != 429 || decodeAnswer(t, rec).Message != auth.MsgTooManyLogins {
-			t.Fatalf("after 10 failures, from %s: got %d %s, want 429", remote, rec.Code, rec.Body.String())
+	// An address new to the account is refused, right password or not.
+	wantTooMany(t, login(e, "203.0.113.99:1", "alice@example.com", alicePass), auth.MsgTooManyLogins, auth.AccountWindow)
+	// Addresses that signed in to it are not: the one it registered from,
+	// and the one that signed in before the attack.
+	for _, remote := range []string{"198.51.100.1:1", before} {
+		if rec := login(e, remote, "Alice@example.com", alicePass); rec.Code != 200 {
+			t.Errorf("known address %s: got %d %s", remote, rec.Code, rec.Body.String())
 		}
 	}
-	// ...but not other accounts.
+	// Other accounts are not limited.
 	e.accounts.Register(context.Background(), "x", gantry.Registration{Username: "carol", Email: "carol@example.com", Password: "carol-pass", FullName: "Carol"})
 	if rec := login(e, "203.0.113.99:1", "carol@example.com", "carol-pass"); rec.Code != 200 {
 		t.Errorf("another account: got %d", rec.Code)
 	}
-	// The oldest failure leaves the window after 15 minutes.
-	e.now = e.now.Add(auth.LimitWindow)
+	// The oldest failure leaves the window an hour after it happened.
+	e.now = e.now.Add(auth.AccountWindow)
 	if rec := login(e, "203.0.113.99:1", "alice@example.com", alicePass); rec.Code != 200 {
 		t.Errorf("after the window: got %d %s", rec.Code, rec.Body.String())
 	}
 }
 
 // TestLoginConcurrentGuesses checks that a burst of simultaneous guesses
-// gets no more tries than the limit.
+// gets no more tries than the limits: from one address, the limit of the
+// (account, address) pair; from many, the account's.
 func TestLoginConcurrentGuesses(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	const n = 30
-	codes := make(chan int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes <- login(e, fmt.Sprintf("203.0.113.%d:1", i), "alice@example.com", fmt.Sprintf("guess-%d", i)).Code
-		}()
+	burst := func(t *testing.T, e *testEnv, n int, remote func(i int) string) map[int]int {
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes <- login(e, remote(i), "alice@example.com", fmt.Sprintf("guess-%d", i)).Code
+			}()
+		}
+		wg.Wait()
+		close(codes)
+		count := map[int]int{}
+		for c := range codes {
+			count[c]++
+		}
+		return count
 	}
-	wg.Wait()
-	close(codes)
-	count := map[int]int{}
-	for c := range codes {
-		count[c]++
-	}
-	if count[401] != 10 || count[429] != n-10 {
-		t.Errorf("got statuses %v, want 10×401 and %d×429", count, n-10)
-	}
+	t.Run("one address", func(t *testing.T) {
+		t.Parallel()
+		const n = 30
+		count := burst(t, newEnv(t), n, func(int) string { return "203.0.113.5:1" })
+		if want := auth.LoginFailuresPerPair; count[401] != want || count[429] != n-want {
+			t.Errorf("got statuses %v, want %d×401 and %d×429", count, want, n-want)
+		}
+	})
+	t.Run("many addresses", func(t *testing.T) {
+		t.Parallel()
+		const n = auth.LoginFailuresPerAccount + 30
+		count := burst(t, newEnv(t), n, func(i int) string { return fmt.Sprintf("203.0.%d.%d:1", i/200, i%200) })
+		if want := auth.LoginFailuresPerAccount; count[401] != want || count[429] != n-want {
+			t.Errorf("got statuses %v, want %d×401 and %d×429", count, want, n-want)
+		}
+	})
 }
 
-func TestLoginSuccessResetsAccountCount(t *testing.T) {
+// TestLoginSuccessResetsPairCount checks that an owner who mistypes and
+// then signs in starts again with a clean count at that address.
+func TestLoginSuccessResetsPairCount(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for round := range 2 {
-		for i := range 9 {
-			login(e, fmt.Sprintf("203.0.%d.%d:1", round, i), "alice@example.com", "wrong-password")
+	for round := range 3 {
+		for range auth.LoginFailuresPerPair - 1 {
+			login(e, "203.0.113.20:1", "alice@example.com", "wrong-password")
 		}
-		if rec := login(e, fmt.Sprintf("203.0.%d.100:1", round), "alice@example.com", alicePass); rec.Code != 200 {
+		if rec := login(e, "203.0.113.20:1", "alice@example.com", alicePass); rec.Code != 200 {
 			t.Fatalf("round %d: got %d %s", round, rec.Code, rec.Body.String())
 		}
 	}
@@ -276,18 +353,20 @@ func TestLoginRateLimitPerIP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const attacker = "198.51.100.66:4444"
-	for i := range 10 {
+	for i := range auth.LoginFailuresPerAddress {
 		if rec := login(e, attacker, fmt.Sprintf("guess%d@example.com", i), "whatever1"); rec.Code != 401 {
 			t.Fatalf("failure %d: got %d", i, rec.Code)
 		}
 	}
-	rec := login(e, attacker, "alice@example.com", alicePass)
-	if rec.Code != 429 || decodeAnswer(t, rec).Message != auth.MsgTooManyLogins {
-		t.Fatalf("11th attempt from one address: got %d %s", rec.Code, rec.Body.String())
-	}
+	wantTooMany(t, login(e, attacker, "alice@example.com", alicePass), auth.MsgTooManyLogins, auth.LimitWindow)
 	if rec := login(e, "198.51.100.67:1", "alice@example.com", alicePass); rec.Code != 200 {
 		t.Errorf("another address: got %d", rec.Code)
 	}
+	// IPv6 clients are counted by /64.
+	for i := range auth.LoginFailuresPerAddress {
+		login(e, fmt.Sprintf("[2001:db8:0:7::%x]:1", i+1), fmt.Sprintf("six%d@example.com", i), "whatever1")
+	}
+	wantTooMany(t, login(e, "[2001:db8:0:7:ffff::1]:1", "alice@example.com", alicePass), auth.MsgTooManyLogins, auth.LimitWindow)
 }
 
 func TestTrustProxy(t *testing.T) {
@@ -295,7 +374,7 @@ func TestTrustProxy(t *testing.T) {
 	e := newEnv(t)
 	e.srv.TrustProxy = true
 	xff := func(ip string) map[string]string { return map[string]string{"X-Forwarded-For": "10.9.9.9, " + ip} }
-	for i := range 10 {
+	for i := range auth.LoginFailuresPerAddress {
 		e.do(request{method: "POST", url: "/api/auth/login", remote: "127.0.0.1:1", headers: xff("203.0.113.50"),
 			body: mustJSON(map[string]string{"email": fmt.Sprintf("g%d@example.com", i), "password": "whatever1"})})
 	}
@@ -340,6 +419,17 @@ func TestTokens(t *testing.T) {
 			setup: func(t *testing.T, e *testEnv) string {
 				other, _ := auth.NewTokens(strings.Repeat("z", 40), time.Hour)
 				tok, _, _ := other.Issue(e.alice.ID)
+				return tok
+			},
+		},
+		{
+			name: "signed but without a session (issued before sessions were stored)", request: me,
+			wantStatus: 401, wantMessage: auth.MsgSignIn, wantHeaders: unauthorized,
+			setup: func(t *testing.T, e *testEnv) string {
+				tok, _, err := e.tokens.Issue(e.alice.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
 				return tok
 			},
 		},
@@ -404,13 +494,32 @@ func TestChangePassword(t *testing.T) {
 		{
 			name: "rate limited", auth: true, request: put(`{"currentPassword":"secret123","newPassword":"new-secret"}`),
 			setup: func(t *testing.T, e *testEnv) string {
-				for range 10 {
+				for range auth.PasswordChecks {
 					e.do(request{method: "PUT", url: "/api/auth/change-password", headers: bearer(e.token),
+						body: `{"currentPassword":"guess-guess","newPassword":"new-secret"}`})
+				}
+				e.now = e.now.Add(time.Minute)
+				return ""
+			},
+			wantStatus: 429, wantMessage: auth.MsgTooManyPasswords, unchanged: true,
+			wantHeaders: map[string]string{"Retry-After": "840"},
+		},
+		{
+			name: "limited per account", auth: true, request: put(`{"currentPassword":"secret123","newPassword":"new-secret"}`),
+			setup: func(t *testing.T, e *testEnv) string {
+				// Another account's wrong guesses do not count against alice.
+				_, bob, err := e.accounts.Register(context.Background(), "x", gantry.Registration{
+					Username: "bob", Email: "bob@example.com", Password: "bob-secret", FullName: "Bob"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range auth.PasswordChecks + 1 {
+					e.do(request{method: "PUT", url: "/api/auth/change-password", headers: bearer(bob),
 						body: `{"currentPassword":"guess-guess","newPassword":"new-secret"}`})
 				}
 				return ""
 			},
-			wantStatus: 429, wantMessage: auth.MsgTooManyAttempts, unchanged: true,
+			wantStatus: 200,
 		},
 	})
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deadline"
@@ -56,9 +58,17 @@ func writeEnvelope(w http.ResponseWriter, status int, e envelope) {
 	_ = enc.Encode(e) // a failed write means the client went away
 }
 
+// retryAfter is an error that says how long the client should wait
+// (auth.LimitError).
+type retryAfter interface {
+	RetryAfter() time.Duration
+}
+
 // writeError answers {"success":false,"message":…} with the status of
 // err's code. Uncoded and EINTERNAL errors are logged and shown as
-// "Internal error.", never in their own words.
+// "Internal error.", never in their own words. An error that says how long
+// to wait (a RetryAfter method) sets the Retry-After header, in whole
+// seconds rounded up.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := ErrorStatus(err)
 	msg := gantry.ErrorMessage(err)
@@ -71,6 +81,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusRequestTimeout {
 		w.Header().Set("Connection", "close") // the rest of the body is not read
+	}
+	var ra retryAfter
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((ra.RetryAfter()+time.Second-1)/time.Second)))
 	}
 	writeEnvelope(w, status, envelope{Success: false, Message: msg})
 }

@@ -65,7 +65,7 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	g.tokens = mustBox(t, "gantry github tokens v1")
 	e.srv.GitHub = &deploy.GitHubAccounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
-		Sessions: e.tokens, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
+		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
 		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
@@ -146,6 +146,9 @@ func (g *githubEnv) callback(t *testing.T, query string, cookie *http.Cookie) *u
 	}
 	if !cleared {
 		t.Errorf("callback did not clear the nonce cookie: %v", rec.Header().Values("Set-Cookie"))
+	}
+	if got := rec.Header().Get("Referrer-Policy"); got != "no-referrer" {
+		t.Errorf("callback answered Referrer-Policy %q, want no-referrer", got)
 	}
 	loc, err := url.Parse(rec.Header().Get("Location"))
 	if err != nil {

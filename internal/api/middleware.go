@@ -21,28 +21,52 @@ import (
 // the account the bearer token belongs to.
 type userHandlerFunc func(w http.ResponseWriter, r *http.Request, u *gantry.User)
 
-// requireUser wraps h so that it runs only with a valid bearer token of an
-// existing, active account. Otherwise it answers 401 (no, bad or expired
-// token, or a deleted account) or 403 (a deactivated account).
+// sessionHandlerFunc is a handler that needs the session itself (signing
+// out, changing the password): requireSession passes it.
+type sessionHandlerFunc func(w http.ResponseWriter, r *http.Request, sess *auth.Session)
+
+// requireUser wraps h so that it runs only with a valid bearer token of a
+// live session of an existing, active account. Otherwise it answers 401
+// (no, bad or expired token, an ended session, or a deleted account) or 403
+// (a deactivated account).
 func (s *Server) requireUser(h userHandlerFunc) http.HandlerFunc {
+	return s.requireSession(func(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+		h(w, r, sess.User)
+	})
+}
+
+// requireSession is requireUser for handlers that need the session.
+func (s *Server) requireSession(h sessionHandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		u, err := s.currentUser(r)
-		if err == nil && u == nil {
+		sess, err := s.currentSession(r)
+		if err == nil && sess == nil {
 			err = gantry.Errorf(gantry.EUNAUTHORIZED, auth.MsgSignIn)
 		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		h(w, r, u)
+		h(w, r, sess)
 	}
 }
 
 // currentUser returns the account of the request's bearer token, nil and
 // no error when the request carries no Authorization header (for public
 // endpoints that answer differently to signed-in users), or the reason a
-// token was refused.
+// token was refused. It asks the database each time, so a caller that
+// calls it again (a long-lived stream) learns at once that the session
+// was ended.
 func (s *Server) currentUser(r *http.Request) (*gantry.User, error) {
+	sess, err := s.currentSession(r)
+	if sess == nil || err != nil {
+		return nil, err
+	}
+	return sess.User, nil
+}
+
+// currentSession is currentUser with the session: the one place a request's
+// bearer token is checked (auth.Service.Session).
+func (s *Server) currentSession(r *http.Request) (*auth.Session, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
 		return nil, nil
@@ -51,7 +75,7 @@ func (s *Server) currentUser(r *http.Request) (*gantry.User, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return nil, gantry.Errorf(gantry.EUNAUTHORIZED, auth.MsgSignIn)
 	}
-	return s.Accounts.Authenticate(r.Context(), strings.TrimSpace(token))
+	return s.Accounts.Session(r.Context(), strings.TrimSpace(token))
 }
 
 // responseWriter records the status and size of an answer for the request

@@ -380,7 +380,7 @@ func TestDashboardAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, _, err := e.tokens.Issue(u.ID)
+		tok, err := e.accounts.StartSession(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,12 @@ func TestSPA(t *testing.T) {
 		{name: "index.html", request: get("/index.html"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
 		{name: "client route", request: get("/dashboard"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
 		{name: "nested client route", request: get("/projects/0190/edit?x=1"), wantStatus: 200, wantContains: []string{index}, wantHeaders: indexHeaders},
-		{name: "github callback with token", request: get("/github-callback?token=abc"), wantStatus: 200, wantContains: []string{index}},
+		// The callback page's address carries a token until the app reads it:
+		// no referrer to anyone, no copy in any cache.
+		{name: "github callback with token", request: get("/github-callback?token=abc"), wantStatus: 200, wantContains: []string{index},
+			wantHeaders: withHeaders(map[string]string{"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"})},
+		{name: "github callback in another case", request: get("/GitHub-Callback/?token=abc"), wantStatus: 200, wantContains: []string{index},
+			wantHeaders: map[string]string{"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}},
 		{name: "unknown file", request: get("/robots.txt"), wantStatus: 200, wantContains: []string{index}},
 		{name: "path that looks like api", request: get("/apis"), wantStatus: 200, wantContains: []string{index}},
 		{name: "traversal", request: get("/../../etc/passwd"), wantStatus: 200, wantContains: []string{index}},

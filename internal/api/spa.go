@@ -21,7 +21,11 @@ import (
 // that no longer exists must not get HTML). Files under assets/ carry
 // content hashes in their names and are cached for a year; everything else
 // (index.html first) is revalidated on every use with an ETag. Names
-// starting with "." are never served.
+// starting with "." are never served. The GitHub callback page
+// (/github-callback), whose address carries a bearer token until the app
+// has read it, is answered with Referrer-Policy: no-referrer (no request
+// the page makes, to any origin, names that address) and Cache-Control:
+// no-store.
 type spaHandler struct {
 	fsys fs.FS
 
@@ -61,9 +65,13 @@ func (h *spaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if strings.HasPrefix(name, "assets/") {
+	switch {
+	case strings.HasPrefix(name, "assets/"):
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
+	case strings.EqualFold(path.Clean("/"+r.URL.Path), callbackPage): // the app's routes ignore case
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Cache-Control", "no-store")
+	default:
 		w.Header().Set("Cache-Control", "no-cache")
 	}
 	w.Header().Set("ETag", f.etag)

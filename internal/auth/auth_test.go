@@ -81,18 +81,18 @@ func TestTokens(t *testing.T) {
 	}
 	now := time.Now()
 	tokens.Now = func() time.Time { return now }
-	tok, exp, err := tokens.Issue("user-1")
+	tok, issued, err := tokens.Issue("user-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !exp.Equal(now.Add(time.Hour)) {
-		t.Errorf("got expiry %v, want %v", exp, now.Add(time.Hour))
+	if !issued.ExpiresAt.Equal(now.Add(time.Hour)) || issued.UserID != "user-1" || len(issued.SessionID) < 20 {
+		t.Errorf("got claims %+v, want user-1, a session id and expiry %v", issued, now.Add(time.Hour))
 	}
-	if id, err := tokens.Verify(tok); err != nil || id != "user-1" {
-		t.Fatalf("Verify = %q, %v; want user-1", id, err)
+	if c, err := tokens.Verify(tok); err != nil || c.UserID != "user-1" || c.SessionID != issued.SessionID {
+		t.Fatalf("Verify = %+v, %v; want user-1 and session %s", c, err, issued.SessionID)
 	}
-	// A second sign-in in the same second gets a token of its own.
-	if again, _, _ := tokens.Issue("user-1"); again == tok {
+	// A second sign-in in the same second gets a token and session of its own.
+	if again, c, _ := tokens.Issue("user-1"); again == tok || c.SessionID == issued.SessionID {
 		t.Error("two tokens issued at the same instant are identical")
 	}
 
@@ -113,7 +113,8 @@ func TestTokens(t *testing.T) {
 		}
 		return s
 	}
-	valid := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	valid := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1", ID: "s1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	noID := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
 	noExp := jwt.RegisteredClaims{Issuer: "gantry", Subject: "user-1"}
 	otherIssuer := jwt.RegisteredClaims{Issuer: "evil", Subject: "user-1", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
 	noSubject := jwt.RegisteredClaims{Issuer: "gantry", ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
@@ -130,6 +131,7 @@ func TestTokens(t *testing.T) {
 		"no expiry":      sign(jwt.SigningMethodHS256, noExp, key),
 		"other issuer":   sign(jwt.SigningMethodHS256, otherIssuer, key),
 		"no subject":     sign(jwt.SigningMethodHS256, noSubject, key),
+		"no session id":  sign(jwt.SigningMethodHS256, noID, key),
 		"tampered":       tok[:len(tok)-2] + "xx",
 		"raw secret key": sign(jwt.SigningMethodHS256, valid, []byte(secret)),
 	} {
@@ -308,19 +310,118 @@ func TestServiceFlow(t *testing.T) {
 		t.Fatalf("Authenticate = %v, %v", got, err)
 	}
 
-	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@EXAMPLE.com", "secret1"); err != nil {
+	_, tok2, err := s.Login(ctx, "192.0.2.1", "ada@EXAMPLE.com", "secret1")
+	if err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	if err := s.ChangePassword(ctx, u, "wrong!", "secret2"); gantry.ErrorMessage(err) != auth.MsgWrongPassword {
+	sess2 := mustSession(t, s, tok2)
+	if err := s.ChangePassword(ctx, sess2, "wrong!", "secret2"); gantry.ErrorMessage(err) != auth.MsgWrongPassword {
 		t.Errorf("got %v, want %q", err, auth.MsgWrongPassword)
 	}
-	if err := s.ChangePassword(ctx, u, "secret1", "secret2"); err != nil {
+	if _, err := s.Authenticate(ctx, tok); err != nil {
+		t.Errorf("a refused password change ended the other session: %v", err)
+	}
+	if err := s.ChangePassword(ctx, sess2, "secret1", "secret2"); err != nil {
 		t.Fatal(err)
 	}
+	// The other session ended; the one that changed the password goes on.
+	_, err = s.Authenticate(ctx, tok)
+	wantUnauthorized(t, err, auth.MsgSignIn)
+	mustSession(t, s, tok2)
 	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret1"); gantry.ErrorMessage(err) != auth.MsgInvalidLogin {
 		t.Errorf("old password: got %v", err)
 	}
-	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret2"); err != nil {
+	_, tok3, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret2")
+	if err != nil {
 		t.Errorf("new password: %v", err)
+	}
+
+	// Logout ends one session; doing it twice is no error.
+	if err := s.Logout(ctx, sess2); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Authenticate(ctx, tok2)
+	wantUnauthorized(t, err, auth.MsgSignIn)
+	if err := s.Logout(ctx, sess2); err != nil {
+		t.Errorf("a second logout: %v", err)
+	}
+	sess3 := mustSession(t, s, tok3)
+	_, tok4, _ := s.Login(ctx, "192.0.2.2", "ada@example.com", "secret2")
+	if n, err := s.LogoutAll(ctx, sess3); err != nil || n != 2 {
+		t.Fatalf("LogoutAll = %d, %v; want 2 sessions ended", n, err)
+	}
+	for _, tok := range []string{tok3, tok4} {
+		_, err = s.Authenticate(ctx, tok)
+		wantUnauthorized(t, err, auth.MsgSignIn)
+	}
+}
+
+func mustSession(t *testing.T, s *auth.Service, token string) *auth.Session {
+	t.Helper()
+	sess, err := s.Session(context.Background(), token)
+	if err != nil {
+		t.Fatalf("session of a live token: %v", err)
+	}
+	return sess
+}
+
+// TestSessionExpiry checks that a session ends with its token, that the
+// expired rows are deleted when the next session starts, and that a token
+// signed correctly but without a stored session (issued before sessions
+// were stored, or for a session deleted by hand) is refused.
+func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	tokens, err := auth.NewTokens(secret, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := auth.NewService(db, mustPasswords(t), tokens)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	s.SetNow(func() time.Time { return now })
+	db.Now = s.Now
+	u, tok, err := s.Register(ctx, "192.0.2.1", gantry.Registration{Username: "ada", Email: "ada@example.com", Password: "secret1", FullName: "Ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unstored, _, _ := tokens.Issue(u.ID)
+	_, err = s.Authenticate(ctx, unstored)
+	wantUnauthorized(t, err, auth.MsgSignIn)
+
+	now = now.Add(time.Hour + time.Second)
+	_, err = s.Authenticate(ctx, tok)
+	wantUnauthorized(t, err, auth.MsgTokenExpired)
+	if n, _ := db.CountSessions(ctx, ""); n != 1 {
+		t.Fatalf("%d sessions stored before the next sign-in, want the expired one", n)
+	}
+	if _, _, err := s.Login(ctx, "192.0.2.1", "ada@example.com", "secret1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.CountSessions(ctx, u.ID); n != 1 {
+		t.Errorf("%d sessions stored after the next sign-in, want only the new one", n)
+	}
+	if _, err := s.StartSession(ctx, "no-such-user"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Errorf("a session of a missing user: got %v, want ENOTFOUND", err)
+	}
+}
+
+func TestKnown(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	k := auth.NewKnown(time.Hour)
+	k.SetNow(func() time.Time { return now })
+	if k.Has("a") {
+		t.Fatal("an empty Known has a key")
+	}
+	k.Add("a")
+	now = now.Add(59 * time.Minute)
+	if !k.Has("a") || k.Has("b") {
+		t.Fatal("a key added 59 minutes ago is forgotten, or another one is known")
+	}
+	k.Add("b")
+	now = now.Add(time.Minute)
+	if k.Has("a") || !k.Has("b") {
+		t.Error("after the ttl: a should be forgotten and b known")
 	}
 }

@@ -3,6 +3,8 @@ package auth
 import (
 	"sync"
 	"time"
+
+	"github.com/gantryhq/gantry"
 )
 
 // maxLimiterKeys caps the keys a Limiter tracks; past it, keys are swept
@@ -150,6 +152,51 @@ func (l *Limiter) sweep(now time.Time) {
 	}
 	l.lastSweep = now
 }
+
+// LimitError is a refusal by a rate limit: ETOOMANY with the message to
+// show, and how long the client should wait before trying again (the API
+// sends it as the Retry-After header). gantry.ErrorCode and
+// gantry.ErrorMessage see the wrapped *gantry.Error.
+type LimitError struct {
+	Err  *gantry.Error
+	Wait time.Duration
+}
+
+// tooMany returns a LimitError with message msg, asking to wait at least
+// one second.
+func tooMany(msg string, wait time.Duration) *LimitError {
+	return &LimitError{Err: gantry.Errorf(gantry.ETOOMANY, "%s", msg), Wait: max(wait, time.Second)}
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the *gantry.Error, for errors.As.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// RetryAfter returns how long the client should wait.
+func (e *LimitError) RetryAfter() time.Duration { return e.Wait }
+
+// Known remembers keys for a while after they were last added: here, the
+// (account, address) pairs that signed in successfully. It is a Limiter of
+// one event per key, so it has the Limiter's bound on memory. It is safe
+// for concurrent use.
+type Known struct {
+	seen *Limiter
+}
+
+// NewKnown returns a Known that forgets a key ttl after it was last added.
+func NewKnown(ttl time.Duration) *Known {
+	return &Known{seen: NewLimiter(1, ttl)}
+}
+
+// Add records key as seen now.
+func (k *Known) Add(key string) { k.seen.Hit(key) }
+
+// Has reports whether key was added less than the ttl ago.
+func (k *Known) Has(key string) bool { return !k.seen.Allow(key) }
+
+// SetNow makes k read the current time from now (for tests).
+func (k *Known) SetNow(now func() time.Time) { k.seen.Now = now }
 
 // Slots bounds how many operations each key (a user) has in progress at
 // once, where a Limiter bounds how many it starts in a window. A key's

@@ -25,7 +25,9 @@ const (
 
 // Tokens issues and checks the bearer tokens of signed-in users: JWTs
 // signed with HS256 under a key derived (HKDF-SHA256) from the secret key,
-// carrying the user id as subject, the issuer "gantry", and an expiry.
+// carrying the user id as subject, a random session id (jti), the issuer
+// "gantry", and an expiry. A valid signature is not enough to sign in: the
+// session must also still exist (Service.Session).
 type Tokens struct {
 	key []byte
 	ttl time.Duration
@@ -61,29 +63,41 @@ func DeriveKey(secret, purpose string, n int) ([]byte, error) {
 	return key, nil
 }
 
-// Issue returns a signed token for userID and when it expires. Each token
-// carries a random id (jti), so two tokens issued in the same second differ.
-func (t *Tokens) Issue(userID string) (string, time.Time, error) {
+// Claims is what a valid token says: whose it is, the id of its session
+// (its jti claim) and when it expires.
+type Claims struct {
+	UserID    string
+	SessionID string
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// Issue returns a signed token for userID and its claims. Each token
+// carries a random id (jti, 128 bits), which names its server-side session
+// (see Service), so two tokens issued in the same second differ.
+func (t *Tokens) Issue(userID string) (string, Claims, error) {
 	now := t.Now()
-	exp := now.Add(t.ttl)
+	c := Claims{UserID: userID, SessionID: rand.Text(), IssuedAt: now, ExpiresAt: now.Add(t.ttl)}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
 		Issuer:    tokenIssuer,
 		Subject:   userID,
-		ID:        rand.Text(),
+		ID:        c.SessionID,
 		IssuedAt:  jwt.NewNumericDate(now),
-		ExpiresAt: jwt.NewNumericDate(exp),
+		ExpiresAt: jwt.NewNumericDate(c.ExpiresAt),
 	})
 	s, err := tok.SignedString(t.key)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("sign token: %w", err)
+		return "", Claims{}, fmt.Errorf("sign token: %w", err)
 	}
-	return s, exp, nil
+	return s, c, nil
 }
 
 // Verify checks a token's signature (HS256 only), issuer and expiry
-// (required) and returns its user id. Failures are EUNAUTHORIZED:
-// MsgTokenExpired for an expired token, MsgBadToken for anything else.
-func (t *Tokens) Verify(token string) (string, error) {
+// (required), and that it names a user and a session, and returns its
+// claims. It does not look the session up (Service.Session does).
+// Failures are EUNAUTHORIZED: MsgTokenExpired for an expired token,
+// MsgBadToken for anything else.
+func (t *Tokens) Verify(token string) (Claims, error) {
 	var claims jwt.RegisteredClaims
 	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.key, nil },
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
@@ -93,11 +107,13 @@ func (t *Tokens) Verify(token string) (string, error) {
 	)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgTokenExpired)
-	case err != nil:
-		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadToken)
-	case claims.Subject == "":
-		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadToken)
+		return Claims{}, gantry.Errorf(gantry.EUNAUTHORIZED, MsgTokenExpired)
+	case err != nil, claims.Subject == "", claims.ID == "":
+		return Claims{}, gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadToken)
 	}
-	return claims.Subject, nil
+	c := Claims{UserID: claims.Subject, SessionID: claims.ID, ExpiresAt: claims.ExpiresAt.Time}
+	if claims.IssuedAt != nil {
+		c.IssuedAt = claims.IssuedAt.Time
+	}
+	return c, nil
 }

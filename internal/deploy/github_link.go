@@ -33,9 +33,10 @@ type GitHubStore interface {
 	ClearGitHubLink(ctx context.Context, userID string) error
 }
 
-// Sessions issues Gantry bearer tokens; *auth.Tokens is the real one.
+// Sessions signs users in: StartSession stores a new session and returns
+// its bearer token. *auth.Service is the real one.
 type Sessions interface {
-	Issue(userID string) (token string, expires time.Time, err error)
+	StartSession(ctx context.Context, userID string) (token string, err error)
 }
 
 // GitHubAccounts connects Gantry users to their GitHub accounts with
@@ -240,7 +241,7 @@ func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitH
 		return fail(CallbackServerError, err)
 	}
 	g.notify(ctx, gantry.GitHubConnectedNotification(u.ID, u.GitHub.Username, len(u.GitHub.Repos)))
-	session, _, err := g.Sessions.Issue(u.ID)
+	session, err := g.Sessions.StartSession(ctx, u.ID)
 	if err != nil {
 		return fail(CallbackServerError, err)
 	}

@@ -7,9 +7,11 @@
 //
 // It builds and starts ghserve (or runs GHSERVE_BIN), then `gantry serve`
 // configured with it, and walks: GitHub Integration → Connect GitHub → the
-// fake authorize page → the callback (token stored, address cleaned, 2 s →
-// /dashboard) → the account and its repositories → the detail modal →
-// Deploy This Repository → /projects/new?repo=<id>; then Refresh and
+// fake authorize page → the callback (answered with Referrer-Policy:
+// no-referrer; token stored, address and history entry cleaned, no request
+// carrying it in its Referer; 2 s → /dashboard) → the account and its
+// repositories → the detail modal → Deploy This Repository →
+// /projects/new?repo=<id>; then Refresh and
 // Disconnect. Prints "ok" and exits 0, or the failure and exits 1.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -72,6 +74,19 @@ async function journey() {
     page.setDefaultTimeout(10_000)
     const pageErrors = []
     page.on('pageerror', (err) => pageErrors.push(err))
+    // Every Referer the browser sends, and the answers of the callback's
+    // redirect and page: none may pass the token on.
+    const referers = []
+    page.on('request', (req) => {
+      referers.push(req.allHeaders().then((h) => h.referer ?? ''))
+    })
+    const callbackAnswers = []
+    page.on('response', (res) => {
+      const { pathname } = new URL(res.url())
+      if (pathname === '/github-callback' || pathname === '/api/auth/github/callback') {
+        callbackAnswers.push({ pathname, policy: res.headers()['referrer-policy'], cache: res.headers()['cache-control'] })
+      }
+    })
 
     await page.goto('/github-integration')
     await page.getByRole('heading', { name: 'Connect your GitHub account' }).waitFor()
@@ -82,9 +97,22 @@ async function journey() {
     const landed = new URL(page.url())
     assert.equal(landed.pathname, '/github-callback')
     assert.equal(landed.searchParams.get('token'), null, 'the token is removed from the address')
+    assert.equal(await page.evaluate(() => location.href.includes('token')), false, 'the history entry holds no token')
+    assert.deepEqual(
+      callbackAnswers.map((a) => [a.pathname, a.policy]),
+      [
+        ['/api/auth/github/callback', 'no-referrer'],
+        ['/github-callback', 'no-referrer'],
+      ],
+      'the callback redirect and page answer Referrer-Policy: no-referrer',
+    )
+    assert.equal(callbackAnswers[1].cache, 'no-store', 'the callback page is not cached')
     const stored = await page.evaluate(() => localStorage.getItem('token'))
     assert.ok(stored && stored !== token, 'the callback stores a fresh token')
     await page.waitForURL(`${server.baseURL}/dashboard`, { timeout: 5000 })
+    for (const referer of await Promise.all(referers)) {
+      assert.ok(!referer.includes('token='), `a request carried the token in its Referer: ${referer}`)
+    }
 
     await page.goto('/github-integration')
     await page.getByText('@maya-chen').waitFor()

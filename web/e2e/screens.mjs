@@ -152,6 +152,19 @@ export const SCREENS = [
     },
   },
   {
+    // The confirmation only: confirming would end the session every
+    // signed-in screen here uses.
+    name: 'profile-sign-out-everywhere',
+    path: '/profile',
+    auth: true,
+    full: false,
+    ready: h1('Profile'),
+    act: async (page) => {
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click()
+      await page.getByRole('dialog', { name: 'Sign out everywhere?' }).waitFor()
+    },
+  },
+  {
     name: 'profile-storage',
     path: '/profile',
     auth: true,

@@ -60,11 +60,11 @@ function SessionGate() {
   )
 }
 
-/** Logged-in-only screens: visitors go to /. */
+/** Logged-in-only screens: visitors go to / (or where a deliberate sign-out asked). */
 function RequireAuth() {
-  const { user, status } = useAuth()
+  const { user, status, signedOutTo } = useAuth()
   if (status === 'loading') return <FullPageLoader />
-  if (!user) return <Navigate to={paths.home.getHref()} replace />
+  if (!user) return <Navigate to={signedOutTo ?? paths.home.getHref()} replace />
   return (
     <AppShell>
       <Outlet />

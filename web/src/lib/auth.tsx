@@ -1,7 +1,9 @@
 // The session of SPEC §4. The token lives in localStorage under "token"; the
 // current user is fetched at start and whenever the token changes; a failed
 // check clears the token without a word. Login, registration and the GitHub
-// callback call signIn / adoptToken; the layouts call signOut.
+// callback call signIn / adoptToken; the layouts call signOut, which ends the
+// session on the server too; "Sign out everywhere" calls forgetSession once
+// the server has ended every session.
 import {
   createContext,
   use,
@@ -12,6 +14,7 @@ import {
   type ReactNode,
 } from 'react'
 import { queryOptions, useQuery, useQueryClient } from '@tanstack/react-query'
+import { paths } from '@/config/paths'
 import { api, ApiError, getToken, setToken as storeToken } from '@/lib/api-client'
 import type { User } from '@/types/api'
 
@@ -36,6 +39,23 @@ export function meQueryOptions(token: string | null) {
   })
 }
 
+/** How long Sign out waits for the server before forgetting the token anyway. */
+export const LOGOUT_TIMEOUT_MS = 5000
+
+/**
+ * endServerSession asks the server to end the session of the stored token
+ * (POST /api/auth/logout). It never throws: the token is forgotten whatever
+ * the answer, and a failure here must not keep anyone signed in.
+ */
+export async function endServerSession(): Promise<void> {
+  if (getToken() === null) return
+  try {
+    await api.post<unknown>('/api/auth/logout', undefined, { signal: AbortSignal.timeout(LOGOUT_TIMEOUT_MS) })
+  } catch {
+    // Already ended, offline or slow: the local sign-out goes on.
+  }
+}
+
 export type SessionStatus = 'loading' | 'authenticated' | 'anonymous'
 
 type AuthContextValue = {
@@ -49,8 +69,19 @@ type AuthContextValue = {
   adoptToken: (token: string) => Promise<User | null>
   /** Replaces the cached user, e.g. after a profile update. */
   setUser: (user: User) => void
-  /** Forgets the token and every cached answer. */
-  signOut: () => void
+  /**
+   * Ends the session on the server (POST /api/auth/logout), then forgets the
+   * token and every cached answer, even when the server call failed.
+   */
+  signOut: () => Promise<void>
+  /**
+   * Forgets the token and every cached answer, without calling the server
+   * (which has already ended the session). `redirectTo` is where the
+   * logged-in-only screen on view sends the user, instead of /.
+   */
+  forgetSession: (options?: { redirectTo?: string }) => void
+  /** Where logged-in-only screens send a visitor after forgetSession (null: /). */
+  signedOutTo: string | null
 }
 
 const AuthContext = createContext<AuthContextValue | null>(null)
@@ -60,6 +91,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [token, setTokenState] = useState<string | null>(getToken)
   const me = useQuery(meQueryOptions(token))
 
+  const [signedOutTo, setSignedOutTo] = useState<string | null>(null)
+
   const clearSession = useCallback(() => {
     storeToken(null)
     setTokenState(null)
@@ -67,21 +100,39 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     queryClient.removeQueries({ queryKey: sessionKeys.all })
   }, [queryClient])
 
-  // A failed current-user check clears the token silently.
+  // A failed current-user check clears the token silently. When the token
+  // had worked in this tab (its session was ended elsewhere: signed out
+  // everywhere, a password change, expiry), the screen on view goes to the
+  // sign-in page; a token that never worked here leads to / as for any
+  // visitor.
+  const hadUser = me.data !== undefined
   useEffect(() => {
-    if (token !== null && me.isError) clearSession()
-  }, [token, me.isError, clearSession])
+    if (token !== null && me.isError) {
+      setSignedOutTo(hadUser ? paths.login.getHref() : null)
+      clearSession()
+    }
+  }, [token, me.isError, hadUser, clearSession])
 
-  // A token rejected by any other call ends the session the same way.
+  // A token rejected by any other call (a query or an action) makes the
+  // current-user check run again, which ends the session the same way.
   useEffect(() => {
-    return queryClient.getQueryCache().subscribe((event) => {
-      if (event.type !== 'updated' || event.action.type !== 'error') return
-      if (event.query.queryKey[0] === sessionKeys.all[0]) return
-      const err = event.action.error
+    const recheck = (err: unknown) => {
       if (err instanceof ApiError && err.status === 401 && getToken() !== null) {
         void queryClient.invalidateQueries({ queryKey: sessionKeys.all })
       }
+    }
+    const unsubscribeQueries = queryClient.getQueryCache().subscribe((event) => {
+      if (event.type !== 'updated' || event.action.type !== 'error') return
+      if (event.query.queryKey[0] === sessionKeys.all[0]) return
+      recheck(event.action.error)
     })
+    const unsubscribeMutations = queryClient.getMutationCache().subscribe((event) => {
+      if (event.type === 'updated' && event.action.type === 'error') recheck(event.action.error)
+    })
+    return () => {
+      unsubscribeQueries()
+      unsubscribeMutations()
+    }
   }, [queryClient])
 
   // Another tab signed in or out.
@@ -97,6 +148,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     (next: string, user: User) => {
       storeToken(next)
       queryClient.setQueryData(sessionKeys.me(next), user)
+      setSignedOutTo(null)
       setTokenState(next)
     },
     [queryClient],
@@ -105,6 +157,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const adoptToken = useCallback(
     async (next: string) => {
       storeToken(next)
+      setSignedOutTo(null)
       setTokenState(next)
       try {
         return await queryClient.fetchQuery(meQueryOptions(next))
@@ -113,6 +166,21 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       }
     },
     [queryClient],
+  )
+
+  const signOut = useCallback(async () => {
+    await endServerSession()
+    clearSession()
+  }, [clearSession])
+
+  const forgetSession = useCallback(
+    (options: { redirectTo?: string } = {}) => {
+      // Set in the same render as the token, so that the screen on view
+      // redirects there rather than to /.
+      setSignedOutTo(options.redirectTo ?? null)
+      clearSession()
+    },
+    [clearSession],
   )
 
   const setUser = useCallback(
@@ -133,8 +201,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const initializing = !initialized && status === 'loading'
 
   const value = useMemo<AuthContextValue>(
-    () => ({ user, status, initializing, signIn, adoptToken, setUser, signOut: clearSession }),
-    [user, status, initializing, signIn, adoptToken, setUser, clearSession],
+    () => ({ user, status, initializing, signIn, adoptToken, setUser, signOut, forgetSession, signedOutTo }),
+    [user, status, initializing, signIn, adoptToken, setUser, signOut, forgetSession, signedOutTo],
   )
   return <AuthContext value={value}>{children}</AuthContext>
 }

@@ -19,6 +19,18 @@ describe('GitHub callback URL', () => {
     expect(router.state.location.pathname).toBe('/github-callback')
   })
 
+  it('replaces the browser history entry that held the token', async () => {
+    mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
+    window.history.replaceState({ kept: 1 }, '', '/github-callback?token=gh-token&linked=true')
+    const length = window.history.length
+    renderApp('/github-callback?token=gh-token&linked=true')
+    expect(await screen.findByText('GitHub account linked successfully! Redirecting...')).toBeInTheDocument()
+    expect(window.location.pathname + window.location.search).toBe('/github-callback?linked=true')
+    expect(window.history.state).toEqual({ kept: 1 })
+    expect(window.history.length).toBe(length)
+    window.history.replaceState(null, '', '/')
+  })
+
   it.each([
     ['already_linked', 'This GitHub account is already connected to another Gantry account.'],
     ['access_denied', 'Authorization was cancelled on GitHub.'],

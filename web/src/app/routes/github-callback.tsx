@@ -47,8 +47,15 @@ export function GitHubCallbackRoute() {
     const error = params.get('error')
     const linked = params.get('linked') === 'true'
 
-    // The token has been read: keep it out of the address bar and history.
+    // The token has been read: take it out of the address bar and of this
+    // history entry at once (the browser's own history API, before anything
+    // else runs), then tell the router.
     if (token) {
+      const here = new URL(window.location.href)
+      if (here.searchParams.has('token')) {
+        here.searchParams.delete('token')
+        window.history.replaceState(window.history.state, '', here.pathname + here.search + here.hash)
+      }
       const rest = new URLSearchParams(params)
       rest.delete('token')
       const search = rest.toString()

@@ -4,6 +4,7 @@ import { PageHeader } from '@/components/ui/page-header'
 import { AccountDatesCard, AccountStatusCard } from '@/features/profile/components/account-status-card'
 import { GitHubStatusCard } from '@/features/profile/components/github-status-card'
 import { ProfileForm } from '@/features/profile/components/profile-form'
+import { SessionsCard } from '@/features/profile/components/sessions-card'
 import { StatsCard } from '@/features/profile/components/stats-card'
 import { StorageCard } from '@/features/profile/components/storage-usage'
 import { useAuth } from '@/lib/auth'
@@ -38,6 +39,7 @@ export function ProfileRoute() {
           <StorageCard />
           <GitHubStatusCard user={user} />
           <AccountDatesCard user={user} />
+          <SessionsCard />
         </div>
       </div>
     </>

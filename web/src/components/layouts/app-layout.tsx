@@ -34,8 +34,8 @@ export function AppLayout({ children, notifications, planUsage }: AppLayoutProps
     setDrawerOpen(false)
   }, [location.pathname])
 
-  const onSignOut = useCallback(() => {
-    signOut()
+  const onSignOut = useCallback(async () => {
+    await signOut()
     toast.success('Logged out successfully')
     navigate(paths.home.getHref(), { replace: true })
   }, [signOut, navigate])
