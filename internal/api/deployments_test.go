@@ -386,3 +386,21 @@ func TestLogStreamEndsWithSession(t *testing.T) {
 		t.Errorf("reopening the stream: got %d, want 403", got)
 	}
 }
+
+// TestLogStreamEndsWithLogout: signing out ends the session on the server,
+// and with it the session's open log streams, at the next heartbeat.
+func TestLogStreamEndsWithLogout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.Heartbeat = 200 * time.Millisecond
+	srv, id := streamFixture(t, e)
+
+	events := openStream(t, srv, id, e.token)
+	if got := send(t, srv, "POST", "/api/auth/logout", e.token, ""); got != 200 {
+		t.Fatalf("logout: got %d, want 200", got)
+	}
+	waitEnd(t, events, 3*time.Second)
+	if got := send(t, srv, "GET", "/api/deployments/"+id+"/logs/stream", e.token, ""); got != 401 {
+		t.Errorf("reopening the stream: got %d, want 401", got)
+	}
+}
