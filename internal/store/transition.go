@@ -39,20 +39,29 @@ type projectState struct {
 }
 
 // lockProject takes the project's row lock for the rest of tx and reads
-// it; ENOTFOUND when the project is gone.
+// it; ENOTFOUND when the project is gone. The active deployment's status
+// is read by a statement of its own, after the lock is held: on
+// PostgreSQL a locking read that waited sees the locked row as the other
+// transaction left it but joined rows as they were before, and a stale
+// status would count a route change that did not happen.
 func lockProject(ctx context.Context, tx *Tx, projectID string) (*projectState, error) {
-	q := `SELECT p.id, COALESCE(p.subdomain, ''), p.status, p.route_version, COALESCE(p.active_deployment_id, ''),
-		COALESCE(ad.status, '') FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id
-		WHERE p.id = ?`
+	q := `SELECT id, COALESCE(subdomain, ''), status, route_version, COALESCE(active_deployment_id, '')
+		FROM projects WHERE id = ?`
 	if tx.db.dialect == Postgres {
-		q += ` FOR NO KEY UPDATE OF p`
+		q += ` FOR NO KEY UPDATE`
 	}
 	var s projectState
-	err := tx.queryRow(ctx, q, projectID).Scan(&s.id, &s.subdomain, &s.status, &s.version, &s.activeID, &s.activeStatus)
+	err := tx.queryRow(ctx, q, projectID).Scan(&s.id, &s.subdomain, &s.status, &s.version, &s.activeID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
 	} else if err != nil {
 		return nil, fmt.Errorf("lock project: %w", err)
+	}
+	if s.activeID != "" {
+		err := tx.queryRow(ctx, `SELECT status FROM deployments WHERE id = ?`, s.activeID).Scan(&s.activeStatus)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("lock project: %w", err)
+		}
 	}
 	return &s, nil
 }
