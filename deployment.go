@@ -215,7 +215,7 @@ type DeploymentStore interface {
 	// CountLiveProjects counts the owner's projects with a live deployment.
 	CountLiveProjects(ctx context.Context, userID string) (int, error)
 	// ListDeploymentsByStatus returns every deployment in one of statuses
-	// (any owner), oldest first: start-up recovery and restore.
+	// (any owner), oldest first: start-up recovery and measuring.
 	ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*Deployment, error)
 
 	// SetDeploymentFiles records the bytes the deployment's kept files take

@@ -9,7 +9,8 @@ import (
 
 // Project statuses (SPEC §3). A project's status follows its latest
 // deployment: none → draft, pending/building/deploying → building,
-// live → deployed, failed → failed.
+// live → deployed, failed → failed (ProjectStatusOf, derived by the store
+// in every transition).
 const (
 	ProjectDraft    = "draft"
 	ProjectBuilding = "building"

@@ -179,12 +179,12 @@ func (s *Service) SiteDir(id string) string { return filepath.Join(s.DataDir, "s
 func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "builds", id) }
 
 // Open recovers from a crash or restart — builds that were cut off end
-// failed with a log line saying so (and lose their files), every live site
-// is routed again and every live server app started again without
-// rebuilding (in the background), stopped subdomains answer their 503
-// page, deployments built before sizes were recorded are measured, and old
-// stopped deployments are pruned (see prune) — and starts the build
-// workers. Queued deployments then run in order. It first makes the data
+// failed with a log line saying so (and lose their files), every project's
+// active deployment is routed again (a live site served, a live server app
+// started again without rebuilding, in the background; a stopped one
+// answers its 503 page), deployments built before sizes were recorded are
+// measured, and old stopped deployments are pruned (see prune) — and
+// starts the build workers. Queued deployments then run in order. It first makes the data
 // folder's sites and builds folders (dataDirModes).
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)

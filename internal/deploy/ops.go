@@ -386,7 +386,10 @@ func (s *Service) target(ctx context.Context, userID, sub, deploymentID string, 
 // cancelled (its whole process tree killed), a live site answers the
 // "stopped" page and a server app's processes are ended (SIGTERM, then
 // SIGKILL after the runtime's grace period). deploymentID picks one
-// deployment when several share sub.
+// deployment when several share sub. The stop is one store transition;
+// the build, the app and the subdomain follow once it committed. One that
+// finds the deployment no longer stoppable (a failure came first) is
+// EINVALID, as a stop of a stopped deployment is.
 func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentLive, gantry.DeploymentDeploying,
 		gantry.DeploymentBuilding, gantry.DeploymentPending)
@@ -434,7 +437,9 @@ func (s *Service) cancelBuild(id string) {
 // workspace (it must answer HTTP before it takes the subdomain), without
 // rebuilding: for an older deployment this is a rollback, and the one it
 // replaces is stopped. Without deploymentID it is the deployment the
-// subdomain last served. A deployment whose files were pruned is ECONFLICT.
+// subdomain last served. A deployment whose files were pruned is ECONFLICT;
+// one that is no longer stopped when its go-live runs (another restart, a
+// delete) is EINVALID, and the app this call started is ended.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -501,8 +506,8 @@ func errCannotRestart(status string) error {
 }
 
 // Delete stops the owner's deployment if it runs (a build or a server
-// app), then removes its record, log entries, published files and
-// workspace. If its project's subdomain
+// app), then removes its record and log entries in one store transition,
+// and its published files and workspace. If its project's subdomain
 // served it, the subdomain answers "no app here" afterwards.
 func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	d, err := s.Store.FindDeployment(ctx, userID, id)

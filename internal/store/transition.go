@@ -165,9 +165,14 @@ func settle(ctx context.Context, tx *Tx, before *projectState) (*gantry.Route, e
 	return r, nil
 }
 
-// finish settles the project, commits tx and returns the transition of d,
-// re-read when it still exists.
-func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, t *gantry.Transition) (*gantry.Transition, error) {
+// finish appends line (when set) to d's log, settles the project, commits
+// tx and returns the transition of d, re-read when it still exists.
+func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition) (*gantry.Transition, error) {
+	if line != nil {
+		if err := appendLog(ctx, tx, d.ID, line); err != nil {
+			return nil, err
+		}
+	}
 	route, err := settle(ctx, tx, p)
 	if err != nil {
 		return nil, err
@@ -253,12 +258,7 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 			return nil, fmt.Errorf("set active deployment: %w", err)
 		}
 	}
-	if c.Line != nil {
-		if err := appendLog(ctx, tx, id, c.Line); err != nil {
-			return nil, err
-		}
-	}
-	return db.finish(ctx, tx, p, from, d, &gantry.Transition{Replaced: replaced})
+	return db.finish(ctx, tx, p, from, d, c.Line, &gantry.Transition{Replaced: replaced})
 }
 
 // FailDeployment ends deployment id failed with reason from any of the
@@ -287,12 +287,7 @@ func (db *DB) FailDeployment(ctx context.Context, id string, from []string, reas
 	if err := setStatus(ctx, tx, d, gantry.DeploymentFailed, reason, info); err != nil {
 		return nil, err
 	}
-	if c.Line != nil {
-		if err := appendLog(ctx, tx, id, c.Line); err != nil {
-			return nil, err
-		}
-	}
-	return db.finish(ctx, tx, p, d.Status, d, &gantry.Transition{})
+	return db.finish(ctx, tx, p, d.Status, d, c.Line, &gantry.Transition{})
 }
 
 // StopDeployment stops deployment id from any status gantry's CanStop
@@ -318,12 +313,7 @@ func (db *DB) StopDeployment(ctx context.Context, id string, c gantry.Change) (*
 	if err := setStatus(ctx, tx, d, gantry.DeploymentStopped, d.Error, info); err != nil {
 		return nil, err
 	}
-	if c.Line != nil {
-		if err := appendLog(ctx, tx, id, c.Line); err != nil {
-			return nil, err
-		}
-	}
-	return db.finish(ctx, tx, p, d.Status, d, &gantry.Transition{})
+	return db.finish(ctx, tx, p, d.Status, d, c.Line, &gantry.Transition{})
 }
 
 // DeleteDeployment removes deployment id and its log entries whatever its
@@ -345,7 +335,7 @@ func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transiti
 	if _, err := tx.exec(ctx, `DELETE FROM deployments WHERE id = ?`, id); err != nil {
 		return nil, fmt.Errorf("delete deployment: %w", err)
 	}
-	return db.finish(ctx, tx, p, d.Status, nil, &gantry.Transition{})
+	return db.finish(ctx, tx, p, d.Status, nil, nil, &gantry.Transition{})
 }
 
 // SaveBuild saves d's build info, metadata and environment, and moves it
