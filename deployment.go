@@ -167,33 +167,55 @@ type DeploymentFilter struct {
 // deployment is ENOTFOUND); an empty userID means "any owner" and is used
 // only by the platform itself (builder, edge restore).
 type DeploymentStore interface {
-	// CreateDeployment inserts d (status pending), filling ID and timestamps.
-	CreateDeployment(ctx context.Context, d *Deployment) error
-	// QueueDeployment is CreateDeployment unless d's owner already has
-	// maxPending (> 0) deployments pending: then ETOOMANY and nothing is
-	// inserted. Check and insert are atomic.
+	// QueueDeployment inserts d (status pending), filling ID and
+	// timestamps, and derives the project's status, unless d's owner
+	// already has maxPending (> 0) deployments pending: then ETOOMANY and
+	// nothing is inserted. Check and insert are atomic.
 	QueueDeployment(ctx context.Context, d *Deployment, maxPending int) error
 	// FindDeployment returns d with Project and User embedded.
 	FindDeployment(ctx context.Context, userID, id string) (*Deployment, error)
 	// ListDeployments returns the owner's deployments, newest first, with
 	// Project embedded.
 	ListDeployments(ctx context.Context, userID string, f DeploymentFilter) ([]*Deployment, error)
-	// UpdateDeployment saves d's status, error, subdomain, url, buildInfo,
-	// metadata and environment.
-	UpdateDeployment(ctx context.Context, d *Deployment) error
-	// DeleteDeployment removes d and its log entries.
-	DeleteDeployment(ctx context.Context, id string) error
 	// ClaimDeployment atomically moves the next pending deployment to
 	// building and returns it: the oldest one of the user whose last build
 	// was claimed longest ago (or never). ENOTFOUND when the queue is empty.
 	ClaimDeployment(ctx context.Context, now time.Time) (*Deployment, error)
+
+	// The transitions (transition.go). Each is one transaction that checks
+	// the status it starts from (else *TransitionError; ENOTFOUND when the
+	// deployment is gone) and derives the project's status from its
+	// deployments (ProjectStatusOf) before it commits.
+
+	// SaveBuild saves d's build info, metadata and environment, and moves
+	// it to d.Status, while its stored status is still from: a build's
+	// progress (building, building → deploying).
+	SaveBuild(ctx context.Context, d *Deployment, from string) error
+	// GoLive makes the deployment live from status from (deploying: a
+	// build's end; stopped: a restart, refused with Pruned when its files
+	// were pruned), makes it the project's active deployment and stops the
+	// project's other live deployment.
+	GoLive(ctx context.Context, id, from string, c Change) (*Transition, error)
+	// FailDeployment ends the deployment failed with reason (its Error)
+	// from any of the statuses from. A build that had not ended ends at
+	// c.At (end time, and duration from its start).
+	FailDeployment(ctx context.Context, id string, from []string, reason string, c Change) (*Transition, error)
+	// StopDeployment stops the deployment from any status CanStop allows;
+	// a build that had started and not ended ends at c.At.
+	StopDeployment(ctx context.Context, id string, c Change) (*Transition, error)
+	// DeleteDeployment removes the deployment and its log entries whatever
+	// its status; a project whose active deployment it was points at none.
+	DeleteDeployment(ctx context.Context, id string) (*Transition, error)
+	// ListRoutes returns the route of every project that has an active
+	// deployment: what start-up routes again.
+	ListRoutes(ctx context.Context) ([]*Route, error)
 	// QueuePosition is 1 for the next pending deployment to be claimed, in
 	// ClaimDeployment's order if nothing else is queued meanwhile.
 	QueuePosition(ctx context.Context, id string) (int, error)
 	// CountLiveProjects counts the owner's projects with a live deployment.
 	CountLiveProjects(ctx context.Context, userID string) (int, error)
 	// ListDeploymentsByStatus returns every deployment in one of statuses
-	// (any owner), oldest first: start-up recovery and restore.
+	// (any owner), oldest first: start-up recovery and measuring.
 	ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*Deployment, error)
 
 	// SetDeploymentFiles records the bytes the deployment's kept files take

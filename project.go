@@ -9,7 +9,8 @@ import (
 
 // Project statuses (SPEC §3). A project's status follows its latest
 // deployment: none → draft, pending/building/deploying → building,
-// live → deployed, failed → failed.
+// live → deployed, failed → failed (ProjectStatusOf, derived by the store
+// in every transition).
 const (
 	ProjectDraft    = "draft"
 	ProjectBuilding = "building"
@@ -85,12 +86,12 @@ type ProjectStore interface {
 	UpdateProject(ctx context.Context, p *Project) error
 	DeleteProject(ctx context.Context, userID, id string) error
 	CountProjects(ctx context.Context, userID string) (int, error)
-	// SetProjectStatus records the status that follows the project's latest
-	// deployment (see ProjectStatusFor).
-	SetProjectStatus(ctx context.Context, id, status string) error
-	// SetActiveDeployment points the project's subdomain at deploymentID
-	// ("" for none).
-	SetActiveDeployment(ctx context.Context, id, deploymentID string) error
+	// SetDetectedType records the framework a build detected as the
+	// project's type, unless the project has a type of its own already
+	// (anything but "" and "github").
+	SetDetectedType(ctx context.Context, id, typ string) error
+	// A project's status and active deployment change only with its
+	// deployments' transitions (DeploymentStore, transition.go).
 }
 
 // DeploymentRef is the summary of a deployment a project answer lists.

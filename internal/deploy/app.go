@@ -53,12 +53,13 @@ func (s *Service) runtimeLogLimit() int {
 }
 
 // startApp starts d's app from its workspace with the project's current
-// environment variables and waits until it answers HTTP. route, when not
-// nil, is called with the app's address before it starts (the platform's
-// restart routes the subdomain at once, so visitors see "starting" rather
-// than "no app"). The error's message is what the owner reads; the
-// app's last output lines are logged before it returns.
-func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func(addr string)) (*runtime.App, error) {
+// environment variables, registered as d's app (replacing and stopping one
+// registered before), and waits until it answers HTTP. route, when not
+// nil, is called once the app is registered, before it starts (the
+// platform's restart routes the subdomain at once, so visitors see
+// "starting" rather than "no app"). The error's message is what the owner
+// reads; the app's last output lines are logged before it returns.
+func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func()) (*appRun, error) {
 	if s.Apps == nil {
 		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps: set an output directory to publish the site statically")
 	}
@@ -100,7 +101,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		s.stopRun(old, false)
 	}
 	if route != nil {
-		route(app.Addr())
+		route()
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("Starting the app: %s (PORT=%d)", d.BuildInfo.StartCommand, app.Port()))
 	start := time.Now()
@@ -121,7 +122,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		return nil, gantry.Errorf(gantry.EINVALID, "%s", redact(se.Message, secrets))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("App answered on port %d after %s", app.Port(), roundStartup(time.Since(start))))
-	return app, nil
+	return run, nil
 }
 
 func roundStartup(d time.Duration) time.Duration {
@@ -143,6 +144,13 @@ func (s *Service) swapApp(id string, run *appRun) *appRun {
 	return old
 }
 
+// appRun returns id's registered app, or nil.
+func (s *Service) appRun(id string) *appRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apps[id]
+}
+
 // takeApp unregisters id's app and returns it; with want set, only when it
 // is that one.
 func (s *Service) takeApp(id string, want *appRun) *appRun {
@@ -154,6 +162,14 @@ func (s *Service) takeApp(id string, want *appRun) *appRun {
 	}
 	delete(s.apps, id)
 	return run
+}
+
+// stopOwnApp stops run, id's app, unless another run replaced it: a
+// go-live that lost its race ends only the app it started.
+func (s *Service) stopOwnApp(id string, run *appRun) {
+	if s.takeApp(id, run) != nil {
+		s.stopRun(run, false)
+	}
 }
 
 // stopApp stops id's app if it runs. With drain, requests the edge is
@@ -210,60 +226,46 @@ func (s *Service) closeApps() {
 }
 
 // restoreApp starts a live app again after a platform restart, without
-// rebuilding. Its subdomain answers "not responding" until the app does;
-// an app that no longer starts ends failed.
-func (s *Service) restoreApp(d *gantry.Deployment) {
+// rebuilding, and routes r, its project's route as start-up read it, as
+// soon as the app is registered: its subdomain answers "not responding"
+// until the app does. An app that no longer starts ends failed (unless a
+// stop or delete came first). One that starts while a stop or delete
+// commits is ended: the process follows the store.
+func (s *Service) restoreApp(d *gantry.Deployment, r *gantry.Route) {
 	defer s.appWG.Done()
 	ctx := context.Background()
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, "Platform restarted: starting the app again")
-	_, err := s.startApp(ctx, d, func(addr string) { s.Sites.Proxy(d.Subdomain, d.ID, addr) })
+	run, err := s.startApp(ctx, d, func() { s.route(r) })
 	if err == nil {
+		// A stop that committed before the app was registered found no
+		// app to end; one that commits after this read finds it.
+		cur, ferr := s.Store.FindDeployment(ctx, "", d.ID)
+		if gantry.ErrorCode(ferr) == gantry.ENOTFOUND || ferr == nil && cur.Status != gantry.DeploymentLive {
+			s.stopOwnApp(d.ID, run)
+		}
 		return
 	}
-	s.switchMu.Lock()
-	cur, ferr := s.Store.FindDeployment(ctx, "", d.ID)
-	if ferr != nil || cur.Status != gantry.DeploymentLive {
-		s.switchMu.Unlock()
-		return // stopped or deleted meanwhile
-	}
-	if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
-		s.Sites.Stopped(d.Subdomain, d.ID)
-	}
-	s.switchMu.Unlock()
-	s.fail(ctx, cur, "The app did not start again after the platform restarted: "+gantry.ErrorMessage(err))
+	s.fail(ctx, d, failure{from: []string{gantry.DeploymentLive},
+		reason: "The app did not start again after the platform restarted: " + gantry.ErrorMessage(err)})
 }
 
 // appCrashLoop ends a live app the runtime gave up on after repeated
-// crashes: the deployment fails with the reason, its subdomain answers the
-// "stopped" page, and the owner is notified.
+// crashes: the deployment fails with the reason (unless a stop or delete
+// came first), its subdomain answers the "stopped" page, and the owner is
+// notified.
 func (s *Service) appCrashLoop(id string, run *appRun, crashes int, reason string) {
 	ctx := context.Background()
 	s.takeApp(id, run)
-	s.switchMu.Lock()
 	d, err := s.Store.FindDeployment(ctx, "", id)
-	if err != nil || d.Status != gantry.DeploymentLive {
-		s.switchMu.Unlock()
+	if err != nil {
 		return
 	}
-	if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == id {
-		s.Sites.Stopped(d.Subdomain, id)
-	}
 	msg := fmt.Sprintf("App stopped after crashing %d times in a row (%s): check its runtime logs, then restart it or deploy a fix", crashes, reason)
-	d.Status, d.Error = gantry.DeploymentFailed, msg
-	err = s.Store.UpdateDeployment(ctx, d)
-	s.switchMu.Unlock()
-	if err != nil {
-		s.logger().Error("fail crashed app", "deployment", id, "err", err)
+	if !s.fail(ctx, d, failure{reason: msg, from: []string{gantry.DeploymentLive}, logged: true,
+		notice: gantry.AppCrashedNotification(d, crashes, reason)}) {
+		return
 	}
 	run.logs.add(gantry.LevelError, gantry.LogDeployment, msg)
-	s.followProject(ctx, d.ProjectID)
-	s.notifyCrashLoop(ctx, d, crashes, reason)
-}
-
-// notifyCrashLoop is the notification hook of an app stopped after
-// repeated crashes.
-func (s *Service) notifyCrashLoop(ctx context.Context, d *gantry.Deployment, crashes int, reason string) {
-	s.notify(ctx, gantry.AppCrashedNotification(d, crashes, reason))
 }
 
 // appEvents passes an app's output and the runtime's reports to the

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -116,8 +117,11 @@ type Service struct {
 	running map[string]*runningBuild
 	apps    map[string]*appRun // server apps running, by deployment id
 	appWG   sync.WaitGroup     // apps being restored or drained in the background
-	// switchMu serialises changes of which deployment a subdomain serves.
-	switchMu sync.Mutex
+	// routeMu guards routed, the newest route version applied to Sites per
+	// project (route): the store orders a project's transitions, and this
+	// keeps their effects on the edge in that order.
+	routeMu sync.Mutex
+	routed  map[string]int64
 }
 
 type runningBuild struct {
@@ -176,12 +180,12 @@ func (s *Service) SiteDir(id string) string { return filepath.Join(s.DataDir, "s
 func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "builds", id) }
 
 // Open recovers from a crash or restart — builds that were cut off end
-// failed with a log line saying so (and lose their files), every live site
-// is routed again and every live server app started again without
-// rebuilding (in the background), stopped subdomains answer their 503
-// page, deployments built before sizes were recorded are measured, and old
-// stopped deployments are pruned (see prune) — and starts the build
-// workers. Queued deployments then run in order. It first makes the data
+// failed with a log line saying so (and lose their files), every project's
+// active deployment is routed again (a live site served, a live server app
+// started again without rebuilding, in the background; a stopped one
+// answers its 503 page), deployments built before sizes were recorded are
+// measured, and old stopped deployments are pruned (see prune) — and
+// starts the build workers. Queued deployments then run in order. It first makes the data
 // folder's sites and builds folders (dataDirModes).
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
@@ -196,29 +200,32 @@ func (s *Service) Open(ctx context.Context) error {
 		return fmt.Errorf("deploy: recover: %w", err)
 	}
 	for _, d := range cut {
-		s.fail(ctx, d, "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry.")
-		s.dropFiles(ctx, d)
-	}
-	stopped, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentStopped)
-	if err != nil {
-		return fmt.Errorf("deploy: restore: %w", err)
-	}
-	for _, d := range stopped {
-		if p, err := s.Store.FindProject(ctx, "", d.ProjectID); err == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
-			s.Sites.Stopped(d.Subdomain, d.ID)
+		if s.fail(ctx, d, failure{from: inProgress,
+			reason: "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry."}) {
+			s.dropFiles(ctx, d)
 		}
 	}
-	live, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive)
+	routes, err := s.Store.ListRoutes(ctx)
 	if err != nil {
 		return fmt.Errorf("deploy: restore: %w", err)
 	}
-	for _, d := range live {
-		if IsApp(d) {
-			s.appWG.Add(1)
-			go s.restoreApp(d)
+	live := 0
+	for _, r := range routes {
+		d := r.Active
+		if d == nil {
 			continue
 		}
-		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+		switch {
+		case d.Status == gantry.DeploymentLive && IsApp(d):
+			live++
+			s.appWG.Add(1)
+			go s.restoreApp(d, r)
+		case d.Status == gantry.DeploymentLive:
+			live++
+			s.route(r)
+		case d.Status == gantry.DeploymentStopped:
+			s.route(r) // the "stopped" page
+		}
 	}
 	if err := s.recoverStorage(ctx); err != nil {
 		return fmt.Errorf("deploy: storage: %w", err)
@@ -233,7 +240,7 @@ func (s *Service) Open(ctx context.Context) error {
 		s.wg.Add(1)
 		go s.worker(wctx)
 	}
-	s.logger().Info("deployments restored", "live", len(live), "interrupted", len(cut), "workers", n)
+	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil
 }
 
@@ -295,9 +302,20 @@ func (s *Service) log(ctx context.Context, id, level, typ, msg string) {
 		}
 		return
 	}
+	s.publish(id, e)
+}
+
+// publish sends a stored entry to the deployment's log stream.
+func (s *Service) publish(id string, e gantry.LogEntry) {
 	if s.Hub != nil {
 		s.Hub.Publish(Topic(id), e)
 	}
+}
+
+// line is a deployment log entry written now, for a transition to store
+// in its own transaction (gantry.Change.Line).
+func (s *Service) line(level, msg string) *gantry.LogEntry {
+	return &gantry.LogEntry{Timestamp: s.now(), Level: level, Type: gantry.LogDeployment, Message: msg}
 }
 
 // notify hands n to Notify, when one is set.
@@ -307,49 +325,114 @@ func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
 	}
 }
 
-// fail ends d as failed with reason as its last log line, the project
-// follows, and the owner is told.
-func (s *Service) fail(ctx context.Context, d *gantry.Deployment, reason string) {
-	ctx = context.WithoutCancel(ctx)
-	now := s.now()
-	d.Status, d.Error = gantry.DeploymentFailed, reason
-	d.BuildInfo.EndTime = &now
-	if d.BuildInfo.StartTime != nil {
-		d.BuildInfo.Duration = now.Sub(*d.BuildInfo.StartTime).Milliseconds()
-	}
-	s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, reason)
-	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
-		s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
-	}
-	s.followProject(ctx, d.ProjectID)
-	s.notify(ctx, gantry.DeploymentFailedNotification(d, reason))
+// inProgress are the statuses of a deployment whose build runs.
+var inProgress = []string{gantry.DeploymentBuilding, gantry.DeploymentDeploying}
+
+// failure is how a deployment ends failed.
+type failure struct {
+	// reason is its error, and its last log line unless logged.
+	reason string
+	// from are the statuses it may fail from: a build fails from building
+	// or deploying, a running app from live.
+	from []string
+	// logged says the line is written elsewhere: the pipeline logged it
+	// already, or a crashed app's log queue writes it after its output.
+	logged bool
+	// notice is what the owner is told (default: DeploymentFailedNotification).
+	notice *gantry.Notification
 }
 
-// followProject sets a project's status from its latest deployment.
-func (s *Service) followProject(ctx context.Context, projectID string) {
+// fail ends d failed — the one way a deployment fails: one store
+// transition from f.from (the reason as its last log line in the same
+// transaction, unless logged; the project's status derived), then the
+// subdomain follows (a failed active deployment answers the "stopped"
+// page) and the owner is told. d becomes what was committed. It reports
+// whether d failed: not when d was no longer in f.from or is gone (a stop,
+// a delete or a go-live came first and recorded the outcome).
+func (s *Service) fail(ctx context.Context, d *gantry.Deployment, f failure) bool {
 	ctx = context.WithoutCancel(ctx)
-	p, err := s.Store.FindProject(ctx, "", projectID)
+	c := gantry.Change{At: s.now()}
+	if !f.logged {
+		c.Line = s.line(gantry.LevelError, f.reason)
+	}
+	t, err := s.Store.FailDeployment(ctx, d.ID, f.from, f.reason, c)
 	if err != nil {
+		if !lost(err) {
+			s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
+		}
+		return false
+	}
+	if c.Line != nil {
+		s.publish(d.ID, *c.Line)
+	}
+	if t.Deployment != nil {
+		*d = *t.Deployment
+	}
+	s.route(t.Route)
+	n := f.notice
+	if n == nil {
+		n = gantry.DeploymentFailedNotification(d, f.reason)
+	}
+	s.notify(ctx, n)
+	return true
+}
+
+// lost reports whether err is a transition that lost its race: the
+// deployment is in another status now (*gantry.TransitionError) or gone.
+func lost(err error) bool {
+	var te *gantry.TransitionError
+	return errors.As(err, &te) || gantry.ErrorCode(err) == gantry.ENOTFOUND
+}
+
+// route points r's subdomain at what the store committed, unless a newer
+// route of the project was applied already: two transitions of a project
+// are ordered by the store, and their effects here may run in the other
+// order. No active deployment: the "no app here" page; a live one: its
+// published files, or its server app registered in this process; a
+// stopped or failed one: the "stopped" page. A nil r changes nothing.
+func (s *Service) route(r *gantry.Route) {
+	if r == nil {
 		return
 	}
-	status := gantry.ProjectDraft
-	if len(p.Deployments) > 0 {
-		status = gantry.ProjectStatusFor(p.Deployments[0].Status)
-		// A project whose subdomain still serves a live deployment stays
-		// deployed while an older build is stopped or deleted.
-		if status == gantry.ProjectDraft && p.ActiveDeployment != nil {
-			for _, r := range p.Deployments {
-				if r.ID == p.ActiveDeployment.ID && r.Status == gantry.DeploymentLive {
-					status = gantry.ProjectDeployed
-				}
-			}
-		}
+	s.routeMu.Lock()
+	defer s.routeMu.Unlock()
+	if v, ok := s.routed[r.ProjectID]; ok && r.Version <= v {
+		return
 	}
-	if status != p.Status {
-		if err := s.Store.SetProjectStatus(ctx, projectID, status); err != nil {
-			s.logger().Error("project status", "project", projectID, "err", err)
+	d := r.Active
+	switch {
+	case d == nil:
+		s.Sites.Remove(r.Subdomain)
+	case d.Status == gantry.DeploymentLive && IsApp(d):
+		run := s.appRun(d.ID)
+		if run == nil {
+			// Its app was ended since (a newer route follows) or runs on
+			// another replica: nothing to point at here.
+			return
 		}
+		s.Sites.Proxy(r.Subdomain, d.ID, run.app.Addr())
+	case d.Status == gantry.DeploymentLive:
+		s.Sites.Serve(r.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	default:
+		s.Sites.Stopped(r.Subdomain, d.ID)
 	}
+	if s.routed == nil {
+		s.routed = make(map[string]int64)
+	}
+	s.routed[r.ProjectID] = r.Version
+}
+
+// unroute removes a deleted project's subdomain from Sites for good: no
+// route of the project applied later (its transitions' effects running
+// late) brings it back.
+func (s *Service) unroute(p *gantry.Project) {
+	s.routeMu.Lock()
+	defer s.routeMu.Unlock()
+	s.Sites.Remove(p.Subdomain)
+	if s.routed == nil {
+		s.routed = make(map[string]int64)
+	}
+	s.routed[p.ID] = math.MaxInt64
 }
 
 // dataDirModes are the modes of the data folder's sub-folders: sites/ is

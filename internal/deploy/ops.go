@@ -81,7 +81,6 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		msg = fmt.Sprintf("Deployment queued: position %d, waiting for %d build%s ahead", pos, pos-1, plural(pos-1))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
-	s.followProject(ctx, p.ID)
 	s.kick()
 	// Answer what was created (pending), not a re-read: a worker may have
 	// claimed it already.
@@ -150,15 +149,14 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 
 	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
 	if err != nil {
-		s.fail(ctx, d, "Project not found")
+		s.fail(ctx, d, failure{reason: "Project not found", from: inProgress})
 		return
 	}
 	start := s.now()
 	d.BuildInfo.StartTime = &start
-	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
-		s.logger().Error("start build", "deployment", d.ID, "err", err)
+	if !s.saveBuild(ctx, d) {
+		return
 	}
-	s.followProject(ctx, p.ID)
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, "Build started")
 
 	timeout := s.BuildTimeout
@@ -167,19 +165,19 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	}
 	env, secrets, err := s.buildEnv(ctx, p.ID)
 	if err != nil {
-		s.fail(ctx, d, gantry.ErrorMessage(err))
+		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
 		return
 	}
 	// The deployment records the environment it was built with, secrets
 	// masked: their values are never stored outside the project's sealed
 	// variables.
 	d.Environment.Variables = masked(env)
-	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
-		s.logger().Error("record environment", "deployment", d.ID, "err", err)
+	if !s.saveBuild(ctx, d) {
+		return
 	}
 	uid, err := s.sandboxUID(ctx, d.UserID)
 	if err != nil {
-		s.fail(ctx, d, gantry.ErrorMessage(err))
+		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
 		return
 	}
 	job := build.Job{
@@ -237,15 +235,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, msg)
 		}
 		// The pipeline logged msg as its last line already.
-		now := s.now()
-		d.Status, d.Error = gantry.DeploymentFailed, msg
-		d.BuildInfo.EndTime = &now
-		d.BuildInfo.Duration = now.Sub(start).Milliseconds()
-		if err := s.Store.UpdateDeployment(context.WithoutCancel(ctx), d); err != nil {
-			s.logger().Error("fail deployment", "deployment", d.ID, "err", err)
-		}
-		s.followProject(ctx, p.ID)
-		s.notify(ctx, gantry.DeploymentFailedNotification(d, msg))
+		s.fail(ctx, d, failure{reason: msg, from: inProgress, logged: true})
 		return
 	}
 	if res.Commit != nil {
@@ -261,26 +251,26 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	d.BuildInfo.SPA = res.SPA
 	d.BuildInfo.BuildSize = res.Size
 	d.Status = gantry.DeploymentDeploying
-	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
-		s.logger().Error("deploying", "deployment", d.ID, "err", err)
+	if !s.saveBuild(ctx, d) {
+		return
 	}
 	// From here the deployment keeps files (until it fails, is pruned or
 	// deleted): they count against the owner's storage.
 	s.recordFiles(ctx, d)
 	if p.Type == "" || p.Type == "github" {
-		p.Type = res.Detection.Framework
-		_ = s.Store.UpdateProject(context.WithoutCancel(ctx), p)
+		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
+			s.logger().Error("project type", "project", p.ID, "err", err)
+		}
 	}
 	if ctx.Err() != nil {
 		return
 	}
-	target := "" // a server app's address
+	var run *appRun // a server app's
 	if IsApp(d) {
 		keepWorkspace = true // kept for restarts, also when stopped while starting
-		app, err := s.startApp(ctx, d, nil)
+		run, err = s.startApp(ctx, d, nil)
 		switch {
 		case err == nil:
-			target = app.Addr()
 		case errors.Is(context.Cause(ctx), errStopped):
 			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped by user")
 			return
@@ -288,21 +278,27 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			return // shutting down: the next Open marks it interrupted
 		default:
 			keepWorkspace = false
-			s.fail(ctx, d, appFailure(err))
+			s.fail(ctx, d, failure{reason: appFailure(err), from: inProgress})
 			return
 		}
 		if ctx.Err() != nil {
-			s.stopApp(d.ID, false)
+			s.stopOwnApp(d.ID, run)
 			return
 		}
 	}
 	now := s.now()
-	d.BuildInfo.EndTime = &now
-	d.BuildInfo.Duration = now.Sub(start).Milliseconds()
-	if err := s.goLive(context.WithoutCancel(ctx), d, target, "Deployment is live at "+d.URL); err != nil {
-		s.stopApp(d.ID, false)
-		d.BuildInfo.EndTime = nil
-		s.fail(ctx, d, "Publishing failed: "+gantry.ErrorMessage(err))
+	info := d.BuildInfo
+	info.EndTime = &now
+	info.Duration = now.Sub(start).Milliseconds()
+	if err := s.goLive(context.WithoutCancel(ctx), d, gantry.DeploymentDeploying, &info, "Deployment is live at "+d.URL); err != nil {
+		if run != nil {
+			s.stopOwnApp(d.ID, run)
+		}
+		if lost(err) {
+			return // a stop or delete came first: the deployment keeps its files as that left it
+		}
+		s.logger().Error("go live", "deployment", d.ID, "err", err)
+		s.fail(ctx, d, failure{reason: "Publishing failed: " + gantry.ErrorMessage(err), from: inProgress})
 		keepWorkspace = false
 		s.dropFiles(ctx, d)
 		return
@@ -313,50 +309,45 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
 
-// goLive points d's subdomain at d atomically — at its published files, or
-// at its running server app when target (the app's address) is set — and
-// stops the deployment it replaces (its files stay, so restarting it is a
-// rollback); a replaced app is drained and stopped in the background.
-// liveLine is logged (level success) as the switch happens.
-func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, target, liveLine string) error {
-	s.switchMu.Lock()
-	defer s.switchMu.Unlock()
-	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
+// saveBuild records d's progress (SaveBuild) while it is still building.
+// False ends the build: a stop or delete came first (it recorded the
+// outcome), or the store failed, and then d fails.
+func (s *Service) saveBuild(ctx context.Context, d *gantry.Deployment) bool {
+	err := s.Store.SaveBuild(context.WithoutCancel(ctx), d, gantry.DeploymentBuilding)
+	if err == nil {
+		return true
+	}
+	if !lost(err) {
+		s.logger().Error("save build", "deployment", d.ID, "err", err)
+		s.fail(ctx, d, failure{reason: "Build failed", from: inProgress})
+	}
+	return false
+}
+
+// goLive makes d live in one store transition from status from (deploying
+// at the end of its build, with info its build info; stopped for a
+// restart): d the project's active deployment, the deployment it replaces
+// stopped (its files stay, so restarting it is a rollback), liveLine (level
+// success) its log line. Only once that committed does the subdomain point
+// at d — at its published files, or at its registered server app — and is
+// a replaced app drained and stopped in the background. A transition that
+// lost its race (lost(err): d stopped, deleted or pruned meanwhile)
+// changed nothing and is returned as it is.
+func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string) error {
+	line := s.line(gantry.LevelSuccess, liveLine)
+	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line})
 	if err != nil {
 		return err
 	}
-	// Pruning marks deployments under switchMu: one marked already has
-	// lost (or is losing) its files.
-	if cur, err := s.Store.FindDeployment(ctx, "", d.ID); err != nil {
-		return err
-	} else if cur.PrunedAt != nil {
-		return gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
+	s.publish(d.ID, *line)
+	if t.Deployment != nil {
+		*d = *t.Deployment
 	}
-	if target != "" {
-		s.Sites.Proxy(d.Subdomain, d.ID, target)
-	} else {
-		s.Sites.Serve(d.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)
+	s.route(t.Route)
+	for _, id := range t.Replaced {
+		s.stopAppLater(id)
+		s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, "Replaced by a newer deployment; restart this one to roll back")
 	}
-	// The line comes before the status, so whoever sees "live" finds it.
-	s.log(ctx, d.ID, gantry.LevelSuccess, gantry.LogDeployment, liveLine)
-	d.Status = gantry.DeploymentLive
-	if err := s.Store.UpdateDeployment(ctx, d); err != nil {
-		return err
-	}
-	if err := s.Store.SetActiveDeployment(ctx, p.ID, d.ID); err != nil {
-		return err
-	}
-	if prev := p.ActiveDeployment; prev != nil && prev.ID != d.ID {
-		s.stopAppLater(prev.ID)
-		if old, err := s.Store.FindDeployment(ctx, "", prev.ID); err == nil && old.Status == gantry.DeploymentLive {
-			old.Status = gantry.DeploymentStopped
-			if err := s.Store.UpdateDeployment(ctx, old); err == nil {
-				s.log(ctx, old.ID, gantry.LevelInfo, gantry.LogDeployment,
-					"Replaced by a newer deployment; restart this one to roll back")
-			}
-		}
-	}
-	s.followProject(ctx, p.ID)
 	return nil
 }
 
@@ -400,7 +391,10 @@ func (s *Service) target(ctx context.Context, userID, sub, deploymentID string, 
 // cancelled (its whole process tree killed), a live site answers the
 // "stopped" page and a server app's processes are ended (SIGTERM, then
 // SIGKILL after the runtime's grace period). deploymentID picks one
-// deployment when several share sub.
+// deployment when several share sub. The stop is one store transition;
+// the build, the app and the subdomain follow once it committed. One that
+// finds the deployment no longer stoppable (a failure came first) is
+// EINVALID, as a stop of a stopped deployment is.
 func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentLive, gantry.DeploymentDeploying,
 		gantry.DeploymentBuilding, gantry.DeploymentPending)
@@ -408,31 +402,28 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 		return nil, err
 	}
 	if !d.CanStop() {
-		return nil, gantry.Errorf(gantry.EINVALID, "Only live, building or deploying deployments can be stopped (this one is %s)", d.Status)
+		return nil, errCannotStop(d.Status)
 	}
-	s.switchMu.Lock()
-	wasLive := d.Status == gantry.DeploymentLive
-	d.Status = gantry.DeploymentStopped
-	if d.BuildInfo.StartTime != nil && d.BuildInfo.EndTime == nil {
-		now := s.now()
-		d.BuildInfo.EndTime = &now
-		d.BuildInfo.Duration = now.Sub(*d.BuildInfo.StartTime).Milliseconds()
-	}
-	err = s.Store.UpdateDeployment(ctx, d)
-	if err == nil && wasLive {
-		s.Sites.Stopped(d.Subdomain, d.ID)
-	}
-	s.switchMu.Unlock()
-	if err != nil {
+	// The stop commits first; the subdomain, the build and the app follow
+	// it. A build that goes live meanwhile is stopped live.
+	t, err := s.Store.StopDeployment(ctx, d.ID, gantry.Change{At: s.now()})
+	var te *gantry.TransitionError
+	if errors.As(err, &te) {
+		return nil, errCannotStop(te.Status)
+	} else if err != nil {
 		return nil, err
 	}
+	s.route(t.Route)
 	s.cancelBuild(d.ID)
 	s.stopApp(d.ID, false)
-	if wasLive {
+	if t.From == gantry.DeploymentLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
 	}
-	s.followProject(ctx, d.ProjectID)
 	return s.Store.FindDeployment(ctx, userID, d.ID)
+}
+
+func errCannotStop(status string) error {
+	return gantry.Errorf(gantry.EINVALID, "Only live, building or deploying deployments can be stopped (this one is %s)", status)
 }
 
 // cancelBuild kills d's running build and waits for it to end.
@@ -451,7 +442,9 @@ func (s *Service) cancelBuild(id string) {
 // workspace (it must answer HTTP before it takes the subdomain), without
 // rebuilding: for an older deployment this is a rollback, and the one it
 // replaces is stopped. Without deploymentID it is the deployment the
-// subdomain last served. A deployment whose files were pruned is ECONFLICT.
+// subdomain last served. A deployment whose files were pruned is ECONFLICT;
+// one that is no longer stopped when its go-live runs (another restart, a
+// delete) is EINVALID, and the app this call started is ended.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -471,7 +464,7 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 		return nil, err
 	}
 	if !d.CanRestart() {
-		return nil, gantry.Errorf(gantry.EINVALID, "Only stopped deployments can be restarted (this one is %s)", d.Status)
+		return nil, errCannotRestart(d.Status)
 	}
 	if d.PrunedAt != nil {
 		return nil, gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
@@ -486,29 +479,40 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
 		return nil, err
 	}
-	target := ""
+	var run *appRun
 	if IsApp(d) {
 		// The app answers before it takes the subdomain; a client that
 		// leaves does not stop it starting.
-		app, err := s.startApp(context.WithoutCancel(ctx), d, nil)
+		run, err = s.startApp(context.WithoutCancel(ctx), d, nil)
 		if err != nil {
 			if gantry.ErrorCode(err) == gantry.EINTERNAL {
 				s.logger().Error("restart app", "deployment", d.ID, "err", err)
 			}
 			return nil, gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
 		}
-		target = app.Addr()
 	}
-	if err := s.goLive(ctx, d, target, "Deployment restarted: live at "+d.URL); err != nil {
-		s.stopApp(d.ID, false)
+	if err := s.goLive(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, "Deployment restarted: live at "+d.URL); err != nil {
+		var te *gantry.TransitionError
+		isTE := errors.As(err, &te)
+		if run != nil && !(isTE && te.Status == gantry.DeploymentLive) {
+			// Another restart that won keeps the app it registered.
+			s.stopOwnApp(d.ID, run)
+		}
+		if isTE && !te.Pruned {
+			return nil, errCannotRestart(te.Status)
+		}
 		return nil, err
 	}
 	return s.Store.FindDeployment(ctx, userID, d.ID)
 }
 
+func errCannotRestart(status string) error {
+	return gantry.Errorf(gantry.EINVALID, "Only stopped deployments can be restarted (this one is %s)", status)
+}
+
 // Delete stops the owner's deployment if it runs (a build or a server
-// app), then removes its record, log entries, published files and
-// workspace. If its project's subdomain
+// app), then removes its record and log entries in one store transition,
+// and its published files and workspace. If its project's subdomain
 // served it, the subdomain answers "no app here" afterwards.
 func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	d, err := s.Store.FindDeployment(ctx, userID, id)
@@ -517,19 +521,16 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	}
 	s.cancelBuild(d.ID)
 	s.stopApp(d.ID, false)
-	s.switchMu.Lock()
-	p, perr := s.Store.FindProject(ctx, "", d.ProjectID)
-	if perr == nil && p.ActiveDeployment != nil && p.ActiveDeployment.ID == d.ID {
-		s.Sites.Remove(d.Subdomain)
-	}
-	err = s.Store.DeleteDeployment(ctx, d.ID)
-	s.switchMu.Unlock()
+	t, err := s.Store.DeleteDeployment(ctx, d.ID)
 	if err != nil {
 		return err
 	}
+	s.route(t.Route)
+	// A restart that went live before the delete committed started the
+	// app again: the store's outcome (gone) wins.
+	s.stopApp(d.ID, false)
 	s.removeFiles(d.ID)
 	s.publishDeleted(d.ID)
-	s.followProject(ctx, d.ProjectID)
 	return nil
 }
 
@@ -566,14 +567,12 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 		s.cancelBuild(d.ID)
 		s.stopApp(d.ID, false)
 	}
-	s.switchMu.Lock()
-	s.Sites.Remove(p.Subdomain)
-	err = s.Store.DeleteProject(ctx, userID, p.ID)
-	s.switchMu.Unlock()
-	if err != nil {
+	if err := s.Store.DeleteProject(ctx, userID, p.ID); err != nil {
 		return err
 	}
+	s.unroute(p)
 	for _, d := range ds {
+		s.stopApp(d.ID, false) // started again by a restart that committed first
 		s.removeFiles(d.ID)
 		s.publishDeleted(d.ID)
 	}

@@ -99,14 +99,13 @@ const MsgPrunedLine = "Files removed to save space: a project keeps the files of
 
 // prune removes the files of the project's old stopped and failed
 // deployments that gantry.Prunable picks; their records stay, marked
-// pruned. The marking happens under switchMu, so a deployment being
-// restarted is either pruned first (and the restart refused) or live
-// first (and kept).
+// pruned. The store marks each one only while it is still stopped or
+// failed and not pruned, and a restart's go-live only while it is not
+// pruned, both on the deployment's row: a deployment being restarted is
+// either pruned first (and the restart refused) or live first (and kept).
 func (s *Service) prune(ctx context.Context, projectID string) {
 	ctx = context.WithoutCancel(ctx)
-	s.switchMu.Lock()
 	ds, err := s.Store.PruneDeployments(ctx, projectID, s.now())
-	s.switchMu.Unlock()
 	if err != nil {
 		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			s.logger().Error("prune deployments", "project", projectID, "err", err)

@@ -24,19 +24,29 @@ const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_
 
 const msgDeploymentNotFound = "Deployment not found"
 
-// CreateDeployment inserts d as pending, filling ID and timestamps. d's
-// ProjectID and UserID must name an existing project of that user. It
-// does not check the owner's waiting builds: QueueDeployment does.
+// CreateDeployment inserts d in its status (pending when empty), filling
+// ID and timestamps. d's ProjectID and UserID must name an existing
+// project of that user. A raw write for tests and tools setting up rows,
+// like UpdateDeployment: it checks no queue limit and leaves the project's
+// status alone. The platform queues builds with QueueDeployment.
 func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error {
-	return db.QueueDeployment(ctx, d, 0)
+	return db.insertDeployment(ctx, d, 0, false)
 }
 
 // QueueDeployment is CreateDeployment for a new build: when maxPending > 0
 // and d's owner already has maxPending deployments waiting (pending), it
 // inserts nothing and answers ETOOMANY. The count and the insert are one
 // transaction, serialised per user (SQLite's write lock; on PostgreSQL a
-// lock on the user's row), so concurrent deploys never queue more.
+// lock on the user's row), so concurrent deploys never queue more. The
+// same transaction locks the project's row, as the transitions do, and
+// derives the project's status (building, for a new build).
 func (db *DB) QueueDeployment(ctx context.Context, d *gantry.Deployment, maxPending int) error {
+	return db.insertDeployment(ctx, d, maxPending, true)
+}
+
+// insertDeployment is QueueDeployment, deriving the project's status when
+// derive is set.
+func (db *DB) insertDeployment(ctx context.Context, d *gantry.Deployment, maxPending int, derive bool) error {
 	id, err := newID()
 	if err != nil {
 		return err
@@ -73,12 +83,23 @@ func (db *DB) QueueDeployment(ctx context.Context, d *gantry.Deployment, maxPend
 			return gantry.Errorf(gantry.ETOOMANY, "%s", MsgTooManyPending(maxPending))
 		}
 	}
+	var p *projectState
+	if derive {
+		if p, err = lockProject(ctx, tx, d.ProjectID); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.exec(ctx, `INSERT INTO deployments (id, project_id, user_id, version, subdomain, url, status,
 			error, build_info, metadata, environment, is_public, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, d.ProjectID, d.UserID, d.Version, d.Subdomain, d.URL, d.Status, d.Error, info, meta, env, true,
 		tx.now, tx.now); err != nil {
 		return fmt.Errorf("create deployment: %w", err)
+	}
+	if derive {
+		if _, err := settle(ctx, tx, p); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -168,8 +189,13 @@ func (db *DB) ListDeploymentsByStatus(ctx context.Context, statuses ...string) (
 	return db.queryDeployments(ctx, q, args...)
 }
 
-// UpdateDeployment saves d's status, error, subdomain, url, build info,
-// metadata and environment; ENOTFOUND when d no longer exists.
+// UpdateDeployment overwrites d's status, error, subdomain, url, build
+// info, metadata and environment, whatever the row holds; ENOTFOUND when d
+// no longer exists. Like CreateDeployment and SetActiveDeployment it is a
+// raw write for tests and tools that set up rows on a database nobody else
+// writes to: it checks no status and moves neither the project's status
+// nor its route. The platform changes deployments only through the
+// transitions (transition.go).
 func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error {
 	info, meta, env, err := encodeDeployment(d)
 	if err != nil {
@@ -183,28 +209,6 @@ func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error 
 	}
 	d.UpdatedAt = now
 	return nil
-}
-
-// DeleteDeployment removes a deployment and its log entries; ENOTFOUND when
-// it does not exist. A project whose active deployment it was points at
-// none afterwards.
-func (db *DB) DeleteDeployment(ctx context.Context, id string) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer rollback(tx)
-	if _, err := tx.exec(ctx, `UPDATE projects SET active_deployment_id = NULL WHERE active_deployment_id = ?`, id); err != nil {
-		return fmt.Errorf("detach deployment: %w", err)
-	}
-	res, err := tx.exec(ctx, `DELETE FROM deployments WHERE id = ?`, id)
-	if err != nil {
-		return fmt.Errorf("delete deployment: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
-	}
-	return tx.Commit()
 }
 
 // ClaimDeployment moves the next pending deployment to building and
@@ -390,6 +394,21 @@ func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogE
 		return err
 	}
 	defer rollback(tx)
+	seq := e.Seq
+	if err := appendLog(ctx, tx, deploymentID, e); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		e.Seq = seq
+		return err
+	}
+	return nil
+}
+
+// appendLog stores e as the deployment's next entry inside tx, setting
+// e.Seq and e.Timestamp (when zero: tx's time), and adds the bytes of its
+// message to the deployment's log size.
+func appendLog(ctx context.Context, tx *Tx, deploymentID string, e *gantry.LogEntry) error {
 	var seq int64
 	if err := tx.queryRow(ctx, `UPDATE deployments SET log_seq = log_seq + 1, log_bytes = log_bytes + ?
 		WHERE id = ? RETURNING log_seq`, len(e.Message), deploymentID).Scan(&seq); errors.Is(err, sql.ErrNoRows) {
@@ -404,9 +423,6 @@ func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogE
 	if _, err := tx.exec(ctx, `INSERT INTO deployment_logs (deployment_id, seq, ts, level, type, message)
 		VALUES (?, ?, ?, ?, ?, ?)`, deploymentID, seq, e.Timestamp, e.Level, e.Type, e.Message); err != nil {
 		return fmt.Errorf("append log: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return err
 	}
 	e.Seq = seq
 	return nil
@@ -499,6 +515,20 @@ func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*g
 	if err != nil {
 		return nil, fmt.Errorf("query deployments: %w", err)
 	}
+	return scanDeployments(rows)
+}
+
+// queryDeployments is DB.queryDeployments inside tx.
+func (tx *Tx) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query deployments: %w", err)
+	}
+	return scanDeployments(rows)
+}
+
+// scanDeployments reads rows of deploymentColumns and closes rows.
+func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 	defer rows.Close()
 	out := []*gantry.Deployment{}
 	for rows.Next() {

@@ -8,3 +8,10 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := db.db.ExecContext(ctx, db.rebind(query), args...)
 	return err
 }
+
+// RouteVersion returns a project's route version.
+func (db *DB) RouteVersion(ctx context.Context, projectID string) (int64, error) {
+	var v int64
+	err := db.queryRow(ctx, `SELECT route_version FROM projects WHERE id = ?`, projectID).Scan(&v)
+	return v, err
+}

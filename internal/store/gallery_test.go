@@ -370,7 +370,7 @@ func TestGalleryFollowsChanges(t *testing.T) {
 	if err := db.SetActiveDeployment(ctx, p.ID, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteDeployment(ctx, d.ID); err != nil {
+	if _, err := db.DeleteDeployment(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := shown(byName); got != "Other||static|Bob Builder|bob" {

@@ -227,13 +227,11 @@ func (db *DB) CountProjects(ctx context.Context, userID string) (int, error) {
 	return n, err
 }
 
-// SetProjectStatus sets a project's status; ENOTFOUND when it is missing.
-func (db *DB) SetProjectStatus(ctx context.Context, id, status string) error {
-	return db.execOne(ctx, "Project not found", `UPDATE projects SET status = ?, updated_at = ? WHERE id = ?`,
-		status, db.now(), id)
-}
-
-// SetActiveDeployment points a project at deploymentID, or at none for "".
+// SetActiveDeployment points a project at deploymentID, or at none for
+// "". Like UpdateDeployment it is a raw write for tests and tools setting
+// up rows: it moves neither the project's status nor its route version.
+// The platform moves a project's active deployment only with GoLive and
+// DeleteDeployment (transition.go).
 func (db *DB) SetActiveDeployment(ctx context.Context, id, deploymentID string) error {
 	var v any
 	if deploymentID != "" {

@@ -142,7 +142,7 @@ func TestFairQueueTurnSurvivesDelete(t *testing.T) {
 	if b1.UserID != bob.ID || a1.UserID != alice.ID {
 		t.Fatalf("claimed %s's then %s's build, want bob's then alice's", b1.User.Username, a1.User.Username)
 	}
-	if err := db.DeleteDeployment(ctx, a1.ID); err != nil {
+	if _, err := db.DeleteDeployment(ctx, a1.ID); err != nil {
 		t.Fatal(err)
 	}
 	next, err := db.ClaimDeployment(ctx, db.Now())

@@ -99,7 +99,7 @@ func TestStorageUsage(t *testing.T) {
 	}
 
 	// Deleting a deployment or a project frees its share.
-	if err := db.DeleteDeployment(ctx, d1.ID); err != nil {
+	if _, err := db.DeleteDeployment(ctx, d1.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustUsage(t, db, alice.ID).Used; got != 250<<20 {

@@ -1,0 +1,16 @@
+package deploy
+
+import "sort"
+
+// RunningApps returns the ids of the deployments whose server apps the
+// service runs, sorted.
+func (s *Service) RunningApps() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.apps))
+	for id := range s.apps {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}

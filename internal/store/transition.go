@@ -1,0 +1,435 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gantryhq/gantry"
+)
+
+// Transitions: every change of a deployment's status that moves its
+// project's status or route is one transaction here. It locks the project's
+// row first (on PostgreSQL FOR NO KEY UPDATE, which still lets deployments
+// be inserted for it; on SQLite the transaction's write lock serialises
+// everything), then the deployment's row, checks the status the change
+// starts from, writes only the columns the change owns, and derives the
+// project's status and route (settle) before it commits. So the changes of
+// one project are serialised, on one replica or many, and a change that
+// lost a race answers *gantry.TransitionError.
+//
+// Two changes need no project lock because neither moves the project's
+// status nor its route: ClaimDeployment (pending → building) and SaveBuild
+// (building → building or deploying). Both are single conditional
+// statements on the deployment's row, so they too lose cleanly against a
+// stop or a delete.
+
+// projectState is a project's row as a transition found it.
+type projectState struct {
+	id           string
+	subdomain    string
+	status       string
+	version      int64
+	activeID     string // "" for none
+	activeStatus string // "" for none
+}
+
+// lockProject takes the project's row lock for the rest of tx and reads
+// it; ENOTFOUND when the project is gone. The active deployment's status
+// is read by a statement of its own, after the lock is held: on
+// PostgreSQL a locking read that waited sees the locked row as the other
+// transaction left it but joined rows as they were before, and a stale
+// status would count a route change that did not happen.
+func lockProject(ctx context.Context, tx *Tx, projectID string) (*projectState, error) {
+	q := `SELECT id, COALESCE(subdomain, ''), status, route_version, COALESCE(active_deployment_id, '')
+		FROM projects WHERE id = ?`
+	if tx.db.dialect == Postgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	var s projectState
+	err := tx.queryRow(ctx, q, projectID).Scan(&s.id, &s.subdomain, &s.status, &s.version, &s.activeID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("lock project: %w", err)
+	}
+	if s.activeID != "" {
+		err := tx.queryRow(ctx, `SELECT status FROM deployments WHERE id = ?`, s.activeID).Scan(&s.activeStatus)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("lock project: %w", err)
+		}
+	}
+	return &s, nil
+}
+
+// beginTransition starts the transaction of a change of deployment id: it
+// locks the deployment's project, then the deployment, and returns both as
+// they are now. ENOTFOUND when the deployment is gone.
+func (db *DB) beginTransition(ctx context.Context, id string) (*Tx, *projectState, *gantry.Deployment, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// A deployment never changes project: read it before taking the locks
+	// in their one order (project, then deployment).
+	var projectID string
+	if err := tx.queryRow(ctx, `SELECT project_id FROM deployments WHERE id = ?`, id).Scan(&projectID); errors.Is(err, sql.ErrNoRows) {
+		rollback(tx)
+		return nil, nil, nil, gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+	} else if err != nil {
+		rollback(tx)
+		return nil, nil, nil, fmt.Errorf("transition: %w", err)
+	}
+	p, err := lockProject(ctx, tx, projectID)
+	if err != nil {
+		rollback(tx)
+		return nil, nil, nil, err
+	}
+	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.id = ?`
+	if db.dialect == Postgres {
+		q += ` FOR NO KEY UPDATE OF d`
+	}
+	ds, err := tx.queryDeployments(ctx, q, id)
+	if err != nil {
+		rollback(tx)
+		return nil, nil, nil, err
+	} else if len(ds) == 0 {
+		rollback(tx)
+		return nil, nil, nil, gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+	}
+	return tx, p, ds[0], nil
+}
+
+// setStatus moves d (locked by beginTransition) from its status to to with
+// err as its error and info as its build info: a compare-and-set on the
+// status it was read in, so a write that slipped past the locks (none
+// should) is a lost race rather than an overwrite.
+func setStatus(ctx context.Context, tx *Tx, d *gantry.Deployment, to, errMsg string, info gantry.BuildInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("encode build info: %w", err)
+	}
+	res, err := tx.exec(ctx, `UPDATE deployments SET status = ?, error = ?, build_info = ?, updated_at = ?
+		WHERE id = ? AND status = ?`, to, errMsg, string(b), tx.now, d.ID, d.Status)
+	if err != nil {
+		return fmt.Errorf("set status: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return &gantry.TransitionError{ID: d.ID, Status: d.Status}
+	}
+	return nil
+}
+
+// settle derives the project's status from its deployments as they are now
+// in tx (gantry.ProjectStatusOf) and, when its active deployment or that
+// deployment's status differs from before, counts one more route version.
+// It returns the new route then, else nil.
+func settle(ctx context.Context, tx *Tx, before *projectState) (*gantry.Route, error) {
+	var latest, active, activeStatus sql.NullString
+	if err := tx.queryRow(ctx, `SELECT (SELECT status FROM deployments WHERE project_id = p.id
+			ORDER BY created_at DESC, id DESC LIMIT 1), p.active_deployment_id, ad.status
+		FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id WHERE p.id = ?`, before.id).
+		Scan(&latest, &active, &activeStatus); err != nil {
+		return nil, fmt.Errorf("settle project: %w", err)
+	}
+	status := gantry.ProjectStatusOf(latest.String, activeStatus.String == gantry.DeploymentLive)
+	moved := active.String != before.activeID || activeStatus.String != before.activeStatus
+	if status == before.status && !moved {
+		return nil, nil
+	}
+	bump := 0
+	if moved {
+		bump = 1
+	}
+	if _, err := tx.exec(ctx, `UPDATE projects SET status = ?, route_version = route_version + ?, updated_at = ?
+		WHERE id = ?`, status, bump, tx.now, before.id); err != nil {
+		return nil, fmt.Errorf("settle project: %w", err)
+	}
+	if !moved {
+		return nil, nil
+	}
+	r := &gantry.Route{ProjectID: before.id, Subdomain: before.subdomain, Version: before.version + 1}
+	if active.String != "" {
+		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, active.String)
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) == 1 {
+			r.Active = ds[0]
+		}
+	}
+	return r, nil
+}
+
+// finish appends line (when set) to d's log, settles the project, commits
+// tx and returns the transition of d, re-read when it still exists.
+func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition) (*gantry.Transition, error) {
+	if line != nil {
+		if err := appendLog(ctx, tx, d.ID, line); err != nil {
+			return nil, err
+		}
+	}
+	route, err := settle(ctx, tx, p)
+	if err != nil {
+		return nil, err
+	}
+	t.From, t.Route = from, route
+	if d != nil {
+		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, d.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(ds) == 1 {
+			t.Deployment = ds[0]
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit transition: %w", err)
+	}
+	return t, nil
+}
+
+// at is c.At, or the transaction's time when unset.
+func at(tx *Tx, c gantry.Change) time.Time {
+	if c.At.IsZero() {
+		return tx.now
+	}
+	return c.At.UTC()
+}
+
+// GoLive makes deployment id live from status from (deploying at the end
+// of a build, stopped for a restart or rollback), in one transaction: the
+// deployment live (its build info replaced by c.Info when set, c.Line
+// appended to its log), the project's active deployment, every other live
+// deployment of the project stopped (normally the one it replaces), and
+// the project's status and route. A deployment not in from, or one whose
+// files were pruned, is a *gantry.TransitionError; ENOTFOUND when it or
+// its project is gone.
+func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*gantry.Transition, error) {
+	tx, p, d, err := db.beginTransition(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	if d.Status != from {
+		return nil, &gantry.TransitionError{ID: id, Status: d.Status}
+	}
+	if d.PrunedAt != nil {
+		return nil, &gantry.TransitionError{ID: id, Status: d.Status, Pruned: true}
+	}
+	info := d.BuildInfo
+	if c.Info != nil {
+		info = *c.Info
+	}
+	if err := setStatus(ctx, tx, d, gantry.DeploymentLive, d.Error, info); err != nil {
+		return nil, err
+	}
+	rows, err := tx.query(ctx, `SELECT id FROM deployments WHERE project_id = ? AND status = ? AND id <> ?`,
+		p.id, gantry.DeploymentLive, id)
+	if err != nil {
+		return nil, fmt.Errorf("go live: %w", err)
+	}
+	var replaced []string
+	for rows.Next() {
+		var rid string
+		if err := rows.Scan(&rid); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("go live: %w", err)
+		}
+		replaced = append(replaced, rid)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("go live: %w", err)
+	}
+	for _, rid := range replaced {
+		if _, err := tx.exec(ctx, `UPDATE deployments SET status = ?, updated_at = ? WHERE id = ? AND status = ?`,
+			gantry.DeploymentStopped, tx.now, rid, gantry.DeploymentLive); err != nil {
+			return nil, fmt.Errorf("stop replaced deployment: %w", err)
+		}
+	}
+	if p.activeID != id {
+		if _, err := tx.exec(ctx, `UPDATE projects SET active_deployment_id = ?, updated_at = ? WHERE id = ?`,
+			id, tx.now, p.id); err != nil {
+			return nil, fmt.Errorf("set active deployment: %w", err)
+		}
+	}
+	return db.finish(ctx, tx, p, from, d, c.Line, &gantry.Transition{Replaced: replaced})
+}
+
+// FailDeployment ends deployment id failed with reason from any of the
+// statuses from, in one transaction with the project's status and route
+// (a failed active deployment answers the "stopped" page). A build that
+// had not ended ends at c.At: its end time, and its duration from its
+// start. c.Line, when set, is appended to its log. A deployment in none of
+// from is a *gantry.TransitionError.
+func (db *DB) FailDeployment(ctx context.Context, id string, from []string, reason string, c gantry.Change) (*gantry.Transition, error) {
+	tx, p, d, err := db.beginTransition(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	if !slices.Contains(from, d.Status) {
+		return nil, &gantry.TransitionError{ID: id, Status: d.Status}
+	}
+	info := d.BuildInfo
+	if info.EndTime == nil {
+		end := at(tx, c)
+		info.EndTime = &end
+		if info.StartTime != nil {
+			info.Duration = end.Sub(*info.StartTime).Milliseconds()
+		}
+	}
+	if err := setStatus(ctx, tx, d, gantry.DeploymentFailed, reason, info); err != nil {
+		return nil, err
+	}
+	return db.finish(ctx, tx, p, d.Status, d, c.Line, &gantry.Transition{})
+}
+
+// StopDeployment stops deployment id from any status gantry's CanStop
+// allows (pending, building, deploying, live), in one transaction with the
+// project's status and route. A build that had started and not ended ends
+// at c.At. Any other status is a *gantry.TransitionError. Cancelling the
+// build or ending the app is the caller's work, after the commit.
+func (db *DB) StopDeployment(ctx context.Context, id string, c gantry.Change) (*gantry.Transition, error) {
+	tx, p, d, err := db.beginTransition(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	if !d.CanStop() {
+		return nil, &gantry.TransitionError{ID: id, Status: d.Status}
+	}
+	info := d.BuildInfo
+	if info.StartTime != nil && info.EndTime == nil {
+		end := at(tx, c)
+		info.EndTime = &end
+		info.Duration = end.Sub(*info.StartTime).Milliseconds()
+	}
+	if err := setStatus(ctx, tx, d, gantry.DeploymentStopped, d.Error, info); err != nil {
+		return nil, err
+	}
+	return db.finish(ctx, tx, p, d.Status, d, c.Line, &gantry.Transition{})
+}
+
+// DeleteDeployment removes deployment id and its log entries whatever its
+// status, in one transaction with the project's status and route: a
+// project whose active deployment it was points at none afterwards.
+// ENOTFOUND when it does not exist.
+func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transition, error) {
+	tx, p, d, err := db.beginTransition(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	if p.activeID == id {
+		if _, err := tx.exec(ctx, `UPDATE projects SET active_deployment_id = NULL, updated_at = ? WHERE id = ?`,
+			tx.now, p.id); err != nil {
+			return nil, fmt.Errorf("detach deployment: %w", err)
+		}
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM deployments WHERE id = ?`, id); err != nil {
+		return nil, fmt.Errorf("delete deployment: %w", err)
+	}
+	return db.finish(ctx, tx, p, d.Status, nil, nil, &gantry.Transition{})
+}
+
+// SaveBuild saves d's build info, metadata and environment, and moves it
+// to d.Status, while its stored status is still from — one conditional
+// statement, so a build never overwrites a stop or a delete that came
+// first. It is for a build's progress, which never changes the project's
+// status (building and deploying both read "building"): d.Status must be
+// from or deploying. A deployment no longer in from is a
+// *gantry.TransitionError; ENOTFOUND when it is gone.
+func (db *DB) SaveBuild(ctx context.Context, d *gantry.Deployment, from string) error {
+	if from != gantry.DeploymentBuilding || (d.Status != from && d.Status != gantry.DeploymentDeploying) {
+		return fmt.Errorf("save build: %s → %s is not a build's progress", from, d.Status)
+	}
+	info, meta, env, err := encodeDeployment(d)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	res, err := tx.exec(ctx, `UPDATE deployments SET status = ?, build_info = ?, metadata = ?, environment = ?,
+		updated_at = ? WHERE id = ? AND status = ?`, d.Status, info, meta, env, tx.now, d.ID, from)
+	if err != nil {
+		return fmt.Errorf("save build: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var status string
+		if err := tx.queryRow(ctx, `SELECT status FROM deployments WHERE id = ?`, d.ID).Scan(&status); errors.Is(err, sql.ErrNoRows) {
+			return gantry.Errorf(gantry.ENOTFOUND, msgDeploymentNotFound)
+		} else if err != nil {
+			return fmt.Errorf("save build: %w", err)
+		}
+		return &gantry.TransitionError{ID: d.ID, Status: status}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	d.UpdatedAt = tx.now
+	return nil
+}
+
+// ListRoutes returns the route of every project that has an active
+// deployment, with that deployment: what start-up routes again.
+func (db *DB) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	rows, err := tx.query(ctx, `SELECT id, COALESCE(subdomain, ''), route_version, active_deployment_id FROM projects
+		WHERE active_deployment_id IS NOT NULL ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	var out []*gantry.Route
+	active := map[string]*gantry.Route{}
+	for rows.Next() {
+		var r gantry.Route
+		var id string
+		if err := rows.Scan(&r.ProjectID, &r.Subdomain, &r.Version, &id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list routes: %w", err)
+		}
+		out = append(out, &r)
+		active[id] = &r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+
+		`WHERE p.active_deployment_id = d.id`)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if r := active[d.ID]; r != nil {
+			r.Active = d
+		}
+	}
+	return out, nil
+}
+
+// SetDetectedType records typ, the framework a build detected, as the
+// project's type unless the project has one of its own already (anything
+// but "" and "github"): one conditional statement, so it never overwrites
+// the owner's edits as a whole-row write of an older copy would.
+func (db *DB) SetDetectedType(ctx context.Context, id, typ string) error {
+	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET type = ?, updated_at = ?
+		WHERE id = ? AND type IN ('', 'github')`), typ, db.now(), id)
+	if err != nil {
+		return fmt.Errorf("set project type: %w", err)
+	}
+	return nil
+}
