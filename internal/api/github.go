@@ -121,11 +121,17 @@ func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, 
 
 // handleCreateGitHubProject creates a project from one of the connected
 // account's repositories: {repositoryId, name, description, branch} (and
-// optionally buildConfig, framework) → 201 {project}. It looks the
-// repository up (a clone), so it counts as a lookup (startLookup).
+// optionally buildConfig, showInDiscover) → 201 {project}. It looks the
+// repository up (a clone), so once the body is valid it counts as a lookup
+// (startLookup).
 func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.GitHubProjectInput
 	if err := decode(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	settings := in.Settings()
+	if err := settings.Check(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Repository lookups clone a repository to detect its framework (POST
-// /api/projects/public-repo, and creating a project from GitHub, POST
-// /api/projects). Each user may run LookupConcurrency at once and start
+// /api/projects/public-repo, and creating a project: POST
+// /api/projects/public and, from GitHub, POST /api/projects). Each user may run LookupConcurrency at once and start
 // LookupLimit per LookupWindow (sliding); failed lookups count too.
 const (
 	LookupConcurrency = 2
@@ -103,14 +103,25 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 }
 
 // handleCreatePublicProject creates a project from any public repository:
-// {repository, name, description, branch, buildConfig} → 201 {project}.
+// {repository: {url}, name, description, branch, buildConfig,
+// showInDiscover} → 201 {project}. The server looks the URL up itself, so
+// it is a repository lookup (startLookup's limits) once the body is valid.
 func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.ProjectInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.Deploys.CreatePublic(r.Context(), u.ID, in)
+	if err := in.Check(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	release, ok := s.startLookup(w, r, u)
+	if !ok {
+		return
+	}
+	defer release()
+	p, err := s.Deploys.CreatePublic(r.Context(), u, in)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -118,16 +129,12 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusCreated, projectAnswer{Project: p})
 }
 
-// handleUpdateProject changes {name, description, branch, buildConfig}:
-// {project}.
+// handleUpdateProject changes any of {name, description, branch,
+// buildConfig, showInDiscover}: {project}.
 func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.ProjectInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	if in.Repository != nil {
-		s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "The repository of a project cannot be changed: create a new project"))
 		return
 	}
 	p, err := s.Deploys.UpdateProject(r.Context(), u.ID, r.PathValue("id"), in)

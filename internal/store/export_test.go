@@ -8,3 +8,17 @@ func (db *DB) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := db.db.ExecContext(ctx, db.rebind(query), args...)
 	return err
 }
+
+// MigrateDownTo rolls the schema back to version (its migrations' Down
+// sections), for tests of what a migration does to existing rows.
+func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
+	p, err := db.migrations(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, version)
+	return err
+}
+
+// Migrate applies the migrations not applied yet.
+func (db *DB) Migrate(ctx context.Context) error { return db.migrate(ctx) }
