@@ -100,11 +100,11 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	if err := settings.Check(); err != nil {
 		return nil, err
 	}
-	if err := s.checkProjectLimit(ctx, u.ID); err != nil {
-		return nil, err
-	}
 	token, err := s.githubToken(u)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkProjectLimit(ctx, u.ID); err != nil {
 		return nil, err
 	}
 	branch := ""
