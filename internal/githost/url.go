@@ -12,10 +12,10 @@ import (
 
 // User-facing messages of ParseRepoURL.
 const (
-	msgEmptyURL       = "Please enter a repository URL"
-	msgOnlyHTTP       = "Only http(s) repository URLs are supported"
-	msgCredentials    = "Repository URLs must not contain credentials"
-	msgNotRepoURL     = "Not a repository URL: expected https://host/owner/repo"
+	msgEmptyURL      = "Please enter a repository URL"
+	msgOnlyHTTP      = "Only http(s) repository URLs are supported"
+	msgCredentials   = "Repository URLs must not contain credentials"
+	msgNotRepoURL    = "Not a repository URL: expected https://host/owner/repo"
 	msgInvalidBranch = "Invalid branch name in repository URL"
 	maxRepoURLLength = 2048
 	maxPathSegments  = 20
