@@ -4,6 +4,7 @@ import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, SearchX,
 import toast from 'react-hot-toast'
 import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
+import { Card, CardContent } from '@/components/ui/card'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { NotFoundState } from '@/components/ui/not-found-state'
@@ -15,6 +16,7 @@ import { DeploymentStatusBadge } from '@/features/deployments/components/deploym
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
+import { useShowInDiscover } from '@/features/projects/api/update-project'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -22,6 +24,7 @@ import {
   RepositoryInfoCard,
 } from '@/features/projects/components/project-sections'
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { ShowInDiscoverSwitch, showsInDiscover } from '@/features/projects/components/show-in-discover'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { formatDate } from '@/utils/format'
 
@@ -34,6 +37,7 @@ export function ProjectDetailRoute() {
   const navigate = useNavigate()
   const query = useProject(id)
   const sync = useSyncProject()
+  const discover = useShowInDiscover(id)
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [leaving, setLeaving] = useState(false)
@@ -154,6 +158,17 @@ export function ProjectDetailRoute() {
           icon={<FolderGit2 className="size-3.5" aria-hidden="true" />}
         />
       </div>
+
+      <Card className="mb-6">
+        <CardContent>
+          <ShowInDiscoverSwitch
+            checked={discover.isPending ? Boolean(discover.variables) : showsInDiscover(project)}
+            onChange={(show) => discover.mutate(show)}
+            isPrivate={Boolean(project.repository?.private)}
+            disabled={discover.isPending}
+          />
+        </CardContent>
+      </Card>
 
       <div className="grid gap-6 lg:grid-cols-2">
         <RepositoryInfoCard project={project} />

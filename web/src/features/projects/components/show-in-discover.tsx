@@ -1,0 +1,38 @@
+import { Switch } from '@/components/ui/switch'
+import type { Project } from '../types'
+
+export const SHOW_IN_DISCOVER = 'Show in Discover'
+
+/** The switch's one-line hint: why it starts off for a private repository. */
+export function showInDiscoverHint(isPrivate: boolean) {
+  return isPrivate
+    ? 'The repository is private: the live app stays out of the public gallery unless you turn this on.'
+    : 'List the live app in Discover, the public gallery, and on the home page.'
+}
+
+/** Whether a project shows in Discover: its own setting, else the default for its repository. */
+export function showsInDiscover(project: Project) {
+  return project.showInDiscover ?? !project.repository?.private
+}
+
+type ShowInDiscoverSwitchProps = {
+  checked: boolean
+  onChange: (show: boolean) => void
+  isPrivate: boolean
+  disabled?: boolean
+  className?: string
+}
+
+/** The labelled "Show in Discover" switch of the project detail and edit screens. */
+export function ShowInDiscoverSwitch({ checked, onChange, isPrivate, disabled, className }: ShowInDiscoverSwitchProps) {
+  return (
+    <Switch
+      label={SHOW_IN_DISCOVER}
+      hint={showInDiscoverHint(isPrivate)}
+      checked={checked}
+      onChange={onChange}
+      disabled={disabled}
+      className={className}
+    />
+  )
+}
