@@ -6,8 +6,8 @@ export const SHOW_IN_DISCOVER = 'Show in Discover'
 /** The switch's one-line hint: why it starts off for a private repository. */
 export function showInDiscoverHint(isPrivate: boolean) {
   return isPrivate
-    ? 'The repository is private: the live app stays out of the public gallery unless you turn this on.'
-    : 'List the live app in Discover, the public gallery, and on the home page.'
+    ? 'Off by default: the repository is private.'
+    : 'Lists the live app in the public gallery and on the home page.'
 }
 
 /** Whether a project shows in Discover: its own setting, else the default for its repository. */
