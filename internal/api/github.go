@@ -135,17 +135,10 @@ func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, err)
 		return
 	}
-	release, ok := s.startLookup(w, r, u)
-	if !ok {
-		return
-	}
-	defer release()
-	p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, projectAnswer{Project: p})
+	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
+		p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
+		return projectAnswer{Project: p}, err
+	})
 }
 
 // isHTTPS reports whether the browser reached us over https: directly, or

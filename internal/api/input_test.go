@@ -30,6 +30,15 @@ func jsonBody(v any) string {
 	return string(b)
 }
 
+// withProject is a fresh environment with the deployment stack (no
+// workers) and one project of alice's from a site on the git host: its id.
+func withProject(t *testing.T, name string) (*deployEnv, string) {
+	t.Helper()
+	d := withDeploys(t, newEnv(t), false)
+	slug := strings.ToLower(name)
+	return d, d.createProject(t, d.site(t, slug, "v1"), name)
+}
+
 // countProjects counts alice's projects in the database.
 func (e *testEnv) countProjects(t *testing.T) int {
 	t.Helper()
@@ -149,9 +158,8 @@ func TestCreateChecksHosts(t *testing.T) {
 // nothing changed.
 func TestTextRules(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	d := withDeploys(t, e, false)
-	project := d.createProject(t, d.site(t, "rules", "v1"), "Rules")
+	d, project := withProject(t, "Rules")
+	e := d.testEnv
 	projectURL := "/api/projects/" + project
 	snapshot := func() string {
 		p, err := e.db.FindProject(context.Background(), e.alice.ID, project)
@@ -322,9 +330,8 @@ func TestTextRules(t *testing.T) {
 // it refuses, however long the value.
 func TestEchoesAreCut(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	d := withDeploys(t, e, false)
-	project := d.createProject(t, d.site(t, "echo", "v1"), "Echo")
+	d, project := withProject(t, "Echo")
+	e := d.testEnv
 	long := strings.Repeat("k", 600_000)
 	cut := regexp.MustCompile(`"k{100}…"`)
 	for _, tc := range []struct {

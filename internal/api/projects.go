@@ -44,6 +44,22 @@ func (s *Server) startLookup(w http.ResponseWriter, r *http.Request, u *gantry.U
 	return func() { s.LookupsRunning.Release(key) }, true
 }
 
+// runLookup runs work as one of u's repository lookups (startLookup's
+// limits) and answers what it returns with status, or its error.
+func (s *Server) runLookup(w http.ResponseWriter, r *http.Request, u *gantry.User, status int, work func() (any, error)) {
+	release, ok := s.startLookup(w, r, u)
+	if !ok {
+		return
+	}
+	defer release()
+	answer, err := work()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, answer)
+}
+
 func (s *Server) projectRoutes() {
 	s.mux.HandleFunc("GET /api/projects", s.requireUser(s.handleListProjects))
 	s.mux.HandleFunc("GET /api/projects/{id}", s.requireUser(s.handleGetProject))
@@ -89,17 +105,9 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, r, err)
 		return
 	}
-	release, ok := s.startLookup(w, r, u)
-	if !ok {
-		return
-	}
-	defer release()
-	res, err := s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.runLookup(w, r, u, http.StatusOK, func() (any, error) {
+		return s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
+	})
 }
 
 // handleCreatePublicProject creates a project from any public repository:
@@ -116,17 +124,10 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 		s.writeError(w, r, err)
 		return
 	}
-	release, ok := s.startLookup(w, r, u)
-	if !ok {
-		return
-	}
-	defer release()
-	p, err := s.Deploys.CreatePublic(r.Context(), u, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, projectAnswer{Project: p})
+	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
+		p, err := s.Deploys.CreatePublic(r.Context(), u, in)
+		return projectAnswer{Project: p}, err
+	})
 }
 
 // handleUpdateProject changes any of {name, description, branch,

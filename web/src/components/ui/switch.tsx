@@ -1,7 +1,7 @@
 import { useId, type ReactNode } from 'react'
 import { cn } from '@/lib/cn'
 
-type SwitchProps = {
+export type SwitchProps = {
   checked: boolean
   onChange: (checked: boolean) => void
   label: ReactNode

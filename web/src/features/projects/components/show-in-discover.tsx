@@ -1,4 +1,4 @@
-import { Switch } from '@/components/ui/switch'
+import { Switch, type SwitchProps } from '@/components/ui/switch'
 import type { Project } from '../types'
 
 export const SHOW_IN_DISCOVER = 'Show in Discover'
@@ -15,24 +15,9 @@ export function showsInDiscover(project: Project) {
   return project.showInDiscover ?? !project.repository?.private
 }
 
-type ShowInDiscoverSwitchProps = {
-  checked: boolean
-  onChange: (show: boolean) => void
-  isPrivate: boolean
-  disabled?: boolean
-  className?: string
-}
+type ShowInDiscoverSwitchProps = Omit<SwitchProps, 'label' | 'hint'> & { isPrivate: boolean }
 
 /** The labelled "Show in Discover" switch of the project detail and edit screens. */
-export function ShowInDiscoverSwitch({ checked, onChange, isPrivate, disabled, className }: ShowInDiscoverSwitchProps) {
-  return (
-    <Switch
-      label={SHOW_IN_DISCOVER}
-      hint={showInDiscoverHint(isPrivate)}
-      checked={checked}
-      onChange={onChange}
-      disabled={disabled}
-      className={className}
-    />
-  )
+export function ShowInDiscoverSwitch({ isPrivate, ...props }: ShowInDiscoverSwitchProps) {
+  return <Switch label={SHOW_IN_DISCOVER} hint={showInDiscoverHint(isPrivate)} {...props} />
 }
