@@ -28,7 +28,7 @@ export function Switch({ checked, onChange, label, hint, disabled, className }: 
         className={cn(
           'relative inline-flex h-5 w-9 shrink-0 items-center rounded-full transition-colors',
           'focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-500 disabled:opacity-60',
-          checked ? 'bg-indigo-600 dark:bg-indigo-500' : 'bg-zinc-300 dark:bg-zinc-700',
+          checked ? 'bg-indigo-600 dark:bg-indigo-500' : 'bg-zinc-400 dark:bg-zinc-600',
         )}
       >
         <span
