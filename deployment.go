@@ -2,6 +2,7 @@ package gantry
 
 import (
 	"context"
+	"regexp"
 	"time"
 )
 
@@ -17,6 +18,26 @@ const (
 
 // DefaultVersion is the version sent by the Deploy button.
 const DefaultVersion = "1.0.0"
+
+// VersionMaxLen is the most characters a deployment's version may have.
+const VersionMaxLen = 50
+
+var versionChars = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+
+// ValidateVersion checks a (trimmed, non-empty) deployment version: at most
+// 50 characters, one line without control or invisible characters, then
+// only ASCII letters, digits, dots, hyphens, underscores and plus signs,
+// starting with a letter or digit ("1.0.0", "v2.1.0-beta+3", "2025-06-01").
+// An empty version means DefaultVersion; the caller fills it in.
+func ValidateVersion(s string) error {
+	if err := (TextRule{Field: "Version", Max: VersionMaxLen, Required: true}).Check(s); err != nil {
+		return err
+	}
+	if !versionChars.MatchString(s) {
+		return Errorf(EINVALID, "Version can only contain letters, numbers, dots, hyphens, underscores and plus signs, starting with a letter or number")
+	}
+	return nil
+}
 
 // Deployment is one build of a project and, once live, what its subdomain
 // serves (SPEC §3 Deployment).
@@ -92,6 +113,39 @@ type EnvVar struct {
 	Key      string `json:"key"`
 	Value    string `json:"value"`
 	IsSecret bool   `json:"isSecret"`
+}
+
+// Limits of a project's environment: variables, and characters of a name
+// and of a value.
+const (
+	MaxEnvVars     = 100
+	EnvKeyMaxLen   = 128
+	EnvValueMaxLen = 32 << 10
+)
+
+var envKeyShape = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidateEnvKey checks a (trimmed) variable name: required ("Every
+// environment variable needs a name"), then ASCII letters, digits and
+// underscores, not starting with a digit, at most 128 characters; the
+// message quotes the name with Quote.
+func ValidateEnvKey(k string) error {
+	switch {
+	case k == "":
+		return Errorf(EINVALID, "Every environment variable needs a name")
+	case len(k) > EnvKeyMaxLen || !envKeyShape.MatchString(k):
+		return Errorf(EINVALID, "Invalid variable name %s: use letters, digits and underscores, not starting with a digit, at most %d characters", Quote(k), EnvKeyMaxLen)
+	}
+	return nil
+}
+
+// ValidateEnvValue checks the value of variable key (a valid name): at most
+// 32768 characters; tabs and line breaks are allowed (certificates, keys
+// and JSON are pasted as several lines), other control and invisible
+// characters are not ("The value of KEY cannot contain control or
+// invisible characters (found U+0000)").
+func ValidateEnvValue(key, v string) error {
+	return TextRule{Field: "The value of " + key, Max: EnvValueMaxLen, Multiline: true}.Check(v)
 }
 
 // DeploymentProject is the part of a project a deployment answer embeds.

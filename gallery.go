@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Discover sort options (SPEC §9).
@@ -107,7 +106,9 @@ func (q *GalleryQuery) Normalize() {
 
 // Validate checks a normalized query and returns the first problem as
 // EINVALID: an unknown category or sort, a limit outside 1…GalleryMaxLimit,
-// a negative offset, or a search longer than GalleryMaxSearch characters.
+// a negative offset, or a search longer than GalleryMaxSearch characters or
+// holding control or invisible characters (TextRule: "search cannot contain
+// control or invisible characters (found U+0000)").
 func (q *GalleryQuery) Validate() error {
 	if !contains(GalleryCategories, q.Category) {
 		return Errorf(EINVALID, "category must be one of %s", strings.Join(GalleryCategories, ", "))
@@ -121,10 +122,7 @@ func (q *GalleryQuery) Validate() error {
 	if q.Offset < 0 {
 		return Errorf(EINVALID, "offset must be a whole number from 0")
 	}
-	if utf8.RuneCountInString(q.Search) > GalleryMaxSearch {
-		return Errorf(EINVALID, "search cannot exceed %d characters", GalleryMaxSearch)
-	}
-	return nil
+	return TextRule{Field: "search", Max: GalleryMaxSearch}.Check(q.Search)
 }
 
 func contains(list []string, s string) bool {

@@ -30,13 +30,21 @@ type Project struct {
 	Branch           string            `json:"branch"`
 	Subdomain        string            `json:"subdomain"` // unique across the platform, from SubdomainBase(Name)
 	BuildConfig      BuildConfig       `json:"buildConfig"`
+	ShowInDiscover   bool              `json:"showInDiscover"` // the owner's choice; starts as DefaultShowInDiscover
 	ActiveDeployment *ActiveDeployment `json:"activeDeployment"`
 	Deployments      []DeploymentRef   `json:"deployments"` // newest first, at most 20
 	CreatedAt        time.Time         `json:"createdAt"`
 	UpdatedAt        time.Time         `json:"updatedAt"`
 }
 
-// Repository describes where a project's code lives.
+// DefaultShowInDiscover is a new project's ShowInDiscover: on for a public
+// repository, off for a private one, whose app its owner may not want
+// strangers to find.
+func DefaultShowInDiscover(r Repository) bool { return !r.Private }
+
+// Repository describes where a project's code lives. Every field is a fact
+// the server learns from the code host (the repository lookup), never from
+// a client.
 type Repository struct {
 	ID            string  `json:"id"`
 	Name          string  `json:"name"`
@@ -65,6 +73,158 @@ type BuildConfig struct {
 	OutputDirectory string `json:"outputDirectory"`
 	StartCommand    string `json:"startCommand,omitempty"`
 }
+
+// Limits of a project's fields, in characters. The name's is SPEC §9's
+// full-name limit applied to projects; the others are the server's own.
+const (
+	ProjectNameMaxLen     = 100
+	DescriptionMaxLen     = 500
+	BranchMaxLen          = 255
+	CommandMaxLen         = 1000
+	OutputDirectoryMaxLen = 255
+	// Facts from a code host are cut to these (CleanText).
+	CommitMessageMaxLen = 1000
+	CommitAuthorMaxLen  = 200
+	RepoNameMaxLen      = 200
+)
+
+// ErrProjectLimit is the EFORBIDDEN answer to a project more than sub's
+// plan allows.
+func ErrProjectLimit(sub Subscription) error {
+	return Errorf(EFORBIDDEN, "Your %s plan allows %d projects. Delete a project or upgrade your plan to create another.",
+		PlanName(sub.Plan), sub.MaxProjects)
+}
+
+// ValidateProjectName checks a (trimmed) project name: a visible
+// character ("Project name is required"), at most 100 characters, one line
+// without control or invisible characters.
+func ValidateProjectName(s string) error {
+	return TextRule{Field: "Project name", Max: ProjectNameMaxLen, Required: true}.Check(s)
+}
+
+// ValidateDescription checks a (trimmed) project description: optional, at
+// most 500 characters; it may hold line breaks and tabs (the edit screen's
+// text area), but no other control or invisible characters.
+func ValidateDescription(s string) error {
+	return TextRule{Field: "Description", Max: DescriptionMaxLen, Multiline: true}.Check(s)
+}
+
+// ValidateBranch checks a branch name for git: the text rules ("Branch
+// cannot exceed 255 characters", no control or invisible characters), then
+// a conservative subset of git-check-ref-format: no spaces, "..", "@{",
+// "//", leading "-" or "/", trailing "/", "." or ".lock", none of
+// ~^:?*[\, and not "@". Failing those: `Invalid branch name: "<name>"`.
+// A leading "-" matters most: git would read the name as an option.
+func ValidateBranch(b string) error {
+	if err := (TextRule{Field: "Branch", Max: BranchMaxLen, Required: true}).Check(b); err != nil {
+		return err
+	}
+	if !gitRefShape(b) {
+		return Errorf(EINVALID, "Invalid branch name: %s", Quote(b))
+	}
+	return nil
+}
+
+// ValidBranch reports whether ValidateBranch accepts b.
+func ValidBranch(b string) bool { return ValidateBranch(b) == nil }
+
+func gitRefShape(b string) bool {
+	if strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".") || strings.HasSuffix(b, ".lock") || strings.Contains(b, "..") ||
+		strings.Contains(b, "@{") || strings.Contains(b, "//") || b == "@" {
+		return false
+	}
+	return !strings.ContainsAny(b, " ~^:?*[\\")
+}
+
+// ValidateCommand checks an install, build or start command (field names
+// it: "Build command"), the project's or a deployment's override: at most
+// 1000 characters on a single line, without control or invisible
+// characters. The command runs in a shell, so a line break would run a
+// second command the form never showed.
+func ValidateCommand(field, s string) error {
+	return TextRule{Field: field, Max: CommandMaxLen}.Check(s)
+}
+
+// ValidateOutputDirectory checks an output directory: the text rules (at
+// most 255 characters, one line, no control or invisible characters), then
+// a relative path that stays inside the repository (no leading / or \, no
+// ".." segment). The build checks the resolved folder again.
+func ValidateOutputDirectory(dir string) error {
+	if err := (TextRule{Field: "Output directory", Max: OutputDirectoryMaxLen}).Check(dir); err != nil {
+		return err
+	}
+	if strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, "\\") {
+		return Errorf(EINVALID, "Output directory must be a relative path inside the repository")
+	}
+	for _, part := range strings.FieldsFunc(dir, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return Errorf(EINVALID, "Output directory must be a relative path inside the repository")
+		}
+	}
+	return nil
+}
+
+// Normalize trims every field; the output directory also loses the
+// slashes around it.
+func (c *BuildConfig) Normalize() {
+	c.InstallCommand = strings.TrimSpace(c.InstallCommand)
+	c.BuildCommand = strings.TrimSpace(c.BuildCommand)
+	c.OutputDirectory = strings.Trim(strings.TrimSpace(c.OutputDirectory), "/")
+	c.StartCommand = strings.TrimSpace(c.StartCommand)
+}
+
+// Validate checks the commands with ValidateCommand and the output
+// directory with ValidateOutputDirectory, in the order install, build,
+// start, output. Call Normalize first.
+func (c *BuildConfig) Validate() error {
+	for _, f := range []struct{ name, v string }{
+		{"Install command", c.InstallCommand}, {"Build command", c.BuildCommand}, {"Start command", c.StartCommand},
+	} {
+		if err := ValidateCommand(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return ValidateOutputDirectory(c.OutputDirectory)
+}
+
+// Clean makes the facts a code host gave about a repository safe to store
+// and show (CleanText): names and description on one line and cut to
+// their limits, a default branch git would refuse dropped, the last
+// commit cleaned too. Applied to every lookup result before it is answered
+// or stored.
+func (r *Repository) Clean() {
+	r.ID = CleanText(r.ID, RepoNameMaxLen, false)
+	r.Name = CleanText(r.Name, RepoNameMaxLen, false)
+	r.FullName = CleanText(r.FullName, RepoNameMaxLen, false)
+	r.Description = CleanText(r.Description, DescriptionMaxLen, false)
+	if !ValidBranch(r.DefaultBranch) {
+		r.DefaultBranch = ""
+	}
+	r.LastCommit = r.LastCommit.Cleaned()
+}
+
+// Cleaned returns a copy of c made safe to store and show: the message
+// (several lines) and author cut to their limits without control or
+// invisible characters, a SHA that is not 4 to 64 hex digits dropped. Nil
+// stays nil.
+func (c *Commit) Cleaned() *Commit {
+	if c == nil {
+		return nil
+	}
+	out := &Commit{
+		Message: CleanText(c.Message, CommitMessageMaxLen, true),
+		Author:  CleanText(c.Author, CommitAuthorMaxLen, false),
+		Date:    c.Date,
+		SHA:     strings.ToLower(c.SHA),
+	}
+	if !shaShape.MatchString(out.SHA) {
+		out.SHA = ""
+	}
+	return out
+}
+
+var shaShape = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
 
 // ActiveDeployment names the deployment a project's subdomain serves.
 type ActiveDeployment struct {

@@ -213,7 +213,7 @@ func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(
 // letters, digits, underscores and hyphens only.
 func ValidateUsername(s string) error {
 	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
+	case !HasVisible(s):
 		return Errorf(EINVALID, "Username is required")
 	case n < UsernameMinLen:
 		return Errorf(EINVALID, "Username must be at least 3 characters long")
@@ -225,19 +225,36 @@ func ValidateUsername(s string) error {
 	return nil
 }
 
-// ValidateEmail checks an email address: required, and shaped like
-// local@domain.tld with no spaces, at most 254 characters.
+// ValidateEmail checks an email address: required, at most 254
+// characters, no control or invisible characters (TextRule), and shaped
+// like local@domain.tld with no spaces.
 func ValidateEmail(s string) error {
 	switch {
 	case s == "":
 		return Errorf(EINVALID, "Email is required")
-	case len(s) > EmailMaxLen || !emailShape.MatchString(s):
+	case utf8.RuneCountInString(s) > EmailMaxLen:
+		return Errorf(EINVALID, "Please enter a valid email address")
+	}
+	if err := ValidateLoginEmail(s); err != nil {
+		return err
+	}
+	if !emailShape.MatchString(s) {
 		return Errorf(EINVALID, "Please enter a valid email address")
 	}
 	return nil
 }
 
-// ValidatePassword checks a new password: required, 6 to 128 characters.
+// ValidateLoginEmail checks the email of a sign-in for what no account's
+// email holds: control or invisible characters, invalid UTF-8 ("Email
+// cannot contain control or invisible characters (found U+0000)"). The rest
+// is the password check's to refuse, with one answer for a wrong email or
+// password. The password of a sign-in is not checked: it is only compared.
+func ValidateLoginEmail(s string) error {
+	return TextRule{Field: "Email", Max: len(s)}.Check(s)
+}
+
+// ValidatePassword checks a new password: required, 6 to 128 characters,
+// no control or invisible characters (see TextRule; spaces are allowed).
 func ValidatePassword(s string) error {
 	switch n := utf8.RuneCountInString(s); {
 	case n == 0:
@@ -247,29 +264,28 @@ func ValidatePassword(s string) error {
 	case n > PasswordMaxLen:
 		return Errorf(EINVALID, "Password cannot exceed 128 characters")
 	}
-	return nil
+	return TextRule{Field: "Password", Max: PasswordMaxLen}.Check(s)
 }
 
-// ValidateFullName checks a full name: required, at most 100 characters.
+// ValidateFullName checks a full name: required (a visible character),
+// at most 100 characters, one line without control or invisible
+// characters.
 func ValidateFullName(s string) error {
-	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
-		return Errorf(EINVALID, "Full name is required")
-	case n > FullNameMaxLen:
-		return Errorf(EINVALID, "Full name cannot exceed 100 characters")
-	}
-	return nil
+	return TextRule{Field: "Full name", Max: FullNameMaxLen, Required: true}.Check(s)
 }
 
 // ValidateAvatar checks an avatar: empty, or an absolute https URL of at
-// most 2048 characters (the UI's Content-Security-Policy loads images over
-// https only).
+// most 2048 characters without control or invisible characters (the UI's
+// Content-Security-Policy loads images over https only).
 func ValidateAvatar(s string) error {
 	if s == "" {
 		return nil
 	}
+	if err := (TextRule{Field: "Avatar", Max: AvatarMaxLen}).Check(s); err != nil {
+		return Errorf(EINVALID, "Avatar must be an https URL")
+	}
 	u, err := url.Parse(s)
-	if err != nil || len(s) > AvatarMaxLen || u.Scheme != "https" || u.Host == "" {
+	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return Errorf(EINVALID, "Avatar must be an https URL")
 	}
 	return nil

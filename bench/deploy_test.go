@@ -64,7 +64,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	name := "site"
-	p, err := svc.CreatePublic(ctx, u.ID, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url}, Name: &name,
+	p, err := svc.CreatePublic(ctx, u, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url}, Name: &name,
 		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}})
 	if err != nil {
 		b.Fatal(err)

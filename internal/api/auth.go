@@ -56,6 +56,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := gantry.ValidateLoginEmail(req.Email); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	u, token, err := s.Accounts.Login(r.Context(), rateKey(s.clientIP(r)), req.Email, req.Password)
 	if err != nil {
 		s.writeError(w, r, err)

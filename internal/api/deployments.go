@@ -119,13 +119,25 @@ type hostingRequest struct {
 	DeploymentID string `json:"deploymentId"`
 }
 
+// decodeHosting reads the optional body of stop and restart. A subdomain
+// or deploymentId that could never exist (gantry.ValidID) is "Deployment
+// not found", without asking the database.
 func (s *Server) decodeHosting(w http.ResponseWriter, r *http.Request) (hostingRequest, error) {
 	var req hostingRequest
+	notFound := gantry.Errorf(gantry.ENOTFOUND, "Deployment not found")
+	if !gantry.ValidID(r.PathValue("subdomain")) {
+		return req, notFound
+	}
 	if r.ContentLength == 0 && r.Header.Get("Transfer-Encoding") == "" {
 		return req, nil
 	}
-	err := decode(w, r, &req)
-	return req, err
+	if err := decode(w, r, &req); err != nil {
+		return req, err
+	}
+	if req.DeploymentID != "" && !gantry.ValidID(req.DeploymentID) {
+		return req, notFound
+	}
+	return req, nil
 }
 
 func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {

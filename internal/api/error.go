@@ -124,9 +124,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return gantry.Errorf(gantry.EINVALID, "Invalid value for field %q: expected %s", typeErr.Field, jsonKind(typeErr))
+			return gantry.Errorf(gantry.EINVALID, "Invalid value for field %s: expected %s", gantry.Quote(typeErr.Field), jsonKind(typeErr))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return gantry.Errorf(gantry.EINVALID, "Unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+			name, uerr := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+			if uerr != nil {
+				name = strings.TrimPrefix(err.Error(), "json: unknown field ")
+			}
+			return gantry.Errorf(gantry.EINVALID, "Unknown field %s", gantry.Quote(name))
 		default:
 			return malformed(trimmed, err)
 		}

@@ -121,25 +121,24 @@ func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, 
 
 // handleCreateGitHubProject creates a project from one of the connected
 // account's repositories: {repositoryId, name, description, branch} (and
-// optionally buildConfig, framework) → 201 {project}. It looks the
-// repository up (a clone), so it counts as a lookup (startLookup).
+// optionally buildConfig, showInDiscover) → 201 {project}. It looks the
+// repository up (a clone), so once the body is valid it counts as a lookup
+// (startLookup).
 func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.GitHubProjectInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	release, ok := s.startLookup(w, r, u)
-	if !ok {
-		return
-	}
-	defer release()
-	p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
-	if err != nil {
+	settings := in.Settings()
+	if err := settings.Check(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, projectAnswer{Project: p})
+	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
+		p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
+		return projectAnswer{Project: p}, err
+	})
 }
 
 // isHTTPS reports whether the browser reached us over https: directly, or

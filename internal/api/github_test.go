@@ -520,7 +520,8 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 				r := p.Repository
 				if p.Name != "My Site" || p.Description != "demo" || p.Branch != "main" || p.Status != gantry.ProjectDraft ||
 					r.ID != strconv.FormatInt(g.site.ID, 10) || r.FullName != "alice-gh/site" || r.Private ||
-					r.CloneURL != g.gh.URL+"/alice-gh/site.git" || r.LastCommit == nil || len(r.LastCommit.SHA) != 40 {
+					r.CloneURL != g.gh.URL+"/alice-gh/site.git" || r.LastCommit == nil || len(r.LastCommit.SHA) != 40 ||
+					!p.ShowInDiscover {
 					t.Errorf("project %+v, repository %+v", p, r)
 				}
 			}},
@@ -528,7 +529,8 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 			body:       func(g *githubEnv) string { return body(strconv.FormatInt(g.private.ID, 10), "") },
 			wantStatus: 201, check: func(t *testing.T, g *githubEnv, p *gantry.Project) {
 				r := p.Repository
-				if !r.Private || r.FullName != "alice-gh/secret-site" || r.LastCommit == nil || p.Type != "static" {
+				if !r.Private || r.FullName != "alice-gh/secret-site" || r.LastCommit == nil || p.Type != "static" ||
+					p.ShowInDiscover {
 					t.Errorf("project %+v, repository %+v", p, r)
 				}
 			}},
@@ -586,5 +588,40 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 			}
 			g.noSecrets(t)
 		})
+	}
+}
+
+// TestPublicCreateOfPrivateGitHubRepo: POST /api/projects/public learns
+// from GitHub that a repository is private, whatever the body says, and
+// keeps its app out of Discover unless asked.
+func TestPublicCreateOfPrivateGitHubRepo(t *testing.T) {
+	t.Parallel()
+	g := withGitHub(t, newEnv(t), true)
+	g.connect(t, g.token, "alice-gh")
+	create := func(token string, extra map[string]any) (int, *gantry.Project) {
+		body := map[string]any{"repository": map[string]any{"url": g.gh.URL + "/alice-gh/secret-site", "private": false}, "name": "Secret"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		b, _ := json.Marshal(body)
+		rec := g.do(request{method: "POST", url: "/api/projects/public", headers: bearer(token), body: string(b)})
+		if rec.Code != 201 {
+			return rec.Code, nil
+		}
+		return rec.Code, dataField[*gantry.Project](t, rec, "project")
+	}
+	if code, p := create(g.token, nil); code != 201 || !p.Repository.Private || p.ShowInDiscover {
+		t.Fatalf("got %d %+v, want a private repository hidden from Discover", code, p)
+	}
+	if code, p := create(g.token, map[string]any{"showInDiscover": true}); code != 201 || !p.Repository.Private || !p.ShowInDiscover {
+		t.Fatalf("asked to show: got %d %+v", code, p)
+	}
+	// Someone who cannot see the repository cannot make a project of it.
+	bob := g.otherToken(t)
+	if code, _ := create(bob, nil); code == 201 || code == 500 {
+		t.Fatalf("bob: got %d", code)
+	}
+	if n, _ := g.db.CountProjects(context.Background(), g.alice.ID); n != 2 {
+		t.Fatalf("alice has %d projects, want 2", n)
 	}
 }

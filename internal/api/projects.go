@@ -10,8 +10,8 @@ import (
 )
 
 // Repository lookups clone a repository to detect its framework (POST
-// /api/projects/public-repo, and creating a project from GitHub, POST
-// /api/projects). Each user may run LookupConcurrency at once and start
+// /api/projects/public-repo, and creating a project: POST
+// /api/projects/public and, from GitHub, POST /api/projects). Each user may run LookupConcurrency at once and start
 // LookupLimit per LookupWindow (sliding); failed lookups count too.
 const (
 	LookupConcurrency = 2
@@ -42,6 +42,22 @@ func (s *Server) startLookup(w http.ResponseWriter, r *http.Request, u *gantry.U
 		return nil, false
 	}
 	return func() { s.LookupsRunning.Release(key) }, true
+}
+
+// runLookup runs work as one of u's repository lookups (startLookup's
+// limits) and answers what it returns with status, or its error.
+func (s *Server) runLookup(w http.ResponseWriter, r *http.Request, u *gantry.User, status int, work func() (any, error)) {
+	release, ok := s.startLookup(w, r, u)
+	if !ok {
+		return
+	}
+	defer release()
+	answer, err := work()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, answer)
 }
 
 func (s *Server) projectRoutes() {
@@ -89,45 +105,37 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 		s.writeError(w, r, err)
 		return
 	}
-	release, ok := s.startLookup(w, r, u)
-	if !ok {
-		return
-	}
-	defer release()
-	res, err := s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.runLookup(w, r, u, http.StatusOK, func() (any, error) {
+		return s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
+	})
 }
 
 // handleCreatePublicProject creates a project from any public repository:
-// {repository, name, description, branch, buildConfig} → 201 {project}.
+// {repository: {url}, name, description, branch, buildConfig,
+// showInDiscover} → 201 {project}. The server looks the URL up itself, so
+// it is a repository lookup (startLookup's limits) once the body is valid.
 func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.ProjectInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.Deploys.CreatePublic(r.Context(), u.ID, in)
-	if err != nil {
+	if err := in.Check(); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, projectAnswer{Project: p})
+	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
+		p, err := s.Deploys.CreatePublic(r.Context(), u, in)
+		return projectAnswer{Project: p}, err
+	})
 }
 
-// handleUpdateProject changes {name, description, branch, buildConfig}:
-// {project}.
+// handleUpdateProject changes any of {name, description, branch,
+// buildConfig, showInDiscover}: {project}.
 func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in deploy.ProjectInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	if in.Repository != nil {
-		s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "The repository of a project cannot be changed: create a new project"))
 		return
 	}
 	p, err := s.Deploys.UpdateProject(r.Context(), u.ID, r.PathValue("id"), in)

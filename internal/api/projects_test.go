@@ -40,7 +40,9 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 	if workers {
 		sb = sandboxtest.Require(t, sandbox.Config{})
 	}
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, Detect: build.Suggest, Timeout: 10 * time.Second})
+	// Creating a project looks its repository up (a sandboxed clone): give
+	// it room on a loaded machine.
+	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, Detect: build.Suggest, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

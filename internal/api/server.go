@@ -180,11 +180,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(rw.Header())
 	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
 		rw.Header().Set("Cache-Control", "no-store")
+		if err := checkRequestText(r); err != nil {
+			s.writeError(rw, r, err)
+			return
+		}
 		s.mux.ServeHTTP(rw, r)
 		return
 	}
 	s.spaOnce.Do(func() { s.spa = newSPAHandler(s.Web) })
 	s.spa.ServeHTTP(rw, r)
+}
+
+// checkRequestText refuses an API call whose decoded path or any query
+// parameter (name or value) holds control or invisible characters or
+// invalid UTF-8 (gantry.ValidateRequestPath, gantry.ValidateQueryParam):
+// ids and searches reach the database, and PostgreSQL refuses NUL. Each
+// parameter's own rules (lengths, values) are its handler's.
+func checkRequestText(r *http.Request) error {
+	if err := gantry.ValidateRequestPath(r.URL.Path); err != nil {
+		return err
+	}
+	for name, values := range r.URL.Query() {
+		for _, v := range values {
+			if err := gantry.ValidateQueryParam(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // hostName returns the host of a Host header, lowercased, without port and

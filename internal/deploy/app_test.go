@@ -530,7 +530,7 @@ func TestAccountsRunUnderUIDsOfTheirOwn(t *testing.T) {
 	}
 	url := e.git.Repo(t, "bob/beta", "main", "initial commit", pyApp("beta"))
 	name := "Beta"
-	pb, err := e.svc.CreatePublic(ctx, other.ID, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name})
+	pb, err := e.svc.CreatePublic(ctx, other, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (e *env) project(name string, files map[string]string) *gantry.Project {
 	e.t.Helper()
 	url := e.git.Repo(e.t, "ada/"+gantry.SubdomainBase(name), "main", "initial commit", files)
 	in := deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name}
-	p, err := e.svc.CreatePublic(context.Background(), e.user.ID, in)
+	p, err := e.svc.CreatePublic(context.Background(), e.user, in)
 	if err != nil {
 		e.t.Fatalf("create project: %v", err)
 	}

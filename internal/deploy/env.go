@@ -3,7 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -12,15 +11,6 @@ import (
 
 // Mask stands for a secret value in every answer and log line.
 const Mask = "••••••••"
-
-// Limits of a project's environment.
-const (
-	MaxEnvVars     = 100
-	MaxEnvKeyLen   = 128
-	MaxEnvValueLen = 32 << 10
-)
-
-var envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // reservedEnv are set by the platform and cannot be overridden.
 var reservedEnv = map[string]bool{"PORT": true, "HOST": true, "PATH": true, "HOME": true}
@@ -55,8 +45,8 @@ func masked(vars []gantry.EnvVar) []gantry.EnvVar {
 // with the platform key before they are stored. New values take effect
 // with the next deployment.
 func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error) {
-	if len(vars) > MaxEnvVars {
-		return nil, gantry.Errorf(gantry.EINVALID, "A project can have at most %d environment variables", MaxEnvVars)
+	if len(vars) > gantry.MaxEnvVars {
+		return nil, gantry.Errorf(gantry.EINVALID, "A project can have at most %d environment variables", gantry.MaxEnvVars)
 	}
 	if _, err := s.Store.FindProject(ctx, userID, projectID); err != nil {
 		return nil, err
@@ -73,19 +63,18 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 	out := make([]gantry.EnvVar, 0, len(vars))
 	for _, v := range vars {
 		v.Key = strings.TrimSpace(v.Key)
+		if err := gantry.ValidateEnvKey(v.Key); err != nil {
+			return nil, err
+		}
+		// The key is valid from here: short and plain, safe to repeat.
 		switch {
-		case v.Key == "":
-			return nil, gantry.Errorf(gantry.EINVALID, "Every environment variable needs a name")
-		case len(v.Key) > MaxEnvKeyLen || !envKey.MatchString(v.Key):
-			return nil, gantry.Errorf(gantry.EINVALID, "Invalid variable name %q: use letters, digits and underscores, not starting with a digit", v.Key)
 		case reservedEnv[strings.ToUpper(v.Key)]:
 			return nil, gantry.Errorf(gantry.EINVALID, "%s is set by Gantry and cannot be changed", v.Key)
 		case seen[v.Key]:
 			return nil, gantry.Errorf(gantry.EINVALID, "Variable %s is listed twice", v.Key)
-		case len(v.Value) > MaxEnvValueLen:
-			return nil, gantry.Errorf(gantry.EINVALID, "The value of %s is longer than 32 KiB", v.Key)
-		case strings.ContainsRune(v.Value, 0):
-			return nil, gantry.Errorf(gantry.EINVALID, "The value of %s contains a NUL character", v.Key)
+		}
+		if err := gantry.ValidateEnvValue(v.Key, v.Value); err != nil {
+			return nil, err
 		}
 		seen[v.Key] = true
 		if v.IsSecret {

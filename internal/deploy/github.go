@@ -48,16 +48,25 @@ func (id *GitHubRepoID) UnmarshalJSON(b []byte) error {
 }
 
 // GitHubProjectInput is the body of POST /api/projects: one of the
-// connected account's repositories by id, and the project's settings. Name
-// and description default to the repository's, branch ("" too) to its
-// default branch, build settings to what detection suggests.
+// connected account's repositories by id, and the fields a user may set.
+// Name and description default to the repository's, branch ("" too) to its
+// default branch, build settings to what detection suggests, the Discover
+// listing to gantry.DefaultShowInDiscover. Everything about the repository
+// comes from GitHub's API.
 type GitHubProjectInput struct {
-	RepositoryID GitHubRepoID        `json:"repositoryId"`
-	Name         *string             `json:"name"`
-	Description  *string             `json:"description"`
-	Branch       *string             `json:"branch"`
-	BuildConfig  *gantry.BuildConfig `json:"buildConfig"`
-	Framework    *string             `json:"framework"`
+	RepositoryID   GitHubRepoID        `json:"repositoryId"`
+	Name           *string             `json:"name"`
+	Description    *string             `json:"description"`
+	Branch         *string             `json:"branch"`
+	BuildConfig    *gantry.BuildConfig `json:"buildConfig"`
+	ShowInDiscover *bool               `json:"showInDiscover"`
+}
+
+// Settings returns the fields of in a user may set, as the ProjectInput
+// that carries them.
+func (in GitHubProjectInput) Settings() ProjectInput {
+	return ProjectInput{Name: in.Name, Description: in.Description, Branch: in.Branch,
+		BuildConfig: in.BuildConfig, ShowInDiscover: in.ShowInDiscover}
 }
 
 // CreateFromGitHub creates a project of u from one of the repositories of
@@ -87,13 +96,20 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	if !listed {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, MsgGitHubRepoUnseen)
 	}
+	settings := in.Settings()
+	if err := settings.Check(); err != nil {
+		return nil, err
+	}
 	token, err := s.githubToken(u)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkProjectLimit(ctx, u.ID); err != nil {
+		return nil, err
+	}
 	branch := ""
 	if in.Branch != nil {
-		branch = strings.TrimSpace(*in.Branch)
+		branch = *in.Branch
 	}
 	res, err := s.Repos.LookupGitHubID(ctx, token, int64(in.RepositoryID), branch)
 	if githost.TokenRejected(err) {
@@ -101,18 +117,19 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	} else if err != nil {
 		return nil, err
 	}
+	cleanLookup(res)
 	p := &gantry.Project{
-		UserID:      u.ID,
-		Type:        firstNonEmpty(res.Framework, "github"),
-		Repository:  res.Repository,
-		Branch:      res.Branch,
-		Name:        firstNonEmpty(res.SuggestedName, res.Repository.Name),
-		Description: res.SuggestedDescription,
-		BuildConfig: res.BuildConfig,
+		UserID:         u.ID,
+		Type:           firstNonEmpty(res.Framework, "github"),
+		Repository:     res.Repository,
+		Branch:         firstNonEmpty(res.Branch, res.Repository.DefaultBranch, "main"),
+		Name:           firstNonEmpty(res.SuggestedName, res.Repository.Name, "app"),
+		Description:    res.SuggestedDescription,
+		BuildConfig:    res.BuildConfig,
+		ShowInDiscover: gantry.DefaultShowInDiscover(res.Repository),
 	}
-	if err := applyProjectInput(p, ProjectInput{
-		Name: in.Name, Description: in.Description, BuildConfig: in.BuildConfig, Framework: in.Framework,
-	}); err != nil {
+	settings.Branch = nil // the lookup used it
+	if err := applyProjectInput(p, settings); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateProject(ctx, p); err != nil {

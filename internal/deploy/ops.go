@@ -13,12 +13,43 @@ import (
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
-// CreateRequest is the body of POST /api/deployments.
+// CreateRequest is the body of POST /api/deployments. BuildCommand and
+// OutputDirectory override the project's for this deployment only.
 type CreateRequest struct {
 	ProjectID       string `json:"projectId"`
 	Version         string `json:"version"`
 	BuildCommand    string `json:"buildCommand"`
 	OutputDirectory string `json:"outputDirectory"`
+}
+
+// Check trims r, fills the default version and validates it: projectId is
+// required (and an id that could never exist is "Project not found"), the
+// version follows gantry.ValidateVersion, and the overrides the rules of a
+// project's build settings (gantry.BuildConfig.Validate: one line, no
+// control characters, at most 1000 characters; a relative path inside
+// the repository).
+func (r *CreateRequest) Check() error {
+	r.ProjectID = strings.TrimSpace(r.ProjectID)
+	switch {
+	case r.ProjectID == "":
+		return gantry.Errorf(gantry.EINVALID, "projectId is required")
+	case !gantry.ValidID(r.ProjectID):
+		return gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	}
+	r.Version = strings.TrimSpace(r.Version)
+	if r.Version == "" {
+		r.Version = gantry.DefaultVersion
+	}
+	if err := gantry.ValidateVersion(r.Version); err != nil {
+		return err
+	}
+	o := gantry.BuildConfig{BuildCommand: r.BuildCommand, OutputDirectory: r.OutputDirectory}
+	o.Normalize()
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	r.BuildCommand, r.OutputDirectory = o.BuildCommand, o.OutputDirectory
+	return nil
 }
 
 // Create queues a deployment of the owner's project and returns it at once
@@ -29,21 +60,8 @@ type CreateRequest struct {
 // MaxPending builds waiting already is ETOOMANY. This is the only way a
 // build is queued: project creation, restart and rollback never build.
 func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) (*gantry.Deployment, error) {
-	if strings.TrimSpace(req.ProjectID) == "" {
-		return nil, gantry.Errorf(gantry.EINVALID, "projectId is required")
-	}
-	version := strings.TrimSpace(req.Version)
-	if version == "" {
-		version = gantry.DefaultVersion
-	}
-	if len(version) > 50 {
-		return nil, gantry.Errorf(gantry.EINVALID, "Version cannot exceed 50 characters")
-	}
-	if err := checkOutputDir(req.OutputDirectory); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
-	}
-	if len(req.BuildCommand) > 1000 {
-		return nil, gantry.Errorf(gantry.EINVALID, "Build command cannot exceed 1000 characters")
 	}
 	p, err := s.Store.FindProject(ctx, userID, req.ProjectID)
 	if err != nil {
@@ -56,7 +74,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		return nil, err
 	}
 	d := &gantry.Deployment{
-		ProjectID: p.ID, UserID: userID, Version: version,
+		ProjectID: p.ID, UserID: userID, Version: req.Version,
 		Subdomain: p.Subdomain, URL: s.LiveURL(p.Subdomain),
 		Status: gantry.DeploymentPending,
 		BuildInfo: gantry.BuildInfo{
@@ -110,24 +128,6 @@ func (s *Service) checkLiveLimit(ctx context.Context, userID string, p *gantry.P
 		return gantry.Errorf(gantry.EFORBIDDEN,
 			"Your %s plan allows %d live deployments. Stop or delete one to deploy another.",
 			gantry.PlanName(u.Subscription.Plan), max)
-	}
-	return nil
-}
-
-// checkOutputDir refuses output directories that could never be inside the
-// repository; the pipeline checks the resolved folder again after the build.
-func checkOutputDir(dir string) error {
-	if dir == "" {
-		return nil
-	}
-	if len(dir) > 255 || strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, "\\") ||
-		strings.Contains(dir, "\x00") {
-		return gantry.Errorf(gantry.EINVALID, "Output directory must be a relative path inside the repository")
-	}
-	for _, part := range strings.FieldsFunc(dir, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if part == ".." {
-			return gantry.Errorf(gantry.EINVALID, "Output directory must be a relative path inside the repository")
-		}
 	}
 	return nil
 }
@@ -238,10 +238,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		s.fail(ctx, d, failure{reason: msg, from: inProgress, logged: true})
 		return
 	}
-	if res.Commit != nil {
-		d.Metadata.CommitHash = res.Commit.SHA
-		d.Metadata.CommitMessage = res.Commit.Message
-		d.Metadata.Author = res.Commit.Author
+	if c := res.Commit.Cleaned(); c != nil {
+		d.Metadata.CommitHash = c.SHA
+		d.Metadata.CommitMessage = c.Message
+		d.Metadata.Author = c.Author
 	}
 	d.BuildInfo.BuildCommand = res.Config.BuildCommand
 	d.BuildInfo.OutputDirectory = res.Config.OutputDirectory

@@ -4,7 +4,6 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/githost"
@@ -18,30 +17,87 @@ type Repos interface {
 }
 
 // ProjectInput is the body of POST /api/projects/public and PUT
-// /api/projects/{id}: fields left nil keep their value on update.
+// /api/projects/{id}: the fields a user may set. Fields left nil keep
+// their value on update (and take their default on create).
 type ProjectInput struct {
+	// Repository names the repository to create the project from (create
+	// only): see RepositoryInput.
 	Repository  *RepositoryInput    `json:"repository"`
 	Name        *string             `json:"name"`
 	Description *string             `json:"description"`
 	Branch      *string             `json:"branch"`
 	BuildConfig *gantry.BuildConfig `json:"buildConfig"`
-	// Framework is the type the lookup detected; the build detects again.
-	Framework *string `json:"framework"`
+	// ShowInDiscover lists the project's live app in Discover; by default
+	// on for a public repository, off for a private one.
+	ShowInDiscover *bool `json:"showInDiscover"`
 }
 
-// RepositoryInput is the repository a client hands back from the lookup.
-// Only its URL is trusted, after validation; the rest is re-derived.
+// RepositoryInput is the repository a client names when it creates a
+// project. Clients may send back the lookup's repository object as it was
+// answered, but only its URL is read (cloneUrl when url is empty): every
+// fact about the repository — id, names, description, default branch,
+// privacy, latest commit — comes from the server's own lookup of that URL,
+// and the other fields are ignored.
 type RepositoryInput struct {
-	URL         string         `json:"url"`
-	CloneURL    string         `json:"cloneUrl"`
-	Description string         `json:"description"`
-	LastCommit  *gantry.Commit `json:"lastCommit"`
-	// Accepted for compatibility with the lookup answer; re-derived.
-	ID            string `json:"id"`
-	Name          string `json:"name"`
-	FullName      string `json:"fullName"`
-	DefaultBranch string `json:"defaultBranch"`
-	Private       bool   `json:"private"`
+	URL      string `json:"url"`
+	CloneURL string `json:"cloneUrl"`
+	// Accepted so that the lookup's answer can be sent back; never read.
+	Description   string         `json:"description"`
+	LastCommit    *gantry.Commit `json:"lastCommit"`
+	ID            string         `json:"id"`
+	Name          string         `json:"name"`
+	FullName      string         `json:"fullName"`
+	DefaultBranch string         `json:"defaultBranch"`
+	Private       bool           `json:"private"`
+}
+
+// Normalize trims the fields that are set; a description's CR LF line
+// ends become LF.
+func (in *ProjectInput) Normalize() {
+	for _, p := range []*string{in.Name, in.Description, in.Branch} {
+		if p != nil {
+			*p = strings.TrimSpace(*p)
+		}
+	}
+	if in.Description != nil {
+		*in.Description = strings.ReplaceAll(*in.Description, "\r\n", "\n")
+	}
+	if in.BuildConfig != nil {
+		in.BuildConfig.Normalize()
+	}
+}
+
+// Validate checks the fields that are set, in the order name, description,
+// branch, build settings, and returns the first failure as EINVALID (see
+// gantry.ValidateProjectName and the others). An empty branch is valid: it
+// means the repository's default branch. Call Normalize first. It needs
+// no network: the API runs it before it starts a repository lookup.
+func (in *ProjectInput) Validate() error {
+	if in.Name != nil {
+		if err := gantry.ValidateProjectName(*in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Description != nil {
+		if err := gantry.ValidateDescription(*in.Description); err != nil {
+			return err
+		}
+	}
+	if in.Branch != nil && *in.Branch != "" {
+		if err := gantry.ValidateBranch(*in.Branch); err != nil {
+			return err
+		}
+	}
+	if in.BuildConfig != nil {
+		return in.BuildConfig.Validate()
+	}
+	return nil
+}
+
+// Check is Normalize then Validate.
+func (in *ProjectInput) Check() error {
+	in.Normalize()
+	return in.Validate()
 }
 
 // typeSlug is what a project type looks like (SPEC §3: react, nextjs, …).
@@ -49,7 +105,7 @@ var typeSlug = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
 // LookupPublic describes the repository at repoURL for the New Project
 // screen: repository, suggested name and description, detected framework
-// and build settings.
+// and build settings. The host's answer is cleaned (cleanLookup).
 func (s *Service) LookupPublic(ctx context.Context, u *gantry.User, repoURL string) (*githost.LookupResult, error) {
 	repoURL = strings.TrimSpace(repoURL)
 	if repoURL == "" {
@@ -58,31 +114,79 @@ func (s *Service) LookupPublic(ctx context.Context, u *gantry.User, repoURL stri
 	if len(repoURL) > 2048 {
 		return nil, gantry.Errorf(gantry.EINVALID, "Repository URL is too long")
 	}
-	return s.Repos.LookupAs(ctx, repoURL, s.optionalGitHubToken(u))
-}
-
-// CreatePublic creates a project from any public repository. The
-// repository URL is parsed and checked again here: a client cannot smuggle
-// in another clone URL than the one it names.
-func (s *Service) CreatePublic(ctx context.Context, userID string, in ProjectInput) (*gantry.Project, error) {
-	if in.Repository == nil || (in.Repository.URL == "" && in.Repository.CloneURL == "") {
-		return nil, gantry.Errorf(gantry.EINVALID, "Please select a repository")
-	}
-	ref, err := githost.ParseRepoURL(firstNonEmpty(in.Repository.CloneURL, in.Repository.URL))
+	res, err := s.Repos.LookupAs(ctx, repoURL, s.optionalGitHubToken(u))
 	if err != nil {
 		return nil, err
 	}
-	p := &gantry.Project{
-		UserID: userID,
-		Type:   "github",
-		Repository: gantry.Repository{
-			ID: firstNonEmpty(in.Repository.ID, "git-"+ref.FullName), Name: ref.Name, FullName: ref.FullName,
-			Description: in.Repository.Description, DefaultBranch: firstNonEmpty(in.Repository.DefaultBranch, "main"),
-			URL: ref.WebURL, CloneURL: ref.CloneURL, LastCommit: in.Repository.LastCommit,
-		},
-		Branch: firstNonEmpty(ref.Branch, in.Repository.DefaultBranch, "main"),
-		Name:   ref.Name,
+	cleanLookup(res)
+	return res, nil
+}
+
+// cleanLookup makes what a code host said about a repository safe to
+// answer and store (gantry.Repository.Clean, gantry.CleanText), and drops a
+// framework that is not a project type's shape.
+func cleanLookup(res *githost.LookupResult) {
+	res.Repository.Clean()
+	res.SuggestedName = gantry.CleanText(res.SuggestedName, gantry.ProjectNameMaxLen, false)
+	res.SuggestedDescription = gantry.CleanText(res.SuggestedDescription, gantry.DescriptionMaxLen, false)
+	if !typeSlug.MatchString(res.Framework) {
+		res.Framework = ""
 	}
+	if !gantry.ValidBranch(res.Branch) {
+		res.Branch = ""
+	}
+	res.BuildConfig.Normalize()
+	if res.BuildConfig.Validate() != nil {
+		res.BuildConfig = gantry.BuildConfig{}
+	}
+}
+
+// CreatePublic creates a project of u from any public repository (or one
+// of u's private GitHub repositories). The server looks the repository's
+// URL up itself (LookupAs with u's GitHub token, the same host checks as
+// the lookup and the build's clone) and takes every fact about the
+// repository from that lookup; of the body it takes only the URL and the
+// fields a user may set. The branch is the body's, else the URL's
+// /tree/<branch>, else the default branch; its latest commit is read from
+// the host (a branch the host does not have is refused). The type is the
+// detected framework ("github" when detection was skipped or failed). The
+// plan's project limit is checked before the lookup, and again when the
+// project is stored.
+func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in ProjectInput) (*gantry.Project, error) {
+	if in.Repository == nil || strings.TrimSpace(firstNonEmpty(in.Repository.URL, in.Repository.CloneURL)) == "" {
+		return nil, gantry.Errorf(gantry.EINVALID, "Please select a repository")
+	}
+	if err := in.Check(); err != nil {
+		return nil, err
+	}
+	if err := s.checkProjectLimit(ctx, u.ID); err != nil {
+		return nil, err
+	}
+	token := s.optionalGitHubToken(u)
+	res, err := s.Repos.LookupAs(ctx, firstNonEmpty(in.Repository.URL, in.Repository.CloneURL), token)
+	if err != nil {
+		return nil, err
+	}
+	cleanLookup(res)
+	repo := res.Repository
+	branch := firstNonEmpty(res.Branch, repo.DefaultBranch, "main")
+	if in.Branch != nil && *in.Branch != "" && *in.Branch != branch {
+		branch = *in.Branch
+		c, err := s.Repos.LatestCommit(ctx, repo, branch, token)
+		if err != nil {
+			return nil, err
+		}
+		repo.LastCommit = c.Cleaned()
+	}
+	p := &gantry.Project{
+		UserID:         u.ID,
+		Type:           firstNonEmpty(res.Framework, "github"),
+		Repository:     repo,
+		Branch:         branch,
+		Name:           firstNonEmpty(res.SuggestedName, repo.Name, "app"),
+		ShowInDiscover: gantry.DefaultShowInDiscover(repo),
+	}
+	in.Branch = nil // applied above
 	if err := applyProjectInput(p, in); err != nil {
 		return nil, err
 	}
@@ -90,12 +194,33 @@ func (s *Service) CreatePublic(ctx context.Context, userID string, in ProjectInp
 		return nil, err
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
-	return s.Store.FindProject(ctx, userID, p.ID)
+	return s.Store.FindProject(ctx, u.ID, p.ID)
 }
 
-// UpdateProject changes the owner's project's name, description, branch
-// and build settings.
+// checkProjectLimit refuses a project more than the owner's plan allows
+// before any work is done for it (gantry.ErrProjectLimit); the store
+// checks again, atomically, when it inserts the project.
+func (s *Service) checkProjectLimit(ctx context.Context, userID string) error {
+	u, err := s.Store.FindUserByID(ctx, userID)
+	if err != nil {
+		return err
+	}
+	n, err := s.Store.CountProjects(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n >= u.Subscription.MaxProjects {
+		return gantry.ErrProjectLimit(u.Subscription)
+	}
+	return nil
+}
+
+// UpdateProject changes the owner's project's name, description, branch,
+// build settings and Discover listing. Its repository cannot change.
 func (s *Service) UpdateProject(ctx context.Context, userID, id string, in ProjectInput) (*gantry.Project, error) {
+	if in.Repository != nil {
+		return nil, gantry.Errorf(gantry.EINVALID, "The repository of a project cannot be changed: create a new project")
+	}
 	p, err := s.Store.FindProject(ctx, userID, id)
 	if err != nil {
 		return nil, err
@@ -119,62 +244,37 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	p.Repository.LastCommit = c
+	p.Repository.LastCommit = c.Cleaned()
 	if err := s.Store.UpdateProject(ctx, p); err != nil {
 		return nil, err
 	}
 	return s.Store.FindProject(ctx, u.ID, id)
 }
 
-// applyProjectInput validates in and copies its set fields onto p.
+// applyProjectInput normalizes and validates in and copies its set fields
+// onto p. An empty branch means the repository's default branch.
 func applyProjectInput(p *gantry.Project, in ProjectInput) error {
+	if err := in.Check(); err != nil {
+		return err
+	}
 	if in.Name != nil {
-		name := strings.TrimSpace(*in.Name)
-		switch {
-		case name == "":
-			return gantry.Errorf(gantry.EINVALID, "Project name is required")
-		case utf8.RuneCountInString(name) > 100:
-			return gantry.Errorf(gantry.EINVALID, "Project name cannot exceed 100 characters")
-		}
-		p.Name = name
+		p.Name = *in.Name
 	}
 	if in.Description != nil {
-		d := strings.TrimSpace(*in.Description)
-		if utf8.RuneCountInString(d) > 500 {
-			return gantry.Errorf(gantry.EINVALID, "Description cannot exceed 500 characters")
-		}
-		p.Description = d
+		p.Description = *in.Description
 	}
 	if in.Branch != nil {
-		b := strings.TrimSpace(*in.Branch)
-		if b == "" {
-			b = firstNonEmpty(p.Repository.DefaultBranch, "main")
-		}
-		if !githost.ValidBranch(b) {
-			return gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", b)
+		b := firstNonEmpty(*in.Branch, p.Repository.DefaultBranch, "main")
+		if err := gantry.ValidateBranch(b); err != nil {
+			return err
 		}
 		p.Branch = b
 	}
-	if c := in.BuildConfig; c != nil {
-		for _, f := range []struct{ name, v string }{
-			{"Install command", c.InstallCommand}, {"Build command", c.BuildCommand}, {"Start command", c.StartCommand},
-		} {
-			if len(f.v) > 1000 || strings.ContainsAny(f.v, "\x00\n\r") {
-				return gantry.Errorf(gantry.EINVALID, "%s must be one line of at most 1000 characters", f.name)
-			}
-		}
-		if err := checkOutputDir(c.OutputDirectory); err != nil {
-			return err
-		}
-		p.BuildConfig = gantry.BuildConfig{
-			InstallCommand:  strings.TrimSpace(c.InstallCommand),
-			BuildCommand:    strings.TrimSpace(c.BuildCommand),
-			OutputDirectory: strings.Trim(strings.TrimSpace(c.OutputDirectory), "/"),
-			StartCommand:    strings.TrimSpace(c.StartCommand),
-		}
+	if in.BuildConfig != nil {
+		p.BuildConfig = *in.BuildConfig
 	}
-	if in.Framework != nil && typeSlug.MatchString(*in.Framework) {
-		p.Type = *in.Framework
+	if in.ShowInDiscover != nil {
+		p.ShowInDiscover = *in.ShowInDiscover
 	}
 	return nil
 }

@@ -110,7 +110,17 @@ func (c *Checker) Allowed(host, port string) bool {
 // errHostNotAllowed is the message for a host that resolves to a restricted
 // address.
 func errHostNotAllowed(host string) error {
-	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", host)
+	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", quoteHost(host))
+}
+
+// quoteHost shows a host in a message: as it is when it is short (host
+// names were checked by ParseRepoURL: letters, digits, dots, hyphens), cut
+// by gantry.Quote otherwise.
+func quoteHost(h string) string {
+	if len(h) <= gantry.QuoteMaxLen {
+		return h
+	}
+	return gantry.Quote(h)
 }
 
 // Check resolves host and refuses it when it is not allow-listed and any of
@@ -140,10 +150,10 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", quoteHost(h))
 	}
 	if len(addrs) == 0 {
-		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", quoteHost(h))
 	}
 	for i, a := range addrs {
 		if netpolicy.Restricted(a) {

@@ -214,8 +214,10 @@ func (s *Service) LookupAs(ctx context.Context, rawURL, token string) (*LookupRe
 // GitHub's numeric id, seen with the account's token; branch "" means the
 // default branch.
 func (s *Service) LookupGitHubID(ctx context.Context, token string, id int64, branch string) (*LookupResult, error) {
-	if branch != "" && !validBranch(branch) {
-		return nil, gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
+	if branch != "" {
+		if err := gantry.ValidateBranch(branch); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -308,8 +310,8 @@ func (s *Service) LatestCommit(ctx context.Context, repo gantry.Repository, bran
 		return nil, err
 	}
 	branch = firstNonEmpty(branch, repo.DefaultBranch)
-	if branch == "" || !validBranch(branch) {
-		return nil, gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
+	if err := gantry.ValidateBranch(branch); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -12,14 +12,13 @@ import (
 
 // User-facing messages of ParseRepoURL.
 const (
-	msgEmptyURL       = "Please enter a repository URL"
-	msgOnlyHTTP       = "Only http(s) repository URLs are supported"
-	msgCredentials    = "Repository URLs must not contain credentials"
-	msgNotRepoURL     = "Not a repository URL: expected https://host/owner/repo"
-	msgInvalidBranch  = "Invalid branch name in repository URL"
-	maxRepoURLLength  = 2048
-	maxPathSegments   = 20
-	maxBranchNameSize = 255
+	msgEmptyURL      = "Please enter a repository URL"
+	msgOnlyHTTP      = "Only http(s) repository URLs are supported"
+	msgCredentials   = "Repository URLs must not contain credentials"
+	msgNotRepoURL    = "Not a repository URL: expected https://host/owner/repo"
+	msgInvalidBranch = "Invalid branch name in repository URL"
+	maxRepoURLLength = 2048
+	maxPathSegments  = 20
 )
 
 // RepoRef is a parsed, canonical repository URL.
@@ -252,26 +251,10 @@ func splitBranch(segs []string) (repo []string, branch string) {
 	return segs, ""
 }
 
-// validBranch is a conservative subset of git-check-ref-format: no control
-// characters, spaces, "..", "@{", leading "-" or "/", or ~^:?*[\ characters.
-func validBranch(b string) bool {
-	if b == "" || len(b) > maxBranchNameSize || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") ||
-		strings.HasSuffix(b, "/") || strings.HasSuffix(b, ".") || strings.HasSuffix(b, ".lock") ||
-		strings.Contains(b, "..") || strings.Contains(b, "@{") || strings.Contains(b, "//") || b == "@" {
-		return false
-	}
-	for _, r := range b {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidBranch reports whether b is acceptable as a branch name for git
-// commands: the rules of validBranch, applied also to branches typed into
-// forms.
-func ValidBranch(b string) bool { return validBranch(b) }
+// validBranch reports whether b is acceptable as a branch name for git
+// commands: gantry.ValidateBranch's rules, the same for a branch typed into
+// a form, taken from a URL's /tree/<branch> or named by a code host.
+func validBranch(b string) bool { return gantry.ValidBranch(b) }
 
 // knownForges serve every repository at "<path>.git"; on other hosts (cgit,
 // a campus server) the path is kept as given.

@@ -15,3 +15,17 @@ func (db *DB) RouteVersion(ctx context.Context, projectID string) (int64, error)
 	err := db.queryRow(ctx, `SELECT route_version FROM projects WHERE id = ?`, projectID).Scan(&v)
 	return v, err
 }
+
+// MigrateDownTo rolls the schema back to version (its migrations' Down
+// sections), for tests of what a migration does to existing rows.
+func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
+	p, err := db.migrations(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, version)
+	return err
+}
+
+// Migrate applies the migrations not applied yet.
+func (db *DB) Migrate(ctx context.Context) error { return db.migrate(ctx) }

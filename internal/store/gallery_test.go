@@ -410,3 +410,84 @@ func TestRecordViewPrunes(t *testing.T) {
 		t.Fatalf("got %d rows of visits, want 1 (the last hour's)", n)
 	}
 }
+
+// TestGalleryShowInDiscover: a project whose owner turned "Show in
+// Discover" off is never listed, whatever else changes (its views and
+// status, its owner's name, a new live deployment), and its app answers
+// like, view and like-status as unknown; turning it on lists it again.
+func TestGalleryShowInDiscover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "public shown", Type: "react"})
+	storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "private shown", Type: "react", Private: true})
+	hidden, d := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "private hidden", Type: "static",
+		Private: true, Hidden: true})
+	want := func(label, listed string) {
+		t.Helper()
+		page := listAll(t, db, gantry.GalleryQuery{Sort: gantry.SortName})
+		if got := strings.Join(names(page), ", "); got != listed || page.Stats.Apps != len(page.Deployments) {
+			t.Fatalf("%s: got %s (%d apps), want %s", label, got, page.Stats.Apps, listed)
+		}
+	}
+	notListed := func(label string) {
+		t.Helper()
+		if _, err := db.RecordView(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Fatalf("%s: view: %v", label, err)
+		}
+		if _, _, err := db.ToggleLike(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Fatalf("%s: like: %v", label, err)
+		}
+		if _, err := db.LikeStatus(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Fatalf("%s: like status: %v", label, err)
+		}
+	}
+	want("created", "private shown, public shown")
+	notListed("created")
+
+	// Changes that refresh the gallery row keep it out.
+	name := "Ada King"
+	if _, err := db.UpdateUser(ctx, ada.ID, gantry.UserUpdate{FullName: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec(ctx, `UPDATE deployments SET views = views + 5 WHERE id = ?`, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	hidden.Name = "private hidden renamed"
+	if err := db.UpdateProject(ctx, hidden); err != nil {
+		t.Fatal(err)
+	}
+	next := &gantry.Deployment{ProjectID: hidden.ID, UserID: ada.ID, Version: "2.0.0", Subdomain: hidden.Subdomain}
+	if err := db.CreateDeployment(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	next.Status = gantry.DeploymentLive
+	if err := db.UpdateDeployment(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetActiveDeployment(ctx, hidden.ID, next.ID); err != nil {
+		t.Fatal(err)
+	}
+	want("after changes", "private shown, public shown")
+
+	// The owner turns it on, then off again.
+	hidden.ShowInDiscover = true
+	if err := db.UpdateProject(ctx, hidden); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.FindProject(ctx, ada.ID, hidden.ID); err != nil || !got.ShowInDiscover {
+		t.Fatalf("stored: %+v, %v", got, err)
+	}
+	want("shown", "private hidden renamed, private shown, public shown")
+	if _, _, err := db.ToggleLike(ctx, next.ID, "visitor:v"); err != nil {
+		t.Fatalf("like once shown: %v", err)
+	}
+	hidden.ShowInDiscover = false
+	if err := db.UpdateProject(ctx, hidden); err != nil {
+		t.Fatal(err)
+	}
+	want("hidden again", "private shown, public shown")
+	d = next
+	notListed("hidden again")
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/store"
+	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
 // TestMigrationsOutOfOrder checks that a database which already has a
@@ -83,5 +84,55 @@ func TestStorageMigrationBackfills(t *testing.T) {
 	}
 	if want := (gantry.StorageUsage{Used: 23, Budget: 25 * gantry.GiB, Logs: 23}); *got != want {
 		t.Fatalf("after the migration: got %+v, want %+v", *got, want)
+	}
+}
+
+// TestShowInDiscoverMigration checks migration 00009 both ways: down, every
+// live app is listed again and the column is gone; up, projects of private
+// repositories are hidden and public ones shown, whatever they were.
+func TestShowInDiscoverMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
+	pub, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "public", Type: "react", Hidden: true})
+	priv, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "private", Type: "react", Private: true})
+	listed := func() int {
+		page, err := db.ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Total
+	}
+	if n := listed(); n != 1 {
+		t.Fatalf("before: %d listed, want 1", n)
+	}
+	if err := db.MigrateDownTo(ctx, 8); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if n := listed(); n != 2 {
+		t.Fatalf("down to 00008: %d listed, want both", n)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	for _, tc := range []struct {
+		p    *gantry.Project
+		want bool
+	}{{pub, true}, {priv, false}} {
+		got, err := db.FindProject(ctx, ada.ID, tc.p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ShowInDiscover != tc.want {
+			t.Errorf("%s: showInDiscover %v, want %v", got.Name, got.ShowInDiscover, tc.want)
+		}
+	}
+	page, err := db.ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Deployments) != 1 || page.Deployments[0].Project.Name != "public" {
+		t.Fatalf("after 00009: got %+v", page.Deployments)
 	}
 }

@@ -15,8 +15,8 @@ var _ gantry.ProjectStore = (*DB)(nil)
 // projectColumns lists the projects columns (aliased p) in the order
 // scanProject reads them, with the active deployment's url joined in.
 const projectColumns = `p.id, p.user_id, p.name, p.description, p.status, p.type, p.repository, p.branch,
-	p.build_config, COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''), COALESCE(ad.url, ''),
-	p.created_at, p.updated_at`
+	p.build_config, p.show_in_discover, COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''),
+	COALESCE(ad.url, ''), p.created_at, p.updated_at`
 
 const projectFrom = ` FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id `
 
@@ -49,10 +49,8 @@ func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
 	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM projects WHERE user_id = ?`, p.UserID).Scan(&n); err != nil {
 		return fmt.Errorf("count projects: %w", err)
 	}
-	if max := u.Subscription.MaxProjects; n >= max {
-		return gantry.Errorf(gantry.EFORBIDDEN,
-			"Your %s plan allows %d projects. Delete a project or upgrade your plan to create another.",
-			gantry.PlanName(u.Subscription.Plan), max)
+	if n >= u.Subscription.MaxProjects {
+		return gantry.ErrProjectLimit(u.Subscription)
 	}
 	sub, err := freeSubdomain(ctx, tx, p.Name)
 	if err != nil {
@@ -70,9 +68,10 @@ func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
 		p.Status = gantry.ProjectDraft
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO projects (id, user_id, name, description, status, type, repository,
-			branch, build_config, subdomain, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, p.UserID, p.Name, p.Description, p.Status, p.Type, repo, p.Branch, cfg, sub, tx.now, tx.now); err != nil {
+			branch, build_config, show_in_discover, subdomain, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, p.UserID, p.Name, p.Description, p.Status, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, sub,
+		tx.now, tx.now); err != nil {
 		return fmt.Errorf("create project: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -187,9 +186,11 @@ func (db *DB) ListProjects(ctx context.Context, userID string) ([]*gantry.Projec
 	return scanProjects(rows)
 }
 
-// UpdateProject saves p's name, description, type, repository, branch and
-// build config; ENOTFOUND unless p.UserID owns project p.ID. The subdomain
-// never changes after creation, so live links keep working after a rename.
+// UpdateProject saves p's name, description, type, repository, branch,
+// build config and Discover listing; ENOTFOUND unless p.UserID owns
+// project p.ID. The subdomain never changes after creation, so live links
+// keep working after a rename. The gallery triggers (migrations 00004 and
+// 00009) list or unlist the project's app in the same transaction.
 func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 	repo, cfg, err := encodeProject(p)
 	if err != nil {
@@ -201,8 +202,8 @@ func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 	}
 	defer rollback(tx)
 	res, err := tx.exec(ctx, `UPDATE projects SET name = ?, description = ?, type = ?, repository = ?, branch = ?,
-		build_config = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
-		p.Name, p.Description, p.Type, repo, p.Branch, cfg, tx.now, p.ID, p.UserID)
+		build_config = ?, show_in_discover = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
+		p.Name, p.Description, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, tx.now, p.ID, p.UserID)
 	if err != nil {
 		return fmt.Errorf("update project: %w", err)
 	}
@@ -268,7 +269,7 @@ func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
 		var p gantry.Project
 		var repo, cfg, activeID, activeURL string
 		if err := rows.Scan(&p.ID, &p.UserID, &p.Name, &p.Description, &p.Status, &p.Type, &repo, &p.Branch,
-			&cfg, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			&cfg, &p.ShowInDiscover, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("scan project: %w", err)
 		}
 		if err := json.Unmarshal([]byte(repo), &p.Repository); err != nil {

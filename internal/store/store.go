@@ -165,9 +165,21 @@ func privateSQLiteFiles(path string) error {
 // holds an advisory lock, keyed by the current schema, so replicas starting
 // together migrate once.
 func (db *DB) migrate(ctx context.Context) error {
+	p, err := db.migrations(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// migrations returns the goose provider of db's dialect's migrations.
+func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
 	sub, err := fs.Sub(migrations, "migrations/"+db.dialect)
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	dialect := goose.DialectSQLite3
 	// Migrations written on parallel branches can land in another order
@@ -178,7 +190,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		dialect = goose.DialectPostgres
 		var schema string
 		if err := db.db.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-			return fmt.Errorf("migrations: current schema: %w", err)
+			return nil, fmt.Errorf("migrations: current schema: %w", err)
 		}
 		h := fnv.New64a()
 		h.Write([]byte("gantry migrations " + schema))
@@ -187,18 +199,15 @@ func (db *DB) migrate(ctx context.Context) error {
 			lock.WithLockTimeout(1, 300),
 		)
 		if err != nil {
-			return fmt.Errorf("migrations: %w", err)
+			return nil, fmt.Errorf("migrations: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	p, err := goose.NewProvider(dialect, db.db, sub, opts...)
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
-	}
-	return nil
+	return p, nil
 }
 
 // Close closes the database.

@@ -35,6 +35,9 @@ type App struct {
 	Status string
 	// Inactive leaves the project without an active deployment.
 	Inactive bool
+	// Private makes the repository private; Hidden turns the project's
+	// "Show in Discover" off (it is on otherwise, private or not).
+	Private, Hidden bool
 }
 
 // MustCreateApp creates a's project and its deployment, makes the
@@ -50,7 +53,7 @@ func MustCreateApp(tb testing.TB, db *store.DB, a App) (*gantry.Project, *gantry
 		defer func() { db.Now = prev }()
 	}
 	p := &gantry.Project{UserID: a.Owner.ID, Name: a.Name, Description: a.Description, Type: a.Type, Branch: "main",
-		Repository: gantry.Repository{FullName: a.Owner.Username + "/" + a.Name}}
+		Repository: gantry.Repository{FullName: a.Owner.Username + "/" + a.Name, Private: a.Private}, ShowInDiscover: !a.Hidden}
 	if err := db.CreateProject(ctx, p); err != nil {
 		tb.Fatalf("create project %s: %v", a.Name, err)
 	}

@@ -3,7 +3,9 @@
 // searching, likes it (the count changes, and survives a reload thanks to
 // the visitor cookie), and Visit App opens the live site and counts a view.
 // The landing page features it, and another visitor sees the like but not
-// as theirs.
+// as theirs. Its owner then turns "Show in Discover" off on the project
+// page: the app leaves Discover and the landing page, and comes back when
+// the switch is turned on again.
 import assert from 'node:assert/strict'
 import { apiCall } from '../lib/harness.mjs'
 import { startGitHost, staticSite } from '../lib/githost.mjs'
@@ -41,6 +43,7 @@ async function deploySite({ uniqueUser, registerViaAPI, apiURL, host }) {
   )
   assert.equal(created.status, 201, JSON.stringify(created.json))
   const projectId = created.json.data.project._id
+  assert.equal(created.json.data.project.showInDiscover, true, 'a public repository shows in Discover by default')
   const deployed = await apiCall(apiURL, 'POST', '/api/deployments', { projectId }, token)
   assert.equal(deployed.status, 201, JSON.stringify(deployed.json))
   const id = deployed.json.data.deployment._id
@@ -48,7 +51,7 @@ async function deploySite({ uniqueUser, registerViaAPI, apiURL, host }) {
   for (;;) {
     const { json } = await apiCall(apiURL, 'GET', `/api/deployments/${id}`, undefined, token)
     const status = json?.data?.deployment?.status
-    if (status === 'live') return { user, name, marker, url: json.data.deployment.url }
+    if (status === 'live') return { user, token, projectId, name, marker, url: json.data.deployment.url }
     if (status === 'failed' || Date.now() > deadline) throw new Error(`deployment ended ${status}: ${JSON.stringify(json)}`)
     await new Promise((r) => setTimeout(r, 250))
   }
@@ -133,4 +136,44 @@ async function run(ctx) {
   await card.getByRole('button', { name: `Unlike ${site.name}` }).click()
   await card.getByRole('button', { name: `Like ${site.name}` }).waitFor()
   assert.equal((await card.getByTestId('like-count').textContent()).trim(), '0')
+
+  await showInDiscover(ctx, site, page)
+}
+
+/** The owner hides the app from Discover on its project page, then shows it again. */
+async function showInDiscover({ newPage }, site, visitor) {
+  const owner = await newPage({ token: site.token })
+  await owner.goto(`/projects/${site.projectId}`)
+  await owner.getByRole('heading', { level: 1, name: site.name }).waitFor()
+  const toggle = owner.getByRole('switch', { name: 'Show in Discover' })
+  assert.equal(await toggle.getAttribute('aria-checked'), 'true')
+
+  const search = `/discover?search=${encodeURIComponent(site.user.username)}`
+  const hidden = owner.waitForResponse((r) => r.url().endsWith(`/api/projects/${site.projectId}`) && r.request().method() === 'PUT')
+  await toggle.click()
+  assert.equal((await hidden).status(), 200)
+  await owner.getByText('Your app is no longer listed in Discover').waitFor()
+  await owner.locator('[role="switch"][aria-checked="false"]').waitFor()
+
+  // The visitor no longer finds it, by search or on the landing page.
+  await visitor.goto(search)
+  await visitor.getByText('No apps found').waitFor()
+  assert.equal(await visitor.getByTestId('app-card').count(), 0)
+  const featured = visitor.waitForResponse((r) => r.url().includes('/api/deployments/public?') && r.request().method() === 'GET')
+  await visitor.goto('/')
+  const answer = await (await featured).json()
+  assert.ok(!answer.data.deployments.some((d) => d.project.name === site.name), JSON.stringify(answer.data.deployments))
+  await visitor.getByRole('heading', { name: 'Featured Student Projects' }).waitFor()
+  assert.equal(await visitor.getByRole('listitem').filter({ hasText: site.name }).count(), 0)
+
+  // The page remembers the choice.
+  await owner.reload()
+  await owner.locator('[role="switch"][aria-checked="false"]').waitFor()
+  await owner.getByRole('switch', { name: 'Show in Discover' }).click()
+  await owner.getByText('Your app is now listed in Discover').waitFor()
+  await owner.locator('[role="switch"][aria-checked="true"]').waitFor()
+
+  await visitor.goto(search)
+  await visitor.getByTestId('app-card').filter({ hasText: site.name }).waitFor()
+  await visitor.getByText('Showing 1 of 1 app', { exact: true }).waitFor()
 }

@@ -40,6 +40,7 @@ function projects(page) {
       branch: 'main',
       subdomain: 'portfolio',
       buildConfig: { installCommand: 'npm ci', buildCommand: 'npm run build', outputDirectory: 'dist' },
+      showInDiscover: true,
       activeDeployment: { _id: 'demo-deployment', subdomain: 'portfolio', url: liveURL(page, 'portfolio') },
       deployments: [
         { _id: 'demo-deployment', version: '1.0.0', subdomain: 'portfolio', url: liveURL(page, 'portfolio'), status: 'live', createdAt: iso(2 * 3600_000) },
@@ -68,6 +69,7 @@ function projects(page) {
       repository: repo('thesis-api', '', { private: true }),
       branch: 'main',
       buildConfig: { installCommand: 'pip install -r requirements.txt', buildCommand: '', outputDirectory: '', startCommand: 'gunicorn app:app' },
+      showInDiscover: false,
       activeDeployment: null,
       deployments: [],
     },
@@ -297,6 +299,16 @@ export const PROJECT_SCREENS = [
     act: async (page) => {
       await withData(page)
       await page.getByRole('heading', { name: 'Recent Deployments' }).waitFor()
+    },
+  },
+  {
+    name: 'project-detail-private',
+    path: '/projects/p-thesis',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page, { path: '/projects/p-thesis' })
+      await page.getByRole('switch', { name: 'Show in Discover' }).waitFor()
     },
   },
   {

@@ -1,7 +1,9 @@
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { HIDDEN_FROM_DISCOVER, SHOWN_IN_DISCOVER } from '@/features/projects/api/update-project'
 import { EDIT_TIPS } from '@/features/projects/components/edit-project-form'
+import { showInDiscoverHint } from '@/features/projects/components/show-in-discover'
 import { makeProject } from '@/test/fixtures'
 import { fail, mockApi, ok, renderApp, testUser, unreachable, type FakeHandler } from '@/test/utils'
 
@@ -62,6 +64,53 @@ describe('project detail', () => {
     })
     expect(await screen.findByText('No description')).toBeInTheDocument()
     expect(screen.getByText('Never')).toBeInTheDocument()
+  })
+
+  it('turns "Show in Discover" off and on at once', async () => {
+    // The server keeps the setting: the refetch after each change reads it back.
+    let shown = true
+    const { calls } = setup('/projects/p1', {
+      'GET /api/projects/p1': () => ok({ project: makeProject({ showInDiscover: shown }) }),
+      'PUT /api/projects/p1': (req) => {
+        shown = (req.body as { showInDiscover: boolean }).showInDiscover
+        return ok({ project: makeProject({ showInDiscover: shown }) })
+      },
+    })
+    const toggle = await screen.findByRole('switch', { name: 'Show in Discover' })
+    expect(toggle).toHaveAttribute('aria-checked', 'true')
+    expect(toggle).toHaveAccessibleDescription(showInDiscoverHint(false))
+    await userEvent.click(toggle)
+    expect(await screen.findByText(HIDDEN_FROM_DISCOVER)).toBeInTheDocument()
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([{ showInDiscover: false }])
+    await waitFor(() => expect(toggle).toHaveAttribute('aria-checked', 'false'))
+    await userEvent.click(toggle)
+    expect(await screen.findByText(SHOWN_IN_DISCOVER)).toBeInTheDocument()
+    await waitFor(() => expect(toggle).toHaveAttribute('aria-checked', 'true'))
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+      { showInDiscover: false },
+      { showInDiscover: true },
+    ])
+  })
+
+  it('starts "Show in Discover" off for a private repository', async () => {
+    const p = makeProject()
+    setup('/projects/p1', {
+      'GET /api/projects/p1': ok({ project: { ...p, showInDiscover: false, repository: { ...p.repository, private: true } } }),
+    })
+    const toggle = await screen.findByRole('switch', { name: 'Show in Discover' })
+    expect(toggle).toHaveAttribute('aria-checked', 'false')
+    expect(toggle).toHaveAccessibleDescription(showInDiscoverHint(true))
+  })
+
+  it('says when "Show in Discover" cannot be changed, and keeps the setting', async () => {
+    setup('/projects/p1', {
+      'GET /api/projects/p1': ok({ project: makeProject({ showInDiscover: true }) }),
+      'PUT /api/projects/p1': fail(500),
+    })
+    const toggle = await screen.findByRole('switch', { name: 'Show in Discover' })
+    await userEvent.click(toggle)
+    expect(await screen.findByText('Failed to update project')).toBeInTheDocument()
+    expect(toggle).toHaveAttribute('aria-checked', 'true')
   })
 
   it('shows "Project not found"', async () => {
@@ -158,8 +207,25 @@ describe('project edit', () => {
       description: 'My personal portfolio',
       branch: 'main',
       buildConfig: { installCommand: '', buildCommand: 'npm run build', outputDirectory: '.', startCommand: '' },
+      showInDiscover: true,
     })
     await waitFor(() => expect(router.state.location.pathname).toBe('/projects/p1'))
+  })
+
+  it('saves "Show in Discover" with the other settings', async () => {
+    const { calls } = setup('/projects/p1/edit', {
+      'GET /api/projects/p1': ok({ project: makeProject({ showInDiscover: true }) }),
+      'PUT /api/projects/p1': ok({ project: makeProject({ showInDiscover: false }) }),
+    })
+    const toggle = await screen.findByRole('switch', { name: 'Show in Discover' })
+    expect(toggle).toHaveAttribute('aria-checked', 'true')
+    expect(toggle).toHaveAccessibleDescription(showInDiscoverHint(false))
+    await userEvent.click(toggle)
+    expect(toggle).toHaveAttribute('aria-checked', 'false')
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false)
+    await userEvent.click(screen.getByRole('button', { name: 'Save Changes' }))
+    expect(await screen.findByText('Project updated successfully!')).toBeInTheDocument()
+    expect(calls.find((c) => c.method === 'PUT')?.body).toMatchObject({ name: 'Portfolio Site', showInDiscover: false })
   })
 
   it('shows the server message when saving fails', async () => {

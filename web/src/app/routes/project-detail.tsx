@@ -3,6 +3,7 @@ import { Link, useNavigate, useParams } from 'react-router'
 import { CalendarClock, FolderGit2, GitFork, Pencil, RefreshCw, Rocket, Trash2 } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button, buttonClasses } from '@/components/ui/button'
+import { Card, CardContent } from '@/components/ui/card'
 import { StatTile } from '@/components/ui/detail-list'
 import { ConfirmDialog } from '@/components/ui/dialog'
 import { LoadErrorState } from '@/components/ui/load-error-state'
@@ -14,6 +15,7 @@ import { DeploymentStatusBadge } from '@/features/deployments/components/deploym
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
+import { useShowInDiscover } from '@/features/projects/api/update-project'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -21,6 +23,7 @@ import {
   RepositoryInfoCard,
 } from '@/features/projects/components/project-sections'
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { ShowInDiscoverSwitch, showsInDiscover } from '@/features/projects/components/show-in-discover'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { useRetry } from '@/lib/use-retry'
 import { formatDate } from '@/utils/format'
@@ -35,6 +38,7 @@ export function ProjectDetailRoute() {
   const query = useProject(id)
   const failure = useRetry(query)
   const sync = useSyncProject()
+  const discover = useShowInDiscover(id)
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [leaving, setLeaving] = useState(false)
@@ -151,6 +155,17 @@ export function ProjectDetailRoute() {
           icon={<FolderGit2 className="size-3.5" aria-hidden="true" />}
         />
       </div>
+
+      <Card className="mb-6">
+        <CardContent>
+          <ShowInDiscoverSwitch
+            checked={discover.isPending ? Boolean(discover.variables) : showsInDiscover(project)}
+            onChange={(show) => discover.mutate(show)}
+            isPrivate={Boolean(project.repository?.private)}
+            disabled={discover.isPending}
+          />
+        </CardContent>
+      </Card>
 
       <div className="grid gap-6 lg:grid-cols-2">
         <RepositoryInfoCard project={project} />

@@ -53,6 +53,8 @@ export type Project = {
   branch: string
   subdomain?: string
   buildConfig: BuildConfig
+  /** Whether the live app is listed in Discover; off by default for private repositories. */
+  showInDiscover?: boolean
   activeDeployment: ActiveDeployment | null
   deployments?: ProjectDeployment[]
   createdAt?: string

@@ -3,14 +3,17 @@ import { api } from '@/lib/api-client'
 import type { BuildConfig, Project, Repository } from '../types'
 import { projectKeys } from './keys'
 
-/** POST /api/projects/public: a project from any public repository. */
+/**
+ * POST /api/projects/public: a project from any public repository. Only the
+ * repository's URL is sent: the server looks it up itself for everything
+ * else (id, default branch, privacy, latest commit, framework).
+ */
 export type PublicProjectInput = {
-  repository: Repository
+  repository: Pick<Repository, 'url'>
   name: string
   description: string
   branch: string
   buildConfig: BuildConfig
-  framework: string
 }
 
 /** POST /api/projects: a project from a repository of the connected GitHub account. */
@@ -27,14 +30,13 @@ export type CreateProjectInput =
 
 export async function createProject(input: CreateProjectInput): Promise<Project> {
   if (input.source === 'public') {
-    const { repository, name, description, branch, buildConfig, framework } = input
+    const { repository, name, description, branch, buildConfig } = input
     const data = await api.post<{ project: Project }>('/api/projects/public', {
-      repository,
+      repository: { url: repository.url },
       name,
       description,
       branch,
       buildConfig,
-      framework,
     })
     return data.project
   }

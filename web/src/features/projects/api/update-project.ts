@@ -9,22 +9,51 @@ export type ProjectUpdate = {
   description: string
   branch: string
   buildConfig: BuildConfig
+  showInDiscover?: boolean
 }
 
-export async function updateProject(id: string, input: ProjectUpdate): Promise<Project | undefined> {
+/** PUT /api/projects/{id}: any of the fields a user may set. */
+export async function updateProject(id: string, input: Partial<ProjectUpdate>): Promise<Project | undefined> {
   const data = await api.put<{ project?: Project }>(`/api/projects/${encodeURIComponent(id)}`, input)
   return data?.project
 }
 
-export function useUpdateProject(id: string, options: { onSuccess?: () => void } = {}) {
+function useProjectSaved(id: string) {
   const queryClient = useQueryClient()
+  return (project: Project | undefined) => {
+    if (project) queryClient.setQueryData(projectKeys.detail(id), project)
+    void queryClient.invalidateQueries({ queryKey: projectKeys.all })
+    // Discover's lists (the discover feature's key root) follow a project's listing and name.
+    void queryClient.invalidateQueries({ queryKey: ['discover'] })
+  }
+}
+
+export function useUpdateProject(id: string, options: { onSuccess?: () => void } = {}) {
+  const saved = useProjectSaved(id)
   return useMutation({
     mutationFn: (input: ProjectUpdate) => updateProject(id, input),
     onSuccess: (project) => {
-      if (project) queryClient.setQueryData(projectKeys.detail(id), project)
-      void queryClient.invalidateQueries({ queryKey: projectKeys.all })
+      saved(project)
       toast.success('Project updated successfully!')
       options.onSuccess?.()
+    },
+    onError: (err) => {
+      toast.error(errorMessage(err, 'Failed to update project'))
+    },
+  })
+}
+
+export const SHOWN_IN_DISCOVER = 'Your app is now listed in Discover'
+export const HIDDEN_FROM_DISCOVER = 'Your app is no longer listed in Discover'
+
+/** Turns a project's "Show in Discover" on or off at once (the detail screen's switch). */
+export function useShowInDiscover(id: string) {
+  const saved = useProjectSaved(id)
+  return useMutation({
+    mutationFn: (show: boolean) => updateProject(id, { showInDiscover: show }),
+    onSuccess: (project, show) => {
+      saved(project)
+      toast.success(show ? SHOWN_IN_DISCOVER : HIDDEN_FROM_DISCOVER)
     },
     onError: (err) => {
       toast.error(errorMessage(err, 'Failed to update project'))

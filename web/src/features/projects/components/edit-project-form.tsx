@@ -12,6 +12,7 @@ import { useUpdateProject } from '../api/update-project'
 import type { Project } from '../types'
 import { BuildSettingsFields, type BuildSettings } from './build-settings-fields'
 import { EnvEditor } from './env-editor'
+import { ShowInDiscoverSwitch, showsInDiscover } from './show-in-discover'
 
 export const EDIT_TIPS = [
   'Leave the build command empty for static sites.',
@@ -25,6 +26,7 @@ export function EditProjectForm({ project }: { project: Project }) {
   const [name, setName] = useState(project.name)
   const [branch, setBranch] = useState(project.branch)
   const [description, setDescription] = useState(project.description ?? '')
+  const [showInDiscover, setShowInDiscover] = useState(showsInDiscover(project))
   const [build, setBuild] = useState<BuildSettings>({
     installCommand: project.buildConfig?.installCommand ?? '',
     buildCommand: project.buildConfig?.buildCommand ?? '',
@@ -47,6 +49,7 @@ export function EditProjectForm({ project }: { project: Project }) {
         outputDirectory: build.outputDirectory.trim(),
         startCommand: build.startCommand.trim(),
       },
+      showInDiscover,
     })
   }
 
@@ -86,6 +89,11 @@ export function EditProjectForm({ project }: { project: Project }) {
                 value={description}
                 onChange={(e) => setDescription(e.target.value)}
                 rows={3}
+              />
+              <ShowInDiscoverSwitch
+                checked={showInDiscover}
+                onChange={setShowInDiscover}
+                isPrivate={Boolean(project.repository?.private)}
               />
               <div>
                 <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>

@@ -118,13 +118,14 @@ describe('new project', () => {
     expect(await screen.findByText('Deployment started successfully! Redirecting to deployment...')).toBeInTheDocument()
 
     const created = calls.find((c) => c.path === '/api/projects/public')?.body as Record<string, unknown>
-    expect(Object.keys(created).sort()).toEqual(['branch', 'buildConfig', 'description', 'framework', 'name', 'repository'])
-    expect(created).toMatchObject({
+    expect(Object.keys(created).sort()).toEqual(['branch', 'buildConfig', 'description', 'name', 'repository'])
+    expect(created).toEqual({
       name: 'My Site',
+      description: 'A static site',
       branch: 'main',
-      framework: 'static',
       buildConfig: { installCommand: '', buildCommand: '', outputDirectory: '.', startCommand: '' },
-      repository: makeLookup().repository,
+      // Only the URL: the server finds every fact about the repository itself.
+      repository: { url: makeLookup().repository.url },
     })
     expect(calls.find((c) => c.path === '/api/deployments')?.body).toEqual({ projectId: 'p9', version: '1.0.0' })
     await waitFor(() => expect(router.state.location.pathname).toBe('/deployments/d9'), { timeout: 3000 })

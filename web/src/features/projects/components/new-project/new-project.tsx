@@ -84,7 +84,7 @@ export function NewProject({ user, preselectRepoId, onCreated, onCancel, busy }:
       create.mutate(
         {
           source: 'public',
-          repository: lookup.repository,
+          repository: { url: lookup.repository.url },
           ...common,
           buildConfig: {
             installCommand: values.installCommand.trim(),
@@ -92,7 +92,6 @@ export function NewProject({ user, preselectRepoId, onCreated, onCancel, busy }:
             outputDirectory: values.outputDirectory.trim(),
             startCommand: values.startCommand.trim(),
           },
-          framework: lookup.framework ?? '',
         },
         { onSuccess, onError },
       )
