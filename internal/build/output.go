@@ -32,7 +32,7 @@ func locateOutput(workspace, dir, framework string) (string, error) {
 	}
 	root, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
-		return "", &Error{Step: "output", Message: "Could not read the build folder", Err: err}
+		return "", &Error{Step: "output", Message: "Could not read the build folder", Err: err, Platform: true}
 	}
 
 	cands := []string{clean}

@@ -123,6 +123,10 @@ type Error struct {
 	Step    string // clone, detect, install, build, output or publish
 	Message string // e.g. "npm run build exited with code 1"
 	Err     error  // the underlying error, for the platform's own log; may be nil
+	// Platform marks a failure of the platform's own (a folder it could not
+	// prepare, a sandbox that would not start), not of the user's code:
+	// its Err belongs in the server log.
+	Platform bool
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -213,14 +217,14 @@ func (r *run) steps() (*Result, error) {
 	// Clone, into a fresh volume that is the account's, with git running in
 	// the sandbox as the account.
 	if err := sandbox.RemoveVolume(job.Workspace); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err, Platform: true}
 	}
 	if err := os.MkdirAll(filepath.Dir(job.Workspace), 0o711); err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err, Platform: true}
 	}
 	vol, err := r.p.Sandbox.OpenVolume(job.Workspace, job.Disk, job.UID, job.GID)
 	if err != nil {
-		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err}
+		return nil, &Error{Step: "clone", Message: "Could not prepare the build folder", Err: err, Platform: true}
 	}
 	r.vol = vol
 	ws := vol.Workspace
@@ -293,7 +297,7 @@ func (r *run) steps() (*Result, error) {
 		// The app's writable space: what the build left, plus its allowance.
 		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
 			if !mounted(vol) {
-				return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err}
+				return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err, Platform: true}
 			}
 			// Still usable, only larger: the app keeps the build's limit.
 			r.log.step(gantry.LevelWarning, fmt.Sprintf("The app keeps the build's disk space (%s): it could not be resized", sandbox.FormatBytes(vol.Disk.Bytes)))
@@ -317,7 +321,7 @@ func (r *run) steps() (*Result, error) {
 		r.log.step(gantry.LevelWarning, msg)
 	})
 	if err != nil {
-		return nil, &Error{Step: "publish", Message: "Could not publish the build output", Err: err}
+		return nil, &Error{Step: "publish", Message: "Could not publish the build output", Err: err, Platform: true}
 	}
 	res.SiteDir, res.Files, res.Size = pub.dir, pub.files, pub.size
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Published %d %s (%s)", pub.files, plural(pub.files, "file", "files"), formatSize(pub.size)))
@@ -413,7 +417,7 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	if step == "install" {
 		what = "Install"
 	}
-	return outOfSync, &Error{Step: step, Message: what + " failed: the build sandbox could not run the command", Err: err}
+	return outOfSync, &Error{Step: step, Message: what + " failed: the build sandbox could not run the command", Err: err, Platform: true}
 }
 
 // interrupted returns the error for a step cut short by the caller's

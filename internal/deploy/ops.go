@@ -225,7 +225,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		var be *build.Error
 		if errors.As(err, &be) {
 			msg = redact(be.Message, secrets)
-			if be.Step == "clone" && be.Err != nil && gantry.ErrorCode(be.Err) == gantry.EINTERNAL {
+			if be.Err != nil && (be.Platform || be.Step == "clone" && gantry.ErrorCode(be.Err) == gantry.EINTERNAL) {
 				// The user was told a sentence; the cause is the platform's
 				// (git's own failures are logged by githost).
 				s.logger().Error("build", "deployment", d.ID, "step", be.Step, "err", be.Err)

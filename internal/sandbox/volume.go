@@ -325,12 +325,25 @@ func makeImage(img string, d Disk, uid, gid uint32) error {
 func mountImage(img, dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, sbin("mount"), "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", img, dir)
-	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("volume: mount %s: %w: %s (loop devices must be available: see scripts/sandbox-ensure)", img, err, strings.TrimSpace(string(out)))
+	// Two mounts setting up loop devices at the same moment can both pick
+	// the same free one, and the loser fails: it tries again.
+	var err error
+	for try := 0; try < 4; try++ {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		}
+		cmd := exec.CommandContext(ctx, sbin("mount"), "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", img, dir)
+		cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
+		out, cerr := cmd.CombinedOutput()
+		if cerr == nil {
+			return nil
+		}
+		err = fmt.Errorf("volume: mount %s: %w: %s (loop devices must be available: see scripts/sandbox-ensure)", img, cerr, strings.TrimSpace(string(out)))
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	return nil
+	return err
 }
 
 // unmount unmounts dir, lazily when something still holds it (a process
