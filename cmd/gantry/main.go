@@ -197,11 +197,11 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	accounts.Notify = notifier
 	// GitHub access tokens are sealed at rest, and OAuth states in transit,
 	// each under its own key derived from the secret key.
-	githubTokens, err := secret.New(cfg.SecretKey, "gantry github tokens v1")
+	githubTokens, err := secret.New(cfg.SecretKey, secret.GitHubTokens)
 	if err != nil {
 		return err
 	}
-	githubStates, err := secret.New(cfg.SecretKey, "gantry github oauth state v1")
+	githubStates, err := secret.New(cfg.SecretKey, secret.GitHubStates)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	if err := hosts.Git.SweepLookups(); err != nil {
 		logger.Warn("could not remove lookup folders left by an earlier run", "err", err)
 	}
-	envSecrets, err := secret.New(cfg.SecretKey, "gantry env secrets v1")
+	envSecrets, err := secret.New(cfg.SecretKey, secret.EnvSecrets)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -62,9 +62,9 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.tokens = mustBox(t, "gantry github tokens v1")
+	g.tokens = mustBox(t, secret.GitHubTokens)
 	e.srv.GitHub = &deploy.GitHubAccounts{
-		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
+		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, secret.GitHubStates),
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
@@ -72,7 +72,7 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	return g
 }
 
-func mustBox(t *testing.T, purpose string) *secret.Box {
+func mustBox(t *testing.T, purpose secret.Purpose) *secret.Box {
 	t.Helper()
 	b, err := secret.New(testSecret, purpose)
 	if err != nil {

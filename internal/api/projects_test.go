@@ -64,7 +64,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
-	if d.svc.Secrets, err = secret.New(testSecret, "gantry env secrets v1"); err != nil {
+	if d.svc.Secrets, err = secret.New(testSecret, secret.EnvSecrets); err != nil {
 		t.Fatal(err)
 	}
 	if workers {

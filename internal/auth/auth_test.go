@@ -13,10 +13,11 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/auth"
+	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
-const secret = "0123456789abcdef0123456789abcdef"
+const secretKey = "0123456789abcdef0123456789abcdef"
 
 func mustPasswords(tb testing.TB) *auth.Passwords {
 	tb.Helper()
@@ -75,7 +76,7 @@ func TestPasswords(t *testing.T) {
 
 func TestTokens(t *testing.T) {
 	t.Parallel()
-	tokens, err := auth.NewTokens(secret, time.Hour)
+	tokens, err := auth.NewTokens(secretKey, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestTokens(t *testing.T) {
 	other, _ := auth.NewTokens(strings.Repeat("x", 32), time.Hour)
 	otherTok, _, _ := other.Issue("user-1")
 
-	key, _ := auth.DeriveKey(secret, "gantry token signing v1", 32)
+	key, _ := secret.DeriveKey(secretKey, secret.TokenSigning, 32)
 	sign := func(method jwt.SigningMethod, claims jwt.Claims, k any) string {
 		s, err := jwt.NewWithClaims(method, claims).SignedString(k)
 		if err != nil {
@@ -123,17 +124,17 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("hand-made valid token rejected: %v", err)
 	}
 	for name, tok := range map[string]string{
-		"garbage":        "not.a.token",
-		"empty":          "",
-		"other key":      otherTok,
-		"alg none":       sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType),
-		"HS512":          sign(jwt.SigningMethodHS512, valid, key),
-		"no expiry":      sign(jwt.SigningMethodHS256, noExp, key),
-		"other issuer":   sign(jwt.SigningMethodHS256, otherIssuer, key),
-		"no subject":     sign(jwt.SigningMethodHS256, noSubject, key),
-		"no session id":  sign(jwt.SigningMethodHS256, noID, key),
-		"tampered":       tok[:len(tok)-2] + "xx",
-		"raw secret key": sign(jwt.SigningMethodHS256, valid, []byte(secret)),
+		"garbage":           "not.a.token",
+		"empty":             "",
+		"other key":         otherTok,
+		"alg none":          sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType),
+		"HS512":             sign(jwt.SigningMethodHS512, valid, key),
+		"no expiry":         sign(jwt.SigningMethodHS256, noExp, key),
+		"other issuer":      sign(jwt.SigningMethodHS256, otherIssuer, key),
+		"no subject":        sign(jwt.SigningMethodHS256, noSubject, key),
+		"no session id":     sign(jwt.SigningMethodHS256, noID, key),
+		"tampered":          tok[:len(tok)-2] + "xx",
+		"raw secret key": sign(jwt.SigningMethodHS256, valid, []byte(secretKey)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tokens.Verify(tok)
@@ -285,7 +286,7 @@ func TestLimiter(t *testing.T) {
 
 func newService(t *testing.T) *auth.Service {
 	t.Helper()
-	tokens, err := auth.NewTokens(secret, time.Hour)
+	tokens, err := auth.NewTokens(secretKey, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestSessionExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.MustOpenDB(t)
-	tokens, err := auth.NewTokens(secret, time.Hour)
+	tokens, err := auth.NewTokens(secretKey, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

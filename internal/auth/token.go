@@ -1,9 +1,7 @@
 package auth
 
 import (
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/secret"
 )
 
 // tokenIssuer is the iss claim of every token Gantry signs.
@@ -38,29 +37,18 @@ type Tokens struct {
 
 // NewTokens returns a token signer for secret (at least 32 bytes) whose
 // tokens are valid for ttl.
-func NewTokens(secret string, ttl time.Duration) (*Tokens, error) {
-	if len(secret) < 32 {
+func NewTokens(secretKey string, ttl time.Duration) (*Tokens, error) {
+	if len(secretKey) < 32 {
 		return nil, errors.New("secret key shorter than 32 bytes")
 	}
 	if ttl <= 0 {
 		return nil, errors.New("token lifetime must be positive")
 	}
-	key, err := DeriveKey(secret, "gantry token signing v1", 32)
+	key, err := secret.DeriveKey(secretKey, secret.TokenSigning, 32)
 	if err != nil {
 		return nil, err
 	}
 	return &Tokens{key: key, ttl: ttl, Now: time.Now}, nil
-}
-
-// DeriveKey derives a key of n bytes for one purpose from the secret key
-// with HKDF-SHA256, so signing tokens and encrypting secrets never share a
-// key.
-func DeriveKey(secret, purpose string, n int) ([]byte, error) {
-	key, err := hkdf.Key(sha256.New, []byte(secret), nil, purpose, n)
-	if err != nil {
-		return nil, fmt.Errorf("derive key: %w", err)
-	}
-	return key, nil
 }
 
 // Claims is what a valid token says: whose it is, the id of its session

@@ -76,7 +76,7 @@ ThreadingHTTPServer(("0.0.0.0", int(os.environ["PORT"])), Handler).serve_forever
 // withSecrets lets the service store secret variables.
 func (e *env) withSecrets() {
 	e.t.Helper()
-	box, err := secret.New(strings.Repeat("k", 32), "gantry env secrets v1")
+	box, err := secret.New(strings.Repeat("k", 32), secret.EnvSecrets)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := secret.New("0123456789abcdef0123456789abcdef-deploy-test", "gantry github tokens v1")
+	box, err := secret.New("0123456789abcdef0123456789abcdef-deploy-test", secret.GitHubTokens)
 	if err != nil {
 		t.Fatal(err)
 	}

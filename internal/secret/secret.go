@@ -47,17 +47,44 @@ type Box struct {
 	aead cipher.AEAD
 }
 
+// Purpose names one use of the platform secret key: the HKDF info from
+// which that use's key is derived. Each use has its own (a value sealed for
+// one cannot be opened as another), and the labels are fixed forever: a
+// changed label makes every value stored under it unreadable. Only the
+// variables below exist, so a purpose cannot be mistyped.
+type Purpose struct{ label string }
+
+// The purposes of the platform secret key.
+var (
+	TokenSigning = Purpose{"gantry token signing v1"}      // sign-in tokens (HS256)
+	GitHubTokens = Purpose{"gantry github tokens v1"}      // GitHub access tokens at rest
+	GitHubStates = Purpose{"gantry github oauth state v1"} // OAuth state parameters
+	EnvSecrets   = Purpose{"gantry env secrets v1"}        // secret environment variables at rest
+)
+
+// String returns the purpose's label.
+func (p Purpose) String() string { return p.label }
+
+// DeriveKey derives a key of n bytes for purpose from the platform secret
+// key with HKDF-SHA256, so no two uses share a key.
+func DeriveKey(key string, purpose Purpose, n int) ([]byte, error) {
+	if purpose.label == "" {
+		return nil, errors.New("secret: a purpose is required")
+	}
+	k, err := hkdf.Key(sha256.New, []byte(key), nil, purpose.label, n)
+	if err != nil {
+		return nil, fmt.Errorf("secret: derive key: %w", err)
+	}
+	return k, nil
+}
+
 // New returns a Box whose AES-256 key is HKDF-SHA256(key, purpose). key is
-// the platform secret key (at least MinKeyLen bytes); purpose names the use,
-// e.g. "gantry github tokens v1", and must differ between uses.
-func New(key, purpose string) (*Box, error) {
+// the platform secret key (at least MinKeyLen bytes).
+func New(key string, purpose Purpose) (*Box, error) {
 	if len(key) < MinKeyLen {
 		return nil, fmt.Errorf("secret: key shorter than %d bytes", MinKeyLen)
 	}
-	if purpose == "" {
-		return nil, errors.New("secret: a purpose is required")
-	}
-	k, err := hkdf.Key(sha256.New, []byte(key), nil, purpose, 32)
+	k, err := DeriveKey(key, purpose, 32)
 	if err != nil {
 		return nil, fmt.Errorf("secret: derive key: %w", err)
 	}

@@ -14,7 +14,7 @@ const (
 	otherKey = "fedcba9876543210fedcba9876543210-test"
 )
 
-func mustBox(tb testing.TB, key, purpose string) *secret.Box {
+func mustBox(tb testing.TB, key string, purpose secret.Purpose) *secret.Box {
 	tb.Helper()
 	b, err := secret.New(key, purpose)
 	if err != nil {
@@ -25,7 +25,7 @@ func mustBox(tb testing.TB, key, purpose string) *secret.Box {
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	b := mustBox(t, key, "test v1")
+	b := mustBox(t, key, secret.EnvSecrets)
 	for _, plain := range []string{"", "gho_abc123", "ünïcödé ✓", strings.Repeat("x", 10000), "a\x00b"} {
 		sealed, err := b.Seal(plain)
 		if err != nil {
@@ -42,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("Open(Seal(%q)) = %q, %v", plain, got, err)
 		}
 		// A second Box with the same key and purpose opens it too (a restart).
-		if got, err := mustBox(t, key, "test v1").Open(sealed); err != nil || got != plain {
+		if got, err := mustBox(t, key, secret.EnvSecrets).Open(sealed); err != nil || got != plain {
 			t.Fatalf("another Box: got %q, %v", got, err)
 		}
 	}
@@ -50,7 +50,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestSealIsRandomized(t *testing.T) {
 	t.Parallel()
-	b := mustBox(t, key, "test v1")
+	b := mustBox(t, key, secret.EnvSecrets)
 	a1, _ := b.Seal("same")
 	a2, _ := b.Seal("same")
 	if a1 == a2 {
@@ -60,7 +60,7 @@ func TestSealIsRandomized(t *testing.T) {
 
 func TestOpenRefuses(t *testing.T) {
 	t.Parallel()
-	b := mustBox(t, key, "test v1")
+	b := mustBox(t, key, secret.EnvSecrets)
 	sealed, err := b.Seal("gho_secret_token")
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +76,8 @@ func TestOpenRefuses(t *testing.T) {
 		box   *secret.Box
 		value string
 	}{
-		{"wrong key", mustBox(t, otherKey, "test v1"), sealed},
-		{"wrong purpose", mustBox(t, key, "other v1"), sealed},
+		{"wrong key", mustBox(t, otherKey, secret.EnvSecrets), sealed},
+		{"wrong purpose", mustBox(t, key, secret.GitHubTokens), sealed},
 		{"nonce changed", b, flip(0)},
 		{"ciphertext changed", b, flip(14)},
 		{"tag changed", b, flip(len(raw) - 1)},
@@ -103,10 +103,30 @@ func TestOpenRefuses(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	t.Parallel()
-	if _, err := secret.New("short", "p"); err == nil {
+	if _, err := secret.New("short", secret.EnvSecrets); err == nil {
 		t.Error("a key shorter than 32 bytes was accepted")
 	}
-	if _, err := secret.New(key, ""); err == nil {
+	if _, err := secret.New(key, secret.Purpose{}); err == nil {
 		t.Error("an empty purpose was accepted")
+	}
+}
+
+// TestPurposeLabels pins each purpose's label: a changed label would make
+// every value stored under it unreadable (and sign-in tokens invalid).
+func TestPurposeLabels(t *testing.T) {
+	t.Parallel()
+	want := map[secret.Purpose]string{
+		secret.TokenSigning: "gantry token signing v1",
+		secret.GitHubTokens: "gantry github tokens v1",
+		secret.GitHubStates: "gantry github oauth state v1",
+		secret.EnvSecrets:   "gantry env secrets v1",
+	}
+	if len(want) != 4 {
+		t.Fatalf("two purposes share a label: %v", want)
+	}
+	for p, label := range want {
+		if p.String() != label {
+			t.Errorf("purpose %q, want %q", p, label)
+		}
 	}
 }
