@@ -166,9 +166,18 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close() // nothing listens there any more
 
-	// Both projects are made while the host answers.
+	// Both projects are made while the host answers; the big one under
+	// the default size limit (a create is a lookup too), then synced under
+	// the small one.
 	siteProject := d.createProject(t, f.url("alice/site"), "Site")
+	roomy, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb,
+		Detect: build.Suggest, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.svc.Repos = roomy
 	bigProject := d.createProject(t, f.url("alice/big"), "Big")
+	d.svc.Repos = hosts
 	private := "Repository is private or requires authentication"
 	timedOut := "Timed out after 4s while contacting " + hostPort
 	for _, tc := range []struct {
