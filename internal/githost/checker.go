@@ -110,13 +110,14 @@ func (c *Checker) Allowed(host, port string) bool {
 // errHostNotAllowed is the message for a host that resolves to a restricted
 // address.
 func errHostNotAllowed(host string) error {
-	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", quoteHost(host))
+	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", shown(host))
 }
 
-// quoteHost shows a host in a message: as it is when it is short (host
-// names were checked by ParseRepoURL: letters, digits, dots, hyphens), cut
-// by gantry.Quote otherwise.
-func quoteHost(h string) string {
+// shown shows a host or a repository URL in a message: as it is when it
+// is short (both were checked by ParseRepoURL: no spaces or controls), cut
+// by gantry.Quote to QuoteMaxLen characters otherwise, so a message never
+// repeats more of what a client sent.
+func shown(h string) string {
 	if len(h) <= gantry.QuoteMaxLen {
 		return h
 	}
@@ -150,10 +151,10 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", quoteHost(h))
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(h))
 	}
 	if len(addrs) == 0 {
-		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", quoteHost(h))
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(h))
 	}
 	for i, a := range addrs {
 		if netpolicy.Restricted(a) {

@@ -242,7 +242,7 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 		}
 	}
 	if headSHA == "" {
-		return "", gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", r.ref.WebURL)
+		return "", gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", shown(r.ref.WebURL))
 	}
 	// No symref (dumb HTTP or an old server): pick the branch at HEAD.
 	out, err = g.run(ctx, r, runOpts{timeout: timeout, dir: dir}, "ls-remote", "--heads", "--", r.url)
@@ -266,7 +266,7 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 	if len(found) > 0 {
 		return found[0], nil
 	}
-	return "", gantry.Errorf(gantry.EINVALID, "Could not determine the default branch of %s", r.ref.WebURL)
+	return "", gantry.Errorf(gantry.EINVALID, "Could not determine the default branch of %s", shown(r.ref.WebURL))
 }
 
 // BranchHead returns the head commit of branch in the public repository at
@@ -489,7 +489,7 @@ func resolveAllowed(ctx context.Context, c *Checker, host string) ([]netip.Addr,
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", h)
+		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(h))
 	}
 	for i, a := range addrs {
 		addrs[i] = a.Unmap()
@@ -644,7 +644,7 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 	case errors.As(err, &te):
 		return nil, timeoutOr(ctx, err, r.ref.Host, o.timeout)
 	case errors.As(err, &me):
-		return nil, gantry.Errorf(gantry.EINVALID, "git %s while working on %s", me.Error(), r.ref.WebURL)
+		return nil, gantry.Errorf(gantry.EINVALID, "git %s while working on %s", me.Error(), shown(r.ref.WebURL))
 	case o.local:
 		err = fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
 		g.logger().Error("git failed", "cmd", args[0], "dir", o.dir, "err", err)
@@ -818,7 +818,7 @@ func timeoutOr(ctx context.Context, err error, host string, timeout time.Duratio
 	var ne net.Error
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &ne) && ne.Timeout()) {
-		return gantry.Errorf(gantry.EINVALID, "Timed out after %s while contacting %s", formatSeconds(timeout), host)
+		return gantry.Errorf(gantry.EINVALID, "Timed out after %s while contacting %s", formatSeconds(timeout), shown(host))
 	}
 	return err
 }

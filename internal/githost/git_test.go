@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/gittest"
@@ -429,6 +430,18 @@ func TestTranslate(t *testing.T) {
 	}
 	if msg := gantry.ErrorMessage(translate(ref, "", "ls-remote", 2, "fatal: odd", 0)); msg != "Could not read https://git.example.org/alice/site: git failed (exit 2); check that the URL is a git repository and try again" {
 		t.Errorf("ls-remote failure: got %q", msg)
+	}
+	// A long URL is repeated cut, never whole (messages quote at most 100
+	// characters of what a client sent).
+	long, err := ParseRepoURL("https://git.example.org/alice/" + strings.Repeat("a", 1500) + ".git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stderr := range []string{"fatal: repository 'x' not found", "fatal: something new", "fatal: dumb http transport does not support shallow capabilities"} {
+		msg := gantry.ErrorMessage(translate(long, "x", "clone", 128, stderr, 256<<10))
+		if n := utf8.RuneCountInString(msg); n > 250 || !strings.Contains(msg, "…") {
+			t.Errorf("translate(%q) with a long URL: %d characters: %q", stderr, n, msg)
+		}
 	}
 }
 

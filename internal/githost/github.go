@@ -301,11 +301,11 @@ func (g *GitHub) apiError(ctx context.Context, err error, what, ref string) erro
 			if what == "" {
 				return gantry.Errorf(gantry.ENOTFOUND, "Not found on GitHub")
 			}
-			return gantry.Errorf(gantry.ENOTFOUND, "Repository not found: %s", what)
+			return gantry.Errorf(gantry.ENOTFOUND, "Repository not found: %s", shown(what))
 		case code == http.StatusUnprocessableEntity && ref != "":
 			return gantry.Errorf(gantry.ENOTFOUND, "Branch '%s' not found in %s", ref, fullNameOf(what))
 		case code == http.StatusConflict && ref != "": // "Git Repository is empty."
-			return gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", what)
+			return gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", shown(what))
 		case code == http.StatusUnauthorized:
 			return errBadToken()
 		case code == http.StatusForbidden || code == http.StatusTooManyRequests:
@@ -324,7 +324,7 @@ func (g *GitHub) apiError(ctx context.Context, err error, what, ref string) erro
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return gantry.Errorf(gantry.EUNAVAILABLE, "Could not reach GitHub at %s", host)
+	return gantry.Errorf(gantry.EUNAVAILABLE, "Could not reach GitHub at %s", shown(host))
 }
 
 // fullNameOf returns "owner/name" of a web URL.

@@ -46,7 +46,7 @@ func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout 
 	defer client.CloseIdleConnections()
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if token != "" && req.URL.Host != via[0].URL.Host {
-			return gantry.Errorf(gantry.EINVALID, "Repository URL redirects to another host: %s", req.URL.Host)
+			return gantry.Errorf(gantry.EINVALID, "Repository URL redirects to another host: %s", shown(req.URL.Host))
 		}
 		return checkRedirect(req, via)
 	}
@@ -84,11 +84,11 @@ func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout 
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return probed{}, errNotFound(ref)
 	case code == http.StatusTooManyRequests || code >= 500:
-		return probed{}, gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly (HTTP %d); try again later", ref.Host, code)
+		return probed{}, gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly (HTTP %d); try again later", shown(ref.Host), code)
 	case code >= 300 && code < 400:
-		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", shown(ref.WebURL))
 	default:
-		return probed{}, gantry.Errorf(gantry.EINVALID, "The git host %s answered HTTP %d for %s", ref.Host, code, ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "The git host %s answered HTTP %d for %s", shown(ref.Host), code, shown(ref.WebURL))
 	}
 
 	u := resp.Request.URL
@@ -97,11 +97,11 @@ func probe(ctx context.Context, c *Checker, ref *RepoRef, token string, timeout 
 	}
 	path, ok := strings.CutSuffix(u.Path, "/info/refs")
 	if !ok {
-		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", shown(ref.WebURL))
 	}
 	final, err := ParseRepoURL(u.Scheme + "://" + u.Host + path)
 	if err != nil {
-		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return probed{}, gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", shown(ref.WebURL))
 	}
 	final.Branch = ref.Branch
 	p.final = final
@@ -152,10 +152,10 @@ func httpError(ctx context.Context, err error, ref *RepoRef, timeout time.Durati
 	var hostErr x509.HostnameError
 	switch {
 	case errors.As(err, &dnsErr):
-		return gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", ref.Hostname())
+		return gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(ref.Hostname()))
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr),
 		strings.Contains(err.Error(), "tls:"):
-		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", ref.Host)
+		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", shown(ref.Host))
 	}
 	return errUnreachable(ref.Host)
 }

@@ -112,7 +112,7 @@ func translate(r *RepoRef, branch, cmd string, exit int, stderr string, limit in
 func sentence(kind failure, ref *RepoRef, branch, cmd string, exit int, limit int64) *gantry.Error {
 	switch kind {
 	case failShallow:
-		return gantry.Errorf(gantry.EINVALID, "Could not clone %s: its host speaks only the basic (dumb) HTTP protocol and refused a shallow clone; try again", ref.WebURL)
+		return gantry.Errorf(gantry.EINVALID, "Could not clone %s: its host speaks only the basic (dumb) HTTP protocol and refused a shallow clone; try again", shown(ref.WebURL))
 	case failBranch:
 		return errBranchNotFound(branch, ref)
 	case failAuth:
@@ -123,35 +123,35 @@ func sentence(kind failure, ref *RepoRef, branch, cmd string, exit int, limit in
 		}
 		return gantry.Errorf(gantry.EINVALID, "Repository is too large: it filled the disk space available to it")
 	case failDamaged:
-		return gantry.Errorf(gantry.EINVALID, "Could not fetch %s: its host is missing some of the repository's objects or sent damaged ones; if it serves the repository as plain files, run git update-server-info there after every push", ref.WebURL)
+		return gantry.Errorf(gantry.EINVALID, "Could not fetch %s: its host is missing some of the repository's objects or sent damaged ones; if it serves the repository as plain files, run git update-server-info there after every push", shown(ref.WebURL))
 	case failNotGit:
 		return errNotGit(ref)
 	case failNotFound:
 		return errNotFound(ref)
 	case failRedirect:
-		return gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", ref.WebURL)
+		return gantry.Errorf(gantry.EINVALID, "Repository URL redirects elsewhere: %s", shown(ref.WebURL))
 	case failResolve:
-		return gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", ref.Hostname())
+		return gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(ref.Hostname()))
 	case failUnreachable:
 		return errUnreachable(ref.Host)
 	case failTimeout:
-		return gantry.Errorf(gantry.EINVALID, "Timed out while contacting %s; try again later", ref.Host)
+		return gantry.Errorf(gantry.EINVALID, "Timed out while contacting %s; try again later", shown(ref.Host))
 	case failTLS:
-		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", ref.Host)
+		return gantry.Errorf(gantry.EINVALID, "Could not establish a secure connection to %s", shown(ref.Host))
 	case failHostError:
-		return gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly; try again later", ref.Host)
+		return gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s is not answering properly; try again later", shown(ref.Host))
 	case failDropped:
-		return gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s closed the connection before the repository was received; try again later", ref.Host)
+		return gantry.Errorf(gantry.EUNAVAILABLE, "The git host %s closed the connection before the repository was received; try again later", shown(ref.Host))
 	}
 	what := "clone"
 	if cmd != "clone" {
 		what = "read"
 	}
-	return gantry.Errorf(gantry.EINVALID, "Could not %s %s: git failed (exit %d); check that the URL is a git repository and try again", what, ref.WebURL, exit)
+	return gantry.Errorf(gantry.EINVALID, "Could not %s %s: git failed (exit %d); check that the URL is a git repository and try again", what, shown(ref.WebURL), exit)
 }
 
 func errNotFound(ref *RepoRef) *gantry.Error {
-	return gantry.Errorf(gantry.ENOTFOUND, "Repository not found: %s", ref.WebURL)
+	return gantry.Errorf(gantry.ENOTFOUND, "Repository not found: %s", shown(ref.WebURL))
 }
 
 func errPrivate() *gantry.Error {
@@ -159,16 +159,16 @@ func errPrivate() *gantry.Error {
 }
 
 func errNotGit(ref *RepoRef) *gantry.Error {
-	return gantry.Errorf(gantry.EINVALID, "Not a git repository: %s", ref.WebURL)
+	return gantry.Errorf(gantry.EINVALID, "Not a git repository: %s", shown(ref.WebURL))
 }
 
 func errUnreachable(host string) *gantry.Error {
-	return gantry.Errorf(gantry.EINVALID, "Could not connect to %s: check the URL, or try again later if the host is down", host)
+	return gantry.Errorf(gantry.EINVALID, "Could not connect to %s: check the URL, or try again later if the host is down", shown(host))
 }
 
 func errBranchNotFound(branch string, ref *RepoRef) *gantry.Error {
 	if branch == "" {
-		return gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", ref.WebURL)
+		return gantry.Errorf(gantry.EINVALID, "Repository is empty: %s", shown(ref.WebURL))
 	}
 	return gantry.Errorf(gantry.ENOTFOUND, "Branch '%s' not found in %s", branch, ref.FullName)
 }
