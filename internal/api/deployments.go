@@ -68,7 +68,7 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 		return
 	}
 	for _, d := range ds {
-		maskSecrets(d)
+		d.Environment = d.Environment.Masked()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deployments": ds})
 }
@@ -88,17 +88,8 @@ func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *
 		return
 	}
 	d.BuildLogs = logs
-	maskSecrets(d)
+	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
-}
-
-// maskSecrets replaces the value of every secret variable of d.
-func maskSecrets(d *gantry.Deployment) {
-	for i, v := range d.Environment.Variables {
-		if v.IsSecret {
-			d.Environment.Variables[i].Value = deploy.Mask
-		}
-	}
 }
 
 // handleDeleteDeployment stops the deployment if it runs, then removes its
@@ -151,7 +142,7 @@ func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u 
 		s.writeError(w, r, err)
 		return
 	}
-	maskSecrets(d)
+	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
@@ -166,7 +157,7 @@ func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	maskSecrets(d)
+	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 

@@ -9,8 +9,9 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
-// Mask stands for a secret value in every answer and log line.
-const Mask = "••••••••"
+// Mask stands for a secret value in every answer and log line
+// (gantry.SecretMask).
+const Mask = gantry.SecretMask
 
 // reservedEnv are set by the platform and cannot be overridden.
 var reservedEnv = map[string]bool{"PORT": true, "HOST": true, "PATH": true, "HOME": true}
@@ -25,18 +26,7 @@ func (s *Service) Env(ctx context.Context, userID, projectID string) ([]gantry.E
 	if err != nil {
 		return nil, err
 	}
-	return masked(vars), nil
-}
-
-func masked(vars []gantry.EnvVar) []gantry.EnvVar {
-	out := make([]gantry.EnvVar, len(vars))
-	for i, v := range vars {
-		out[i] = v
-		if v.IsSecret {
-			out[i].Value = Mask
-		}
-	}
-	return out
+	return gantry.MaskedEnv(vars), nil
 }
 
 // SetEnv replaces the owner's project's environment variables. A secret
@@ -98,7 +88,7 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 	if err := s.Store.SetProjectEnv(ctx, userID, projectID, out); err != nil {
 		return nil, err
 	}
-	return masked(out), nil
+	return gantry.MaskedEnv(out), nil
 }
 
 // buildEnv returns a project's variables with secrets opened, for a build

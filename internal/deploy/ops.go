@@ -171,7 +171,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// The deployment records the environment it was built with, secrets
 	// masked: their values are never stored outside the project's sealed
 	// variables.
-	d.Environment.Variables = masked(env)
+	d.Environment.Variables = gantry.MaskedEnv(env)
 	if !s.saveBuild(ctx, d) {
 		return
 	}
