@@ -9,7 +9,6 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
@@ -619,29 +618,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// Follow checks that the deployment is the owner's and subscribes to its
-// new log entries. Subscribe before reading the backlog (LogsAfter) and
-// skip live entries already read, and nothing is lost or doubled.
-func (s *Service) Follow(ctx context.Context, userID, id string) (*events.Subscription, error) {
-	if _, err := s.Store.FindDeployment(ctx, userID, id); err != nil {
-		return nil, err
-	}
-	return s.Hub.Subscribe(Topic(id)), nil
-}
-
-// LogsAfter returns the deployment's stored entries numbered above after.
-func (s *Service) LogsAfter(ctx context.Context, id string, after int64) ([]gantry.LogEntry, error) {
-	return s.Store.Logs(ctx, id, after, 0)
-}
-
-// LastSeq returns the number of the deployment's newest stored entry (0
-// when none).
-func (s *Service) LastSeq(ctx context.Context, id string) (int64, error) {
-	logs, err := s.Store.Logs(ctx, id, 0, 1)
-	if err != nil || len(logs) == 0 {
-		return 0, err
-	}
-	return logs[0].Seq, nil
 }
