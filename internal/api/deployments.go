@@ -63,13 +63,10 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 		}
 		f.Limit = n
 	}
-	ds, err := s.Deploys.Store.ListDeployments(r.Context(), u.ID, f)
+	ds, err := s.Deploys.Deployments(r.Context(), u.ID, f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	for _, d := range ds {
-		d.Environment = d.Environment.Masked()
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deployments": ds})
 }
@@ -78,18 +75,11 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 // info, metadata, newest 200 build log entries and environment (secrets
 // masked): {deployment}.
 func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	d, err := s.Deploys.Store.FindDeployment(r.Context(), u.ID, r.PathValue("id"))
+	d, err := s.Deploys.Deployment(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	logs, _, err := s.Deploys.Logs(r.Context(), u.ID, d.ID, 200)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	d.BuildLogs = logs
-	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
@@ -143,7 +133,6 @@ func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u 
 		s.writeError(w, r, err)
 		return
 	}
-	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
@@ -158,7 +147,6 @@ func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	d.Environment = d.Environment.Masked()
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 

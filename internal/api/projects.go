@@ -76,7 +76,7 @@ type projectAnswer struct {
 
 // handleListProjects answers the user's projects, newest first: {projects}.
 func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	ps, err := s.Deploys.Store.ListProjects(r.Context(), u.ID)
+	ps, err := s.Deploys.Projects(r.Context(), u.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -86,7 +86,7 @@ func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *g
 
 // handleGetProject answers one project with its newest deployments: {project}.
 func (s *Server) handleGetProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	p, err := s.Deploys.Store.FindProject(r.Context(), u.ID, r.PathValue("id"))
+	p, err := s.Deploys.Project(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

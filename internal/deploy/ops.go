@@ -393,7 +393,8 @@ func (s *Service) target(ctx context.Context, userID, sub, deploymentID string, 
 // deployment when several share sub. The stop is one store transition;
 // the build, the app and the subdomain follow once it committed. One that
 // finds the deployment no longer stoppable (a failure came first) is
-// EINVALID, as a stop of a stopped deployment is.
+// EINVALID, as a stop of a stopped deployment is. It returns the
+// deployment as it is then, secret values masked.
 func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentLive, gantry.DeploymentDeploying,
 		gantry.DeploymentBuilding, gantry.DeploymentPending)
@@ -418,7 +419,7 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 	if t.From == gantry.DeploymentLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
 	}
-	return s.Store.FindDeployment(ctx, userID, d.ID)
+	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
 }
 
 func errCannotStop(status string) error {
@@ -443,7 +444,8 @@ func (s *Service) cancelBuild(id string) {
 // replaces is stopped. Without deploymentID it is the deployment the
 // subdomain last served. A deployment whose files were pruned is ECONFLICT;
 // one that is no longer stopped when its go-live runs (another restart, a
-// delete) is EINVALID, and the app this call started is ended.
+// delete) is EINVALID, and the app this call started is ended. It returns
+// the deployment as it is then, secret values masked.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -502,7 +504,7 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 		}
 		return nil, err
 	}
-	return s.Store.FindDeployment(ctx, userID, d.ID)
+	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
 }
 
 func errCannotRestart(status string) error {
@@ -577,6 +579,43 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	}
 	s.notify(ctx, gantry.ProjectDeletedNotification(p, len(ds)))
 	return nil
+}
+
+// masked passes on what a store read returned, the deployment's secret
+// values masked for an answer.
+func masked(d *gantry.Deployment, err error) (*gantry.Deployment, error) {
+	if err != nil {
+		return nil, err
+	}
+	d.Environment = d.Environment.Masked()
+	return d, nil
+}
+
+// Deployments returns the owner's deployments that match f, newest first,
+// secret values masked.
+func (s *Service) Deployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error) {
+	ds, err := s.Store.ListDeployments(ctx, userID, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		d.Environment = d.Environment.Masked()
+	}
+	return ds, nil
+}
+
+// Deployment returns the owner's deployment with its project, user, build
+// info, metadata, newest 200 log entries (BuildLogs) and environment,
+// secret values masked.
+func (s *Service) Deployment(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
+	d, err := s.Store.FindDeployment(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.BuildLogs, err = s.Store.Logs(ctx, d.ID, 0, 200); err != nil {
+		return nil, err
+	}
+	return masked(d, nil)
 }
 
 // Logs returns the owner's deployment's newest limit entries (200 when

@@ -103,6 +103,16 @@ func (in *ProjectInput) Check() error {
 // typeSlug is what a project type looks like (SPEC §3: react, nextjs, …).
 var typeSlug = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
+// Projects returns the owner's projects, newest first.
+func (s *Service) Projects(ctx context.Context, userID string) ([]*gantry.Project, error) {
+	return s.Store.ListProjects(ctx, userID)
+}
+
+// Project returns the owner's project with its newest deployments.
+func (s *Service) Project(ctx context.Context, userID, id string) (*gantry.Project, error) {
+	return s.Store.FindProject(ctx, userID, id)
+}
+
 // LookupPublic describes the repository at repoURL for the New Project
 // screen: repository, suggested name and description, detected framework
 // and build settings. The host's answer is cleaned (cleanLookup).
