@@ -213,7 +213,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	defer deploys.Close()
 
 	srv := api.NewServer()
-	srv.Deploys = deploys
+	srv.Deploys, srv.Projects = deploys, deploys
 	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())

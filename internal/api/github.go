@@ -34,6 +34,10 @@ const callbackPage = "/github-callback"
 // cookie that ties the sign-in to this browser. 503 when no OAuth app is
 // configured.
 func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	if s.GitHub == nil {
+		s.writeError(w, r, githost.ErrOAuthNotConfigured)
+		return
+	}
 	start, err := s.GitHub.Start(r.Context(), u)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -136,7 +140,7 @@ func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
-		p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
+		p, err := s.Projects.CreateFromGitHub(r.Context(), u, in)
 		return projectAnswer{Project: p}, err
 	})
 }

@@ -33,7 +33,8 @@ type githubEnv struct {
 	site, private  *githubtest.Repo // alice-gh's
 	bobRepo        *githubtest.Repo
 	tokens         *secret.Box
-	lastCookie     *http.Cookie // of the last mustStart
+	link           *deploy.GitHubAccounts // the server's GitHub
+	lastCookie     *http.Cookie           // of the last mustStart
 }
 
 func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
@@ -63,12 +64,14 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 		t.Fatal(err)
 	}
 	g.tokens = mustBox(t, "gantry github tokens v1")
-	e.srv.GitHub = &deploy.GitHubAccounts{
+	g.link = &deploy.GitHubAccounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
-	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
+	e.srv.GitHub = g.link
+	svc := &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
 		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
+	e.srv.Deploys, e.srv.Projects = svc, svc
 	return g
 }
 
@@ -307,7 +310,7 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 	if !slices.Contains(g.gh.Requests(), "DELETE /api/v3/applications/"+g.gh.ClientID+"/grant") {
 		t.Errorf("disconnect did not ask GitHub to delete the grant: %q", g.gh.Requests())
 	}
-	if _, err := g.srv.GitHub.Host.GitHub.User(ctx, token); !githost.TokenRejected(err) {
+	if _, err := g.link.Host.GitHub.User(ctx, token); !githost.TokenRejected(err) {
 		t.Errorf("GitHub still accepts the disconnected token: %v", err)
 	}
 	if strings.Contains(g.logs.String(), "could not revoke") {
@@ -340,7 +343,7 @@ func TestGitHubDisconnectRevokeFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g := withGitHub(t, newEnv(t), true)
-			g.srv.GitHub.Notify = g.accounts.Notify
+			g.link.Notify = g.accounts.Notify
 			ctx := context.Background()
 			g.connect(t, g.token, "alice-gh")
 			token := g.aliceGH.Token

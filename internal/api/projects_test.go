@@ -73,7 +73,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		}
 		t.Cleanup(func() { d.svc.Close() })
 	}
-	e.srv.Deploys = d.svc
+	e.srv.Deploys, e.srv.Projects = d.svc, d.svc
 	e.srv.LiveHandler = edge.New("localhost", d.table, "http://localhost:8080")
 	return d
 }
