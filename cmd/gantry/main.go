@@ -31,6 +31,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/notify"
 	"github.com/gantryhq/gantry/internal/runtime"
@@ -214,7 +215,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys, srv.Projects = deploys, deploys
-	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
+	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gant
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: githubCookie, Value: start.Nonce, Path: githubCallbackPath,
-		Expires: start.Expires, MaxAge: int(deploy.StateTTL / time.Second),
+		Expires: start.Expires, MaxAge: int(ghlink.StateTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r),
 	})
 	writeJSON(w, http.StatusOK, map[string]string{"authUrl": start.AuthURL})
@@ -59,7 +60,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gant
 // otherwise. Neither the code, the state nor any token is logged.
 func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cb := deploy.GitHubCallback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error")}
+	cb := ghlink.Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error")}
 	if c, err := r.Cookie(githubCookie); err == nil {
 		cb.Nonce = c.Value
 	}
@@ -67,20 +68,20 @@ func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: githubCookie, Value: "", Path: githubCallbackPath, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r)})
 	var (
-		done *deploy.GitHubConnected
-		err  error = &deploy.CallbackError{Code: deploy.CallbackNotConfigured, Err: githost.ErrOAuthNotConfigured}
+		done *ghlink.Connected
+		err  error = &ghlink.CallbackError{Code: ghlink.CallbackNotConfigured, Err: githost.ErrOAuthNotConfigured}
 	)
 	if s.GitHub != nil {
 		done, err = s.GitHub.Callback(r.Context(), cb)
 	}
 	v := url.Values{}
 	if err != nil {
-		code := deploy.CallbackServerError
-		var ce *deploy.CallbackError
+		code := ghlink.CallbackServerError
+		var ce *ghlink.CallbackError
 		if errors.As(err, &ce) {
 			code = ce.Code
 		}
-		if code == deploy.CallbackServerError {
+		if code == ghlink.CallbackServerError {
 			s.Logger.ErrorContext(r.Context(), "github callback failed", "reason", code, "err", err)
 		} else {
 			s.Logger.WarnContext(r.Context(), "github callback refused", "reason", code, "err", err)

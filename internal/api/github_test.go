@@ -16,6 +16,7 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
 	"github.com/gantryhq/gantry/internal/secret"
@@ -33,8 +34,8 @@ type githubEnv struct {
 	site, private  *githubtest.Repo // alice-gh's
 	bobRepo        *githubtest.Repo
 	tokens         *secret.Box
-	link           *deploy.GitHubAccounts // the server's GitHub
-	lastCookie     *http.Cookie           // of the last mustStart
+	link           *ghlink.Accounts // the server's GitHub
+	lastCookie     *http.Cookie     // of the last mustStart
 }
 
 func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
@@ -64,7 +65,7 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 		t.Fatal(err)
 	}
 	g.tokens = mustBox(t, "gantry github tokens v1")
-	g.link = &deploy.GitHubAccounts{
+	g.link = &ghlink.Accounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, "gantry github oauth state v1"),
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 )
 
@@ -15,7 +16,7 @@ import (
 var (
 	_ DeploymentService = (*deploy.Service)(nil)
 	_ ProjectService    = (*deploy.Service)(nil)
-	_ GitHubService     = (*deploy.GitHubAccounts)(nil)
+	_ GitHubService     = (*ghlink.Accounts)(nil)
 )
 
 // DeploymentService runs deployments: the build queue, stop and restart,
@@ -49,10 +50,10 @@ type ProjectService interface {
 }
 
 // GitHubService connects accounts to GitHub: the OAuth sign-in, the
-// repository list, disconnecting (deploy.GitHubAccounts).
+// repository list, disconnecting (ghlink.Accounts).
 type GitHubService interface {
-	Start(ctx context.Context, u *gantry.User) (*deploy.GitHubStart, error)
-	Callback(ctx context.Context, cb deploy.GitHubCallback) (*deploy.GitHubConnected, error)
+	Start(ctx context.Context, u *gantry.User) (*ghlink.Start, error)
+	Callback(ctx context.Context, cb ghlink.Callback) (*ghlink.Connected, error)
 	Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error)
 	Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error)
 }

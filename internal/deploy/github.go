@@ -14,8 +14,6 @@ import (
 
 // Messages of the GitHub paths.
 const (
-	MsgConnectGitHub    = "Connect your GitHub account first"
-	MsgGitHubRevoked    = "GitHub access was revoked: connect your GitHub account again"
 	MsgGitHubRepoUnseen = "Repository not found among your GitHub repositories: refresh them on the GitHub Integration page"
 )
 
@@ -76,12 +74,12 @@ func (in GitHubProjectInput) Settings() ProjectInput {
 // looked up with u's token (private repositories included): metadata, the
 // branch's last commit and, when a detector is configured, the framework
 // and build settings of a shallow clone. Not connected is EINVALID
-// MsgConnectGitHub; a token GitHub refuses (or that no longer decrypts) is
-// EINVALID MsgGitHubRevoked. The token is used for GitHub only and is never
+// gantry.MsgConnectGitHub; a token GitHub refuses (or that no longer decrypts) is
+// EINVALID gantry.MsgGitHubRevoked. The token is used for GitHub only and is never
 // part of the project, an error or a log line.
 func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHubProjectInput) (*gantry.Project, error) {
 	if !u.GitHub.Connected || u.GitHub.AccessToken == "" {
-		return nil, gantry.Errorf(gantry.EINVALID, MsgConnectGitHub)
+		return nil, gantry.Errorf(gantry.EINVALID, gantry.MsgConnectGitHub)
 	}
 	if in.RepositoryID == 0 {
 		return nil, gantry.Errorf(gantry.EINVALID, "Please select a repository")
@@ -113,7 +111,7 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	}
 	res, err := s.Repos.LookupGitHubID(ctx, token, int64(in.RepositoryID), branch)
 	if githost.TokenRejected(err) {
-		return nil, gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
+		return nil, gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
 	} else if err != nil {
 		return nil, err
 	}
@@ -148,11 +146,11 @@ func (s *Service) githubToken(u *gantry.User) (string, error) {
 		return "", nil
 	}
 	if s.Decrypt == nil {
-		return "", gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
 	}
 	token, err := s.Decrypt(u.GitHub.AccessToken)
 	if err != nil || token == "" {
-		return "", gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
 	}
 	return token, nil
 }

@@ -177,10 +177,10 @@ func TestCreateFromGitHubRefuses(t *testing.T) {
 		wantCode string
 		wantMsg  string
 	}{
-		{"not connected", &gantry.User{ID: "u1"}, 5, gantry.EINVALID, deploy.MsgConnectGitHub},
+		{"not connected", &gantry.User{ID: "u1"}, 5, gantry.EINVALID, gantry.MsgConnectGitHub},
 		{"no repository", connected, 0, gantry.EINVALID, "Please select a repository"},
 		{"not in the account's list", connected, 6, gantry.ENOTFOUND, deploy.MsgGitHubRepoUnseen},
-		{"token that no longer opens", connected, 5, gantry.EINVALID, deploy.MsgGitHubRevoked},
+		{"token that no longer opens", connected, 5, gantry.EINVALID, gantry.MsgGitHubRevoked},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := svc.CreateFromGitHub(ctx, tc.u, deploy.GitHubProjectInput{RepositoryID: deploy.GitHubRepoID(tc.id)})
