@@ -152,7 +152,7 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.svc.Repos = hosts
+	d.projects.Repos = hosts
 	f := newFlakyHost(t)
 	f.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>hi</h1>"})
 	big := make([]byte, 1<<20)
@@ -191,8 +191,8 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 			f.mode.Store(tc.mode)
 			defer f.mode.Store("ok")
 			if strings.HasPrefix(tc.mode, "stall") {
-				d.svc.Repos = impatient
-				defer func() { d.svc.Repos = hosts }()
+				d.projects.Repos = impatient
+				defer func() { d.projects.Repos = hosts }()
 			}
 			rec, a := d.lookup(t, tc.lookup)
 			if rec.Code != tc.wantStatus || a.Success || a.Message != tc.wantMsg {

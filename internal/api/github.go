@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 func (s *Server) githubRoutes() {
@@ -130,7 +130,7 @@ func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, 
 // repository up (a clone), so once the body is valid it counts as a lookup
 // (startLookup).
 func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.GitHubProjectInput
+	var in project.GitHubInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return

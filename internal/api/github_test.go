@@ -19,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -70,9 +71,10 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.GitHub = g.link
-	svc := &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
+	svc := &deploy.Service{Store: e.db, Decrypt: g.tokens.Open, Hub: events.NewHub(),
 		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
-	e.srv.Deploys, e.srv.Projects = svc, svc
+	e.srv.Deploys = svc
+	e.srv.Projects = &project.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Deployments: svc}
 	return g
 }
 
@@ -548,9 +550,9 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 				}
 			}},
 		{name: "another account's repository", connect: true, body: func(g *githubEnv) string { return body(g.bobRepo.ID, "") },
-			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+			wantStatus: 404, wantMsg: project.MsgGitHubRepoUnseen},
 		{name: "unknown id", connect: true, body: func(g *githubEnv) string { return body(987654, "") },
-			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+			wantStatus: 404, wantMsg: project.MsgGitHubRepoUnseen},
 		{name: "no repository", connect: true, body: func(g *githubEnv) string { return `{"name":"x"}` },
 			wantStatus: 400, wantMsg: "Please select a repository"},
 		{name: "id that is not a number", connect: true, body: func(g *githubEnv) string { return body("abc", "") },

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 // Repository lookups clone a repository to detect its framework (POST
@@ -115,7 +115,7 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 // showInDiscover} → 201 {project}. The server looks the URL up itself, so
 // it is a repository lookup (startLookup's limits) once the body is valid.
 func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.ProjectInput
+	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -133,7 +133,7 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 // handleUpdateProject changes any of {name, description, branch,
 // buildConfig, showInDiscover}: {project}.
 func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.ProjectInput
+	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 // The API depends on these small interfaces, declared here by their
@@ -15,7 +16,7 @@ import (
 // them.
 var (
 	_ DeploymentService = (*deploy.Service)(nil)
-	_ ProjectService    = (*deploy.Service)(nil)
+	_ ProjectService    = (*project.Service)(nil)
 	_ GitHubService     = (*ghlink.Accounts)(nil)
 )
 
@@ -35,14 +36,14 @@ type DeploymentService interface {
 }
 
 // ProjectService keeps users' projects and their environment variables
-// (deploy.Service).
+// (project.Service).
 type ProjectService interface {
 	Projects(ctx context.Context, userID string) ([]*gantry.Project, error)
 	Project(ctx context.Context, userID, id string) (*gantry.Project, error)
 	LookupPublic(ctx context.Context, u *gantry.User, repoURL string) (*githost.LookupResult, error)
-	CreatePublic(ctx context.Context, u *gantry.User, in deploy.ProjectInput) (*gantry.Project, error)
-	CreateFromGitHub(ctx context.Context, u *gantry.User, in deploy.GitHubProjectInput) (*gantry.Project, error)
-	UpdateProject(ctx context.Context, userID, id string, in deploy.ProjectInput) (*gantry.Project, error)
+	CreatePublic(ctx context.Context, u *gantry.User, in project.Input) (*gantry.Project, error)
+	CreateFromGitHub(ctx context.Context, u *gantry.User, in project.GitHubInput) (*gantry.Project, error)
+	UpdateProject(ctx context.Context, userID, id string, in project.Input) (*gantry.Project, error)
 	SyncProject(ctx context.Context, u *gantry.User, id string) (*gantry.Project, error)
 	DeleteProject(ctx context.Context, userID, id string) error
 	Env(ctx context.Context, userID, projectID string) ([]gantry.EnvVar, error)

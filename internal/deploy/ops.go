@@ -553,23 +553,20 @@ func (s *Service) removeFiles(id string) {
 	}
 }
 
-// DeleteProject stops and removes every deployment of the owner's project,
-// then the project, and tells the owner.
-func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) error {
-	p, err := s.Store.FindProject(ctx, userID, projectID)
+// RemoveProject stops and removes every deployment of p, then p itself
+// (the project service's DeleteProject), and returns how many deployments
+// it had.
+func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, error) {
+	ds, err := s.Store.ListDeployments(ctx, p.UserID, gantry.DeploymentFilter{ProjectID: p.ID})
 	if err != nil {
-		return err
-	}
-	ds, err := s.Store.ListDeployments(ctx, userID, gantry.DeploymentFilter{ProjectID: p.ID})
-	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, d := range ds {
 		s.cancelBuild(d.ID)
 		s.stopApp(d.ID, false)
 	}
-	if err := s.Store.DeleteProject(ctx, userID, p.ID); err != nil {
-		return err
+	if err := s.Store.DeleteProject(ctx, p.UserID, p.ID); err != nil {
+		return 0, err
 	}
 	s.unroute(p)
 	for _, d := range ds {
@@ -577,8 +574,7 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 		s.removeFiles(d.ID)
 		s.publishDeleted(d.ID)
 	}
-	s.notify(ctx, gantry.ProjectDeletedNotification(p, len(ds)))
-	return nil
+	return len(ds), nil
 }
 
 // masked passes on what a store read returned, the deployment's secret

@@ -360,3 +360,21 @@ func (g *Accounts) notify(ctx context.Context, n *gantry.Notification) {
 		g.Notify.Notify(ctx, n)
 	}
 }
+
+// OpenToken opens u's sealed GitHub access token with open: "" when u has
+// no connected account; EINVALID gantry.MsgGitHubRevoked when it does not
+// open (the secret key changed) or open is nil. The token is for githost
+// only: never log it, store it or put it in an error.
+func OpenToken(u *gantry.User, open func(sealed string) (string, error)) (string, error) {
+	if u == nil || !u.GitHub.Connected || u.GitHub.AccessToken == "" {
+		return "", nil
+	}
+	if open == nil {
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
+	}
+	token, err := open(u.GitHub.AccessToken)
+	if err != nil || token == "" {
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
+	}
+	return token, nil
+}
