@@ -108,11 +108,44 @@ type DeploymentEnv struct {
 	Variables []EnvVar `json:"variables"`
 }
 
+// Masked returns the environment with every secret value replaced by
+// SecretMask, as every answer shows it; e is left as it is, and no
+// variables stay none (nil).
+func (e DeploymentEnv) Masked() DeploymentEnv {
+	if e.Variables == nil {
+		return e
+	}
+	return DeploymentEnv{Variables: MaskedEnv(e.Variables)}
+}
+
 // EnvVar is one environment variable of a project.
 type EnvVar struct {
 	Key      string `json:"key"`
 	Value    string `json:"value"`
 	IsSecret bool   `json:"isSecret"`
+}
+
+// SecretMask stands for a secret value in every answer and log line.
+const SecretMask = "••••••••"
+
+// Masked returns v with its value replaced by SecretMask when it is a
+// secret, and v unchanged otherwise.
+func (v EnvVar) Masked() EnvVar {
+	if v.IsSecret {
+		v.Value = SecretMask
+	}
+	return v
+}
+
+// MaskedEnv returns a copy of vars with every secret value masked
+// (EnvVar.Masked); vars is left as it is. The copy is never nil, so an
+// empty list reads [] in JSON.
+func MaskedEnv(vars []EnvVar) []EnvVar {
+	out := make([]EnvVar, len(vars))
+	for i, v := range vars {
+		out[i] = v.Masked()
+	}
+	return out
 }
 
 // Limits of a project's environment: variables, and characters of a name

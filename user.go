@@ -71,6 +71,14 @@ type Subscription struct {
 	MaxStorage     int64  `json:"maxStorage"`
 }
 
+// What a GitHub call answers when the user has no connected account, and
+// when GitHub refuses the stored access (or it no longer opens): both
+// EINVALID.
+const (
+	MsgConnectGitHub = "Connect your GitHub account first"
+	MsgGitHubRevoked = "GitHub access was revoked: connect your GitHub account again"
+)
+
 // GitHubLink is a user's connected GitHub account. AccessToken is stored
 // encrypted and never serialised.
 type GitHubLink struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
@@ -49,7 +50,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	svc := &deploy.Service{
-		Store: db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Repos: hosts, Hub: events.NewHub(),
+		Store: db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Hub: events.NewHub(),
 		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost" }, Poll: 5 * time.Millisecond,
 	}
@@ -64,7 +65,8 @@ func BenchmarkDeployOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	name := "site"
-	p, err := svc.CreatePublic(ctx, u, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url}, Name: &name,
+	projects := &project.Service{Store: db, Repos: hosts, Deployments: svc}
+	p, err := projects.CreatePublic(ctx, u, project.Input{Repository: &project.RepositoryInput{URL: url}, Name: &name,
 		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}})
 	if err != nil {
 		b.Fatal(err)

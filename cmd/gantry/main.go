@@ -31,8 +31,10 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/notify"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
@@ -214,7 +216,9 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
-	srv.GitHub = &deploy.GitHubAccounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
+	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
+		Decrypt: githubTokens.Open, Secrets: deploys.Secrets}
+	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
@@ -358,7 +362,6 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	svc := &deploy.Service{
 		Store:        db,
 		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
-		Repos:        hosts,
 		Decrypt:      decrypt,
 		Notify:       notifier,
 		Secrets:      envSecrets,

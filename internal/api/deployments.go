@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -62,13 +63,10 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 		}
 		f.Limit = n
 	}
-	ds, err := s.Deploys.Store.ListDeployments(r.Context(), u.ID, f)
+	ds, err := s.Deploys.Deployments(r.Context(), u.ID, f)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	for _, d := range ds {
-		maskSecrets(d)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"deployments": ds})
 }
@@ -77,28 +75,12 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 // info, metadata, newest 200 build log entries and environment (secrets
 // masked): {deployment}.
 func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	d, err := s.Deploys.Store.FindDeployment(r.Context(), u.ID, r.PathValue("id"))
+	d, err := s.Deploys.Deployment(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	logs, _, err := s.Deploys.Logs(r.Context(), u.ID, d.ID, 200)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	d.BuildLogs = logs
-	maskSecrets(d)
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
-}
-
-// maskSecrets replaces the value of every secret variable of d.
-func maskSecrets(d *gantry.Deployment) {
-	for i, v := range d.Environment.Variables {
-		if v.IsSecret {
-			d.Environment.Variables[i].Value = deploy.Mask
-		}
-	}
 }
 
 // handleDeleteDeployment stops the deployment if it runs, then removes its
@@ -151,7 +133,6 @@ func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u 
 		s.writeError(w, r, err)
 		return
 	}
-	maskSecrets(d)
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
@@ -166,7 +147,6 @@ func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request,
 		s.writeError(w, r, err)
 		return
 	}
-	maskSecrets(d)
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
@@ -213,10 +193,11 @@ type streamMessage struct {
 // the server shuts down, the deployment is deleted (at once, by the
 // deploy.Deleted event; a deletion this replica did not see, at the next
 // heartbeat) or the session no longer signs in (checked every heartbeat
-// with currentUser: expired, signed out, deactivated, deleted).
+// with currentUser: expired, signed out, deactivated, deleted). The entries
+// and heartbeats come from deploy.Service.FollowLogs, which holds the
+// protocol (subscribe before the backlog, gap fill, resubscribe); this
+// handler only writes them out and re-checks the session.
 func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	ctx := r.Context()
-	id := r.PathValue("id")
 	var last int64
 	resume := false
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
@@ -227,17 +208,12 @@ func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Reques
 		}
 		last, resume = n, true
 	}
-	sub, err := s.Deploys.Follow(ctx, u.ID, id)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel() // ends the stream's goroutine
+	stream, err := s.Deploys.FollowLogs(ctx, u.ID, r.PathValue("id"), last, resume, s.Heartbeat)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	defer func() { sub.Close() }()
-	if !resume {
-		if last, err = s.Deploys.LastSeq(ctx, id); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
 	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -258,67 +234,26 @@ func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Reques
 	if !send(streamMessage{Type: "connected"}, 0) {
 		return
 	}
-	// catchUp sends the stored entries after last, in order.
-	catchUp := func() bool {
-		backlog, err := s.Deploys.LogsAfter(ctx, id, last)
-		if err != nil {
-			return false
-		}
-		for i := range backlog {
-			if !send(streamMessage{Type: "log", Data: &backlog[i]}, backlog[i].Seq) {
-				return false
-			}
-			last = backlog[i].Seq
-		}
-		return true
-	}
-	if !catchUp() {
-		return
-	}
-	tick := time.NewTicker(s.Heartbeat)
-	defer tick.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return
 		case <-s.Closing():
 			return
-		case <-tick.C:
-			if cu, err := s.currentUser(r); err != nil || cu == nil || cu.ID != u.ID {
-				return // signed out, expired, deactivated or deleted
-			}
-			if _, err := s.Deploys.Store.FindDeployment(ctx, u.ID, id); err != nil {
-				return // deleted (or unreadable: the client resumes with Last-Event-ID)
-			}
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
-				return
-			}
-		case v, ok := <-sub.C:
-			if !ok {
-				// Fell behind: read the rest from the store and follow again.
-				sub, err = s.Deploys.Follow(ctx, u.ID, id)
-				if err != nil || !catchUp() {
+		case ev, ok := <-stream:
+			switch {
+			case !ok:
+				return // the client left, the deployment is gone, or the store failed
+			case ev.Heartbeat:
+				if cu, err := s.currentUser(r); err != nil || cu == nil || cu.ID != u.ID {
+					return // signed out, expired, deactivated or deleted
+				}
+				if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil || rc.Flush() != nil {
 					return
 				}
-				continue
+			default:
+				if !send(streamMessage{Type: "log", Data: &ev.Entry}, ev.Entry.Seq) {
+					return
+				}
 			}
-			if _, gone := v.(deploy.Deleted); gone {
-				return
-			}
-			e, isLog := v.(gantry.LogEntry)
-			if !isLog || e.Seq <= last {
-				continue
-			}
-			if e.Seq > last+1 && !catchUp() { // a gap: fill it from the store
-				return
-			}
-			if e.Seq <= last {
-				continue
-			}
-			if !send(streamMessage{Type: "log", Data: &e}, e.Seq) {
-				return
-			}
-			last = e.Seq
 		}
 	}
 }

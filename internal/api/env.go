@@ -19,7 +19,7 @@ type envBody struct {
 // handleGetEnv answers the project's variables, secret values masked:
 // {variables: [{key, value, isSecret}]}.
 func (s *Server) handleGetEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	vars, err := s.Deploys.Env(r.Context(), u.ID, r.PathValue("id"))
+	vars, err := s.Projects.Env(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -35,7 +35,7 @@ func (s *Server) handlePutEnv(w http.ResponseWriter, r *http.Request, u *gantry.
 		s.writeError(w, r, err)
 		return
 	}
-	vars, err := s.Deploys.SetEnv(r.Context(), u.ID, r.PathValue("id"), body.Variables)
+	vars, err := s.Projects.SetEnv(r.Context(), u.ID, r.PathValue("id"), body.Variables)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

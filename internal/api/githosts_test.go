@@ -152,7 +152,7 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.svc.Repos = hosts
+	d.projects.Repos = hosts
 	f := newFlakyHost(t)
 	f.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "<h1>hi</h1>"})
 	big := make([]byte, 1<<20)
@@ -175,9 +175,9 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.svc.Repos = roomy
+	d.projects.Repos = roomy
 	bigProject := d.createProject(t, f.url("alice/big"), "Big")
-	d.svc.Repos = hosts
+	d.projects.Repos = hosts
 	private := "Repository is private or requires authentication"
 	timedOut := "Timed out after 4s while contacting " + hostPort
 	for _, tc := range []struct {
@@ -200,8 +200,8 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 			f.mode.Store(tc.mode)
 			defer f.mode.Store("ok")
 			if strings.HasPrefix(tc.mode, "stall") {
-				d.svc.Repos = impatient
-				defer func() { d.svc.Repos = hosts }()
+				d.projects.Repos = impatient
+				defer func() { d.projects.Repos = hosts }()
 			}
 			rec, a := d.lookup(t, tc.lookup)
 			if rec.Code != tc.wantStatus || a.Success || a.Message != tc.wantMsg {

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 func (s *Server) githubRoutes() {
@@ -34,6 +35,10 @@ const callbackPage = "/github-callback"
 // cookie that ties the sign-in to this browser. 503 when no OAuth app is
 // configured.
 func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	if s.GitHub == nil {
+		s.writeError(w, r, githost.ErrOAuthNotConfigured)
+		return
+	}
 	start, err := s.GitHub.Start(r.Context(), u)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -41,7 +46,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gant
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: githubCookie, Value: start.Nonce, Path: githubCallbackPath,
-		Expires: start.Expires, MaxAge: int(deploy.StateTTL / time.Second),
+		Expires: start.Expires, MaxAge: int(ghlink.StateTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r),
 	})
 	writeJSON(w, http.StatusOK, map[string]string{"authUrl": start.AuthURL})
@@ -55,7 +60,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gant
 // otherwise. Neither the code, the state nor any token is logged.
 func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cb := deploy.GitHubCallback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error")}
+	cb := ghlink.Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error")}
 	if c, err := r.Cookie(githubCookie); err == nil {
 		cb.Nonce = c.Value
 	}
@@ -63,20 +68,20 @@ func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: githubCookie, Value: "", Path: githubCallbackPath, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r)})
 	var (
-		done *deploy.GitHubConnected
-		err  error = &deploy.CallbackError{Code: deploy.CallbackNotConfigured, Err: githost.ErrOAuthNotConfigured}
+		done *ghlink.Connected
+		err  error = &ghlink.CallbackError{Code: ghlink.CallbackNotConfigured, Err: githost.ErrOAuthNotConfigured}
 	)
 	if s.GitHub != nil {
 		done, err = s.GitHub.Callback(r.Context(), cb)
 	}
 	v := url.Values{}
 	if err != nil {
-		code := deploy.CallbackServerError
-		var ce *deploy.CallbackError
+		code := ghlink.CallbackServerError
+		var ce *ghlink.CallbackError
 		if errors.As(err, &ce) {
 			code = ce.Code
 		}
-		if code == deploy.CallbackServerError {
+		if code == ghlink.CallbackServerError {
 			s.Logger.ErrorContext(r.Context(), "github callback failed", "reason", code, "err", err)
 		} else {
 			s.Logger.WarnContext(r.Context(), "github callback refused", "reason", code, "err", err)
@@ -125,7 +130,7 @@ func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, 
 // repository up (a clone), so once the body is valid it counts as a lookup
 // (startLookup).
 func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.GitHubProjectInput
+	var in project.GitHubInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -136,7 +141,7 @@ func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
-		p, err := s.Deploys.CreateFromGitHub(r.Context(), u, in)
+		p, err := s.Projects.CreateFromGitHub(r.Context(), u, in)
 		return projectAnswer{Project: p}, err
 	})
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -33,7 +35,8 @@ type githubEnv struct {
 	site, private  *githubtest.Repo // alice-gh's
 	bobRepo        *githubtest.Repo
 	tokens         *secret.Box
-	lastCookie     *http.Cookie // of the last mustStart
+	link           *ghlink.Accounts // the server's GitHub
+	lastCookie     *http.Cookie     // of the last mustStart
 }
 
 func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
@@ -63,12 +66,15 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 		t.Fatal(err)
 	}
 	g.tokens = mustBox(t, secret.GitHubTokens)
-	e.srv.GitHub = &deploy.GitHubAccounts{
+	g.link = &ghlink.Accounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, secret.GitHubStates),
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
-	e.srv.Deploys = &deploy.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Hub: events.NewHub(),
+	e.srv.GitHub = g.link
+	svc := &deploy.Service{Store: e.db, Decrypt: g.tokens.Open, Hub: events.NewHub(),
 		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
+	e.srv.Deploys = svc
+	e.srv.Projects = &project.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Deployments: svc}
 	return g
 }
 
@@ -307,7 +313,7 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 	if !slices.Contains(g.gh.Requests(), "DELETE /api/v3/applications/"+g.gh.ClientID+"/grant") {
 		t.Errorf("disconnect did not ask GitHub to delete the grant: %q", g.gh.Requests())
 	}
-	if _, err := g.srv.GitHub.Host.GitHub.User(ctx, token); !githost.TokenRejected(err) {
+	if _, err := g.link.Host.GitHub.User(ctx, token); !githost.TokenRejected(err) {
 		t.Errorf("GitHub still accepts the disconnected token: %v", err)
 	}
 	if strings.Contains(g.logs.String(), "could not revoke") {
@@ -340,7 +346,7 @@ func TestGitHubDisconnectRevokeFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			g := withGitHub(t, newEnv(t), true)
-			g.srv.GitHub.Notify = g.accounts.Notify
+			g.link.Notify = g.accounts.Notify
 			ctx := context.Background()
 			g.connect(t, g.token, "alice-gh")
 			token := g.aliceGH.Token
@@ -544,9 +550,9 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 				}
 			}},
 		{name: "another account's repository", connect: true, body: func(g *githubEnv) string { return body(g.bobRepo.ID, "") },
-			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+			wantStatus: 404, wantMsg: project.MsgGitHubRepoUnseen},
 		{name: "unknown id", connect: true, body: func(g *githubEnv) string { return body(987654, "") },
-			wantStatus: 404, wantMsg: deploy.MsgGitHubRepoUnseen},
+			wantStatus: 404, wantMsg: project.MsgGitHubRepoUnseen},
 		{name: "no repository", connect: true, body: func(g *githubEnv) string { return `{"name":"x"}` },
 			wantStatus: 400, wantMsg: "Please select a repository"},
 		{name: "id that is not a number", connect: true, body: func(g *githubEnv) string { return body("abc", "") },

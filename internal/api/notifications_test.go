@@ -445,7 +445,7 @@ func TestDashboardAPI(t *testing.T) {
 func TestGitHubNotifications(t *testing.T) {
 	t.Parallel()
 	g := withGitHub(t, newEnv(t), true)
-	g.srv.GitHub.Notify = g.accounts.Notify
+	g.link.Notify = g.accounts.Notify
 	g.do(request{method: "DELETE", url: "/api/notifications", headers: bearer(g.token)})
 
 	g.connect(t, g.token, "alice-gh")

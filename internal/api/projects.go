@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 // Repository lookups clone a repository to detect its framework (POST
@@ -76,7 +76,7 @@ type projectAnswer struct {
 
 // handleListProjects answers the user's projects, newest first: {projects}.
 func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	ps, err := s.Deploys.Store.ListProjects(r.Context(), u.ID)
+	ps, err := s.Projects.Projects(r.Context(), u.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -86,7 +86,7 @@ func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *g
 
 // handleGetProject answers one project with its newest deployments: {project}.
 func (s *Server) handleGetProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	p, err := s.Deploys.Store.FindProject(r.Context(), u.ID, r.PathValue("id"))
+	p, err := s.Projects.Project(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -106,7 +106,7 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	s.runLookup(w, r, u, http.StatusOK, func() (any, error) {
-		return s.Deploys.LookupPublic(r.Context(), u, req.RepoURL)
+		return s.Projects.LookupPublic(r.Context(), u, req.RepoURL)
 	})
 }
 
@@ -115,7 +115,7 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 // showInDiscover} → 201 {project}. The server looks the URL up itself, so
 // it is a repository lookup (startLookup's limits) once the body is valid.
 func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.ProjectInput
+	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -125,7 +125,7 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	s.runLookup(w, r, u, http.StatusCreated, func() (any, error) {
-		p, err := s.Deploys.CreatePublic(r.Context(), u, in)
+		p, err := s.Projects.CreatePublic(r.Context(), u, in)
 		return projectAnswer{Project: p}, err
 	})
 }
@@ -133,12 +133,12 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 // handleUpdateProject changes any of {name, description, branch,
 // buildConfig, showInDiscover}: {project}.
 func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	var in deploy.ProjectInput
+	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.Deploys.UpdateProject(r.Context(), u.ID, r.PathValue("id"), in)
+	p, err := s.Projects.UpdateProject(r.Context(), u.ID, r.PathValue("id"), in)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -148,7 +148,7 @@ func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *
 
 // handleSyncProject fetches the branch's latest commit: {project}.
 func (s *Server) handleSyncProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	p, err := s.Deploys.SyncProject(r.Context(), u, r.PathValue("id"))
+	p, err := s.Projects.SyncProject(r.Context(), u, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -159,7 +159,7 @@ func (s *Server) handleSyncProject(w http.ResponseWriter, r *http.Request, u *ga
 // handleDeleteProject stops and removes the project's deployments, then the
 // project: {deleted: true}.
 func (s *Server) handleDeleteProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	if err := s.Deploys.DeleteProject(r.Context(), u.ID, r.PathValue("id")); err != nil {
+	if err := s.Projects.DeleteProject(r.Context(), u.ID, r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

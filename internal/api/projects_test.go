@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
@@ -29,9 +30,10 @@ import (
 // workers it also starts the build workers.
 type deployEnv struct {
 	*testEnv
-	git   *gittest.Server
-	svc   *deploy.Service
-	table *edge.Table
+	git      *gittest.Server
+	svc      *deploy.Service
+	projects *project.Service
+	table    *edge.Table
 }
 
 func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
@@ -54,7 +56,7 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	d := &deployEnv{testEnv: e, git: gittest.NewServer(t), table: edge.NewTable()}
 	d.svc = &deploy.Service{
-		Store: e.db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Repos: hosts,
+		Store: e.db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
 		Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: d.table}, DataDir: data,
 		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
 		Poll:    50 * time.Millisecond,
@@ -73,7 +75,8 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 		}
 		t.Cleanup(func() { d.svc.Close() })
 	}
-	e.srv.Deploys = d.svc
+	d.projects = &project.Service{Store: e.db, Repos: hosts, Deployments: d.svc, Notify: d.svc.Notify, Secrets: d.svc.Secrets}
+	e.srv.Deploys, e.srv.Projects = d.svc, d.projects
 	e.srv.LiveHandler = edge.New("localhost", d.table, "http://localhost:8080")
 	return d
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/auth"
 	"github.com/gantryhq/gantry/internal/deadline"
-	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/web"
 )
 
@@ -49,11 +48,13 @@ type Server struct {
 	Notifications gantry.NotificationStore
 	// Dashboards computes GET /api/dashboard.
 	Dashboards gantry.DashboardStore
-	// Deploys runs projects and deployments (and owns their store).
-	Deploys *deploy.Service
+	// Deploys runs deployments: the queue, stop, restart, delete, logs.
+	Deploys DeploymentService
+	// Projects keeps projects and their environment variables.
+	Projects ProjectService
 	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
 	// answers as when no OAuth app is configured.
-	GitHub *deploy.GitHubAccounts
+	GitHub GitHubService
 	// Gallery lists Discover and keeps its views and likes.
 	Gallery gantry.GalleryStore
 	// GalleryWrites limits the views and likes of one client address

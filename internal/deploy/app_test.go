@@ -20,6 +20,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -123,7 +124,7 @@ func TestPythonAppLifecycle(t *testing.T) {
 	e.withSecrets()
 	ctx := context.Background()
 	p := e.project("Py API", pyApp("v1"))
-	if _, err := e.svc.SetEnv(ctx, e.user.ID, p.ID, []gantry.EnvVar{
+	if _, err := e.projects().SetEnv(ctx, e.user.ID, p.ID, []gantry.EnvVar{
 		{Key: "GREETING", Value: "hunter2-secret", IsSecret: true}, {Key: "MODE", Value: "demo"},
 	}); err != nil {
 		t.Fatal(err)
@@ -269,7 +270,7 @@ func TestAppIsolation(t *testing.T) {
 	a := e.deploy(e.project("Alpha", pyApp("alpha")))
 	e.mustLive(a)
 	pb := e.project("Beta", pyApp("beta"))
-	if _, err := e.svc.SetEnv(ctx, e.user.ID, pb.ID, []gantry.EnvVar{
+	if _, err := e.projects().SetEnv(ctx, e.user.ID, pb.ID, []gantry.EnvVar{
 		{Key: "DB_PATH", Value: filepath.Join(e.svc.DataDir, "gantry.db")},
 		{Key: "OTHER_APP", Value: filepath.Join(e.svc.WorkDir(a.ID), "app.py")},
 	}); err != nil {
@@ -390,7 +391,7 @@ func TestAppsStartAgainAfterPlatformRestart(t *testing.T) {
 	}
 
 	table := edge.NewTable()
-	fresh := &deploy.Service{Store: e.svc.Store, Builder: e.svc.Builder, Repos: e.svc.Repos, Hub: events.NewHub(),
+	fresh := &deploy.Service{Store: e.svc.Store, Builder: e.svc.Builder, Hub: events.NewHub(),
 		Sites: deploy.EdgeSites{Table: table}, DataDir: e.svc.DataDir, LiveURL: e.svc.LiveURL, Poll: e.svc.Poll,
 		Apps: e.svc.Apps, SandboxUIDs: e.svc.SandboxUIDs}
 	if err := fresh.Open(ctx); err != nil {
@@ -530,7 +531,7 @@ func TestAccountsRunUnderUIDsOfTheirOwn(t *testing.T) {
 	}
 	url := e.git.Repo(t, "bob/beta", "main", "initial commit", pyApp("beta"))
 	name := "Beta"
-	pb, err := e.svc.CreatePublic(ctx, other, deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name})
+	pb, err := e.projects().CreatePublic(ctx, other, project.Input{Repository: &project.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,6 @@ type Store interface {
 	gantry.DeploymentStore
 	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
-	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
 	SandboxSlot(ctx context.Context, userID string) (int64, error)
 }
@@ -59,18 +58,18 @@ type Sites interface {
 type Service struct {
 	Store   Store
 	Builder Builder
-	Repos   Repos
 	Hub     *events.Hub
 	Sites   Sites
-	// Notify tells owners about their projects and deployments: created,
-	// deleted, live, failed. Nil sends nothing.
+	// Notify tells owners about their deployments: live, failed, an app
+	// stopped after crashing. Nil sends nothing.
 	Notify gantry.Notifier
 	// Decrypt opens a user's sealed GitHub access token (secret.Box.Open
 	// in cmd/gantry). Nil means stored tokens are never used: private
-	// repositories then cannot be looked up, synced or built.
+	// repositories then cannot be built.
 	Decrypt func(sealed string) (string, error)
-	// Secrets seals and opens the values of secret environment variables;
-	// nil refuses to store secrets.
+	// Secrets opens the values of secret environment variables for builds
+	// and apps (the project service seals them); nil fails a build of a
+	// project that has secrets.
 	Secrets *secret.Box
 	// Apps runs server apps (deployments with a start command) from their
 	// build workspaces. Nil fails their deployments with a message saying

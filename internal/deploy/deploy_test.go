@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
@@ -35,6 +36,13 @@ type env struct {
 	table *edge.Table
 	edge  *edge.Edge
 	user  *gantry.User
+	hosts *githost.Service // the project service's Repos
+}
+
+// projects is a project service beside e.svc, as cmd/gantry wires one.
+func (e *env) projects() *project.Service {
+	return &project.Service{Store: e.db, Repos: e.hosts, Deployments: e.svc, Notify: e.svc.Notify,
+		Decrypt: e.svc.Decrypt, Secrets: e.svc.Secrets}
 }
 
 func newEnv(t *testing.T) *env {
@@ -60,7 +68,6 @@ func newEnv(t *testing.T) *env {
 	e.svc = &deploy.Service{
 		Store:   e.db,
 		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
-		Repos:   hosts,
 		Hub:     events.NewHub(),
 		Sites:   deploy.EdgeSites{Table: e.table},
 		DataDir: data,
@@ -71,6 +78,7 @@ func newEnv(t *testing.T) *env {
 		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
 			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
 	}
+	e.hosts = hosts
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
 	if err := e.svc.Open(context.Background()); err != nil {
 		t.Fatal(err)
@@ -82,8 +90,8 @@ func newEnv(t *testing.T) *env {
 func (e *env) project(name string, files map[string]string) *gantry.Project {
 	e.t.Helper()
 	url := e.git.Repo(e.t, "ada/"+gantry.SubdomainBase(name), "main", "initial commit", files)
-	in := deploy.ProjectInput{Repository: &deploy.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name}
-	p, err := e.svc.CreatePublic(context.Background(), e.user, in)
+	in := project.Input{Repository: &project.RepositoryInput{URL: url, DefaultBranch: "main"}, Name: &name}
+	p, err := e.projects().CreatePublic(context.Background(), e.user, in)
 	if err != nil {
 		e.t.Fatalf("create project: %v", err)
 	}
@@ -314,7 +322,7 @@ func TestRecoveryAfterRestart(t *testing.T) {
 	}
 	table := edge.NewTable()
 	old := e.svc
-	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
+	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll}
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)

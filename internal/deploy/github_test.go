@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/secret"
@@ -94,7 +94,6 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	e.svc = &deploy.Service{
 		Store:   e.db,
 		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
-		Repos:   hosts,
 		Decrypt: box.Open,
 		Hub:     events.NewHub(),
 		Sites:   deploy.EdgeSites{Table: e.table},
@@ -103,6 +102,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 		Poll:    50 * time.Millisecond,
 		Logger:  slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
+	e.hosts = hosts
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
 	if err := e.svc.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -113,7 +113,7 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := e.svc.CreateFromGitHub(ctx, u, deploy.GitHubProjectInput{RepositoryID: deploy.GitHubRepoID(repo.ID)})
+	p, err := e.projects().CreateFromGitHub(ctx, u, project.GitHubInput{RepositoryID: project.GitHubRepoID(repo.ID)})
 	if err != nil {
 		t.Fatalf("create from GitHub: %v", err)
 	}
@@ -160,57 +160,5 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(e.logs(d2.ID), "\n"), "private") {
 		t.Errorf("the failed clone does not say the repository is private:\n%s", strings.Join(e.logs(d2.ID), "\n"))
-	}
-}
-
-// TestCreateFromGitHubRefuses covers the paths that never reach GitHub.
-func TestCreateFromGitHubRefuses(t *testing.T) {
-	t.Parallel()
-	svc := &deploy.Service{Decrypt: func(string) (string, error) { return "", secret.ErrInvalid }}
-	ctx := context.Background()
-	connected := &gantry.User{ID: "u1", GitHub: gantry.GitHubLink{Connected: true, AccessToken: "v1:x",
-		Repos: []gantry.GitHubRepo{{ID: 5, Name: "a"}}}}
-	for _, tc := range []struct {
-		name     string
-		u        *gantry.User
-		id       int64
-		wantCode string
-		wantMsg  string
-	}{
-		{"not connected", &gantry.User{ID: "u1"}, 5, gantry.EINVALID, deploy.MsgConnectGitHub},
-		{"no repository", connected, 0, gantry.EINVALID, "Please select a repository"},
-		{"not in the account's list", connected, 6, gantry.ENOTFOUND, deploy.MsgGitHubRepoUnseen},
-		{"token that no longer opens", connected, 5, gantry.EINVALID, deploy.MsgGitHubRevoked},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := svc.CreateFromGitHub(ctx, tc.u, deploy.GitHubProjectInput{RepositoryID: deploy.GitHubRepoID(tc.id)})
-			if gantry.ErrorCode(err) != tc.wantCode || gantry.ErrorMessage(err) != tc.wantMsg {
-				t.Fatalf("got %v, want %s %q", err, tc.wantCode, tc.wantMsg)
-			}
-		})
-	}
-}
-
-func TestGitHubRepoIDJSON(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{`123`, 123, false}, {`"123"`, 123, false}, {`" 42 "`, 42, false}, {`null`, 0, false},
-		{`"abc"`, 0, true}, {`-1`, 0, true}, {`1.5`, 0, true}, {`true`, 0, true}, {`"99999999999999999999"`, 0, true},
-	} {
-		var v struct {
-			ID deploy.GitHubRepoID `json:"repositoryId"`
-		}
-		err := json.Unmarshal([]byte(`{"repositoryId":`+tc.in+`}`), &v)
-		if (err != nil) != tc.wantErr || int64(v.ID) != tc.want {
-			t.Errorf("%s: got %d, %v; want %d (error %v)", tc.in, v.ID, err, tc.want, tc.wantErr)
-		}
-		var te *json.UnmarshalTypeError
-		if err != nil && (!errors.As(err, &te) || te.Field != "repositoryId") {
-			t.Errorf("%s: got %T %v, want a type error naming the field", tc.in, err, err)
-		}
 	}
 }

@@ -56,7 +56,7 @@ func TestEventNotifications(t *testing.T) {
 	}
 	rec := &recorder{}
 	old := e.svc
-	e.svc = &deploy.Service{Store: old.Store, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
+	e.svc = &deploy.Service{Store: old.Store, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll,
 		Notify: rec}
 	if err := e.svc.Open(ctx); err != nil {
@@ -106,7 +106,7 @@ func TestEventNotifications(t *testing.T) {
 		t.Fatalf("stop, restart and delete notified %v", lines)
 	}
 
-	if err := e.svc.DeleteProject(ctx, e.user.ID, p.ID); err != nil {
+	if err := e.projects().DeleteProject(ctx, e.user.ID, p.ID); err != nil {
 		t.Fatal(err)
 	}
 	lines, sent = rec.take()

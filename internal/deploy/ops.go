@@ -9,7 +9,6 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
@@ -171,7 +170,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// The deployment records the environment it was built with, secrets
 	// masked: their values are never stored outside the project's sealed
 	// variables.
-	d.Environment.Variables = masked(env)
+	d.Environment.Variables = gantry.MaskedEnv(env)
 	if !s.saveBuild(ctx, d) {
 		return
 	}
@@ -394,7 +393,8 @@ func (s *Service) target(ctx context.Context, userID, sub, deploymentID string, 
 // deployment when several share sub. The stop is one store transition;
 // the build, the app and the subdomain follow once it committed. One that
 // finds the deployment no longer stoppable (a failure came first) is
-// EINVALID, as a stop of a stopped deployment is.
+// EINVALID, as a stop of a stopped deployment is. It returns the
+// deployment as it is then, secret values masked.
 func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	d, err := s.target(ctx, userID, sub, deploymentID, gantry.DeploymentLive, gantry.DeploymentDeploying,
 		gantry.DeploymentBuilding, gantry.DeploymentPending)
@@ -419,7 +419,7 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 	if t.From == gantry.DeploymentLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
 	}
-	return s.Store.FindDeployment(ctx, userID, d.ID)
+	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
 }
 
 func errCannotStop(status string) error {
@@ -444,7 +444,8 @@ func (s *Service) cancelBuild(id string) {
 // replaces is stopped. Without deploymentID it is the deployment the
 // subdomain last served. A deployment whose files were pruned is ECONFLICT;
 // one that is no longer stopped when its go-live runs (another restart, a
-// delete) is EINVALID, and the app this call started is ended.
+// delete) is EINVALID, and the app this call started is ended. It returns
+// the deployment as it is then, secret values masked.
 func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error) {
 	if deploymentID == "" {
 		// The deployment the subdomain points at (the one that was stopped)
@@ -503,7 +504,7 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 		}
 		return nil, err
 	}
-	return s.Store.FindDeployment(ctx, userID, d.ID)
+	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
 }
 
 func errCannotRestart(status string) error {
@@ -552,23 +553,20 @@ func (s *Service) removeFiles(id string) {
 	}
 }
 
-// DeleteProject stops and removes every deployment of the owner's project,
-// then the project, and tells the owner.
-func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) error {
-	p, err := s.Store.FindProject(ctx, userID, projectID)
+// RemoveProject stops and removes every deployment of p, then p itself
+// (the project service's DeleteProject), and returns how many deployments
+// it had.
+func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, error) {
+	ds, err := s.Store.ListDeployments(ctx, p.UserID, gantry.DeploymentFilter{ProjectID: p.ID})
 	if err != nil {
-		return err
-	}
-	ds, err := s.Store.ListDeployments(ctx, userID, gantry.DeploymentFilter{ProjectID: p.ID})
-	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, d := range ds {
 		s.cancelBuild(d.ID)
 		s.stopApp(d.ID, false)
 	}
-	if err := s.Store.DeleteProject(ctx, userID, p.ID); err != nil {
-		return err
+	if err := s.Store.DeleteProject(ctx, p.UserID, p.ID); err != nil {
+		return 0, err
 	}
 	s.unroute(p)
 	for _, d := range ds {
@@ -576,8 +574,44 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 		s.removeFiles(d.ID)
 		s.publishDeleted(d.ID)
 	}
-	s.notify(ctx, gantry.ProjectDeletedNotification(p, len(ds)))
-	return nil
+	return len(ds), nil
+}
+
+// masked passes on what a store read returned, the deployment's secret
+// values masked for an answer.
+func masked(d *gantry.Deployment, err error) (*gantry.Deployment, error) {
+	if err != nil {
+		return nil, err
+	}
+	d.Environment = d.Environment.Masked()
+	return d, nil
+}
+
+// Deployments returns the owner's deployments that match f, newest first,
+// secret values masked.
+func (s *Service) Deployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error) {
+	ds, err := s.Store.ListDeployments(ctx, userID, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		d.Environment = d.Environment.Masked()
+	}
+	return ds, nil
+}
+
+// Deployment returns the owner's deployment with its project, user, build
+// info, metadata, newest 200 log entries (BuildLogs) and environment,
+// secret values masked.
+func (s *Service) Deployment(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
+	d, err := s.Store.FindDeployment(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.BuildLogs, err = s.Store.Logs(ctx, d.ID, 0, 200); err != nil {
+		return nil, err
+	}
+	return masked(d, nil)
 }
 
 // Logs returns the owner's deployment's newest limit entries (200 when
@@ -619,29 +653,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// Follow checks that the deployment is the owner's and subscribes to its
-// new log entries. Subscribe before reading the backlog (LogsAfter) and
-// skip live entries already read, and nothing is lost or doubled.
-func (s *Service) Follow(ctx context.Context, userID, id string) (*events.Subscription, error) {
-	if _, err := s.Store.FindDeployment(ctx, userID, id); err != nil {
-		return nil, err
-	}
-	return s.Hub.Subscribe(Topic(id)), nil
-}
-
-// LogsAfter returns the deployment's stored entries numbered above after.
-func (s *Service) LogsAfter(ctx context.Context, id string, after int64) ([]gantry.LogEntry, error) {
-	return s.Store.Logs(ctx, id, after, 0)
-}
-
-// LastSeq returns the number of the deployment's newest stored entry (0
-// when none).
-func (s *Service) LastSeq(ctx context.Context, id string) (int64, error) {
-	logs, err := s.Store.Logs(ctx, id, 0, 1)
-	if err != nil || len(logs) == 0 {
-		return 0, err
-	}
-	return logs[0].Seq, nil
 }

@@ -45,7 +45,7 @@ func TestStopAndDeleteRaceGoLive(t *testing.T) {
 	old := e.svc
 	e.table = edge.NewTable()
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
-	e.svc = &deploy.Service{Store: rs, Builder: old.Builder, Repos: old.Repos, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
+	e.svc = &deploy.Service{Store: rs, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
 		Sites: deploy.EdgeSites{Table: e.table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll,
 		Apps: old.Apps, DrainTimeout: 100 * time.Millisecond}
 	if err := e.svc.Open(ctx); err != nil {

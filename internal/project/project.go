@@ -1,4 +1,9 @@
-package deploy
+// Package project keeps users' projects and their environment variables:
+// creating them from a repository (any public git host, or the user's
+// connected GitHub account), changing, syncing and deleting them. The
+// deployments of a project are internal/deploy's; this package asks it to
+// remove them (Deployments) when a project is deleted.
+package project
 
 import (
 	"context"
@@ -7,7 +12,76 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/secret"
 )
+
+// Store is what Service needs of the database (internal/store implements
+// it).
+type Store interface {
+	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
+	CreateProject(ctx context.Context, p *gantry.Project) error
+	FindProject(ctx context.Context, userID, id string) (*gantry.Project, error)
+	ListProjects(ctx context.Context, userID string) ([]*gantry.Project, error)
+	UpdateProject(ctx context.Context, p *gantry.Project) error
+	CountProjects(ctx context.Context, userID string) (int, error)
+	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
+	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
+}
+
+// Deployments ends a project's deployments; *deploy.Service is the real
+// one.
+type Deployments interface {
+	// RemoveProject stops and removes every deployment of p, then p
+	// itself, and returns how many deployments it had.
+	RemoveProject(ctx context.Context, p *gantry.Project) (int, error)
+}
+
+// Service keeps projects and their environment variables.
+type Service struct {
+	Store       Store
+	Repos       Repos
+	Deployments Deployments
+	// Notify tells owners about their projects: created, deleted. Nil
+	// sends nothing.
+	Notify gantry.Notifier
+	// Decrypt opens a user's sealed GitHub access token (secret.Box.Open
+	// in cmd/gantry). Nil means stored tokens are never used: private
+	// repositories then cannot be looked up or synced.
+	Decrypt func(sealed string) (string, error)
+	// Secrets seals the values of secret environment variables; nil
+	// refuses to store secrets.
+	Secrets *secret.Box
+}
+
+func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
+	if s.Notify != nil {
+		s.Notify.Notify(ctx, n)
+	}
+}
+
+// DeleteProject stops and removes every deployment of the owner's project,
+// then the project, and tells the owner.
+func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) error {
+	p, err := s.Store.FindProject(ctx, userID, projectID)
+	if err != nil {
+		return err
+	}
+	n, err := s.Deployments.RemoveProject(ctx, p)
+	if err != nil {
+		return err
+	}
+	s.notify(ctx, gantry.ProjectDeletedNotification(p, n))
+	return nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
 
 // Repos looks repositories up; *githost.Service is the real one.
 type Repos interface {
@@ -16,10 +90,10 @@ type Repos interface {
 	LookupGitHubID(ctx context.Context, token string, id int64, branch string) (*githost.LookupResult, error)
 }
 
-// ProjectInput is the body of POST /api/projects/public and PUT
+// Input is the body of POST /api/projects/public and PUT
 // /api/projects/{id}: the fields a user may set. Fields left nil keep
 // their value on update (and take their default on create).
-type ProjectInput struct {
+type Input struct {
 	// Repository names the repository to create the project from (create
 	// only): see RepositoryInput.
 	Repository  *RepositoryInput    `json:"repository"`
@@ -53,7 +127,7 @@ type RepositoryInput struct {
 
 // Normalize trims the fields that are set; a description's CR LF line
 // ends become LF.
-func (in *ProjectInput) Normalize() {
+func (in *Input) Normalize() {
 	for _, p := range []*string{in.Name, in.Description, in.Branch} {
 		if p != nil {
 			*p = strings.TrimSpace(*p)
@@ -72,7 +146,7 @@ func (in *ProjectInput) Normalize() {
 // gantry.ValidateProjectName and the others). An empty branch is valid: it
 // means the repository's default branch. Call Normalize first. It needs
 // no network: the API runs it before it starts a repository lookup.
-func (in *ProjectInput) Validate() error {
+func (in *Input) Validate() error {
 	if in.Name != nil {
 		if err := gantry.ValidateProjectName(*in.Name); err != nil {
 			return err
@@ -95,13 +169,23 @@ func (in *ProjectInput) Validate() error {
 }
 
 // Check is Normalize then Validate.
-func (in *ProjectInput) Check() error {
+func (in *Input) Check() error {
 	in.Normalize()
 	return in.Validate()
 }
 
 // typeSlug is what a project type looks like (SPEC §3: react, nextjs, …).
 var typeSlug = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// Projects returns the owner's projects, newest first.
+func (s *Service) Projects(ctx context.Context, userID string) ([]*gantry.Project, error) {
+	return s.Store.ListProjects(ctx, userID)
+}
+
+// Project returns the owner's project with its newest deployments.
+func (s *Service) Project(ctx context.Context, userID, id string) (*gantry.Project, error) {
+	return s.Store.FindProject(ctx, userID, id)
+}
 
 // LookupPublic describes the repository at repoURL for the New Project
 // screen: repository, suggested name and description, detected framework
@@ -152,7 +236,7 @@ func cleanLookup(res *githost.LookupResult) {
 // detected framework ("github" when detection was skipped or failed). The
 // plan's project limit is checked before the lookup, and again when the
 // project is stored.
-func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in ProjectInput) (*gantry.Project, error) {
+func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*gantry.Project, error) {
 	if in.Repository == nil || strings.TrimSpace(firstNonEmpty(in.Repository.URL, in.Repository.CloneURL)) == "" {
 		return nil, gantry.Errorf(gantry.EINVALID, "Please select a repository")
 	}
@@ -217,7 +301,7 @@ func (s *Service) checkProjectLimit(ctx context.Context, userID string) error {
 
 // UpdateProject changes the owner's project's name, description, branch,
 // build settings and Discover listing. Its repository cannot change.
-func (s *Service) UpdateProject(ctx context.Context, userID, id string, in ProjectInput) (*gantry.Project, error) {
+func (s *Service) UpdateProject(ctx context.Context, userID, id string, in Input) (*gantry.Project, error) {
 	if in.Repository != nil {
 		return nil, gantry.Errorf(gantry.EINVALID, "The repository of a project cannot be changed: create a new project")
 	}
@@ -253,7 +337,7 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 
 // applyProjectInput normalizes and validates in and copies its set fields
 // onto p. An empty branch means the repository's default branch.
-func applyProjectInput(p *gantry.Project, in ProjectInput) error {
+func applyProjectInput(p *gantry.Project, in Input) error {
 	if err := in.Check(); err != nil {
 		return err
 	}

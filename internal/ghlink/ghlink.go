@@ -1,4 +1,4 @@
-package deploy
+package ghlink
 
 import (
 	"context"
@@ -23,9 +23,9 @@ const StateTTL = 10 * time.Minute
 // RevokeTimeout bounds revoking the OAuth grant at GitHub on disconnect.
 const RevokeTimeout = 10 * time.Second
 
-// GitHubStore is what GitHubAccounts needs of the database
+// Store is what Accounts needs of the database
 // (internal/store implements it).
-type GitHubStore interface {
+type Store interface {
 	FindUserByID(ctx context.Context, id string) (*gantry.User, error)
 	// SetGitHubLink stores a connected account; link.AccessToken is sealed.
 	SetGitHubLink(ctx context.Context, userID string, link gantry.GitHubLink) error
@@ -39,7 +39,7 @@ type Sessions interface {
 	StartSession(ctx context.Context, userID string) (token string, err error)
 }
 
-// GitHubAccounts connects Gantry users to their GitHub accounts with
+// Accounts connects Gantry users to their GitHub accounts with
 // GitHub's OAuth authorization-code flow (with PKCE), keeps each account's
 // repository list, and forgets it on disconnect.
 //
@@ -50,8 +50,8 @@ type Sessions interface {
 // an expiry, so it cannot be forged, read, altered or replayed for another
 // user, and no server-side session is needed (any replica can finish a
 // sign-in another one started).
-type GitHubAccounts struct {
-	Users GitHubStore
+type Accounts struct {
+	Users Store
 	// Host reaches GitHub: Host.OAuth (nil when no OAuth app is configured)
 	// and Host.GitHub (the REST API).
 	Host     *githost.Service
@@ -68,14 +68,14 @@ type GitHubAccounts struct {
 	Logger *slog.Logger
 }
 
-func (g *GitHubAccounts) logger() *slog.Logger {
+func (g *Accounts) logger() *slog.Logger {
 	if g.Logger != nil {
 		return g.Logger
 	}
 	return slog.Default()
 }
 
-func (g *GitHubAccounts) now() time.Time {
+func (g *Accounts) now() time.Time {
 	if g.Now != nil {
 		return g.Now()
 	}
@@ -90,10 +90,10 @@ type oauthState struct {
 	Expires  int64  `json:"e"` // Unix seconds
 }
 
-// GitHubStart is the beginning of a sign-in: the GitHub page to send the
+// Start is the beginning of a sign-in: the GitHub page to send the
 // browser to, and the nonce the browser must present at the callback
 // (the API keeps it in an HttpOnly cookie) until Expires.
-type GitHubStart struct {
+type Start struct {
 	AuthURL string
 	Nonce   string
 	Expires time.Time
@@ -103,7 +103,7 @@ type GitHubStart struct {
 // on the configured GitHub web URL, with a sealed state bound to u and to a
 // fresh nonce, and the S256 challenge of a fresh PKCE verifier. Without an
 // OAuth app it is githost.ErrOAuthNotConfigured (EUNAVAILABLE).
-func (g *GitHubAccounts) Start(ctx context.Context, u *gantry.User) (*GitHubStart, error) {
+func (g *Accounts) Start(ctx context.Context, u *gantry.User) (*Start, error) {
 	if g == nil || g.Host == nil || g.Host.OAuth == nil {
 		return nil, githost.ErrOAuthNotConfigured
 	}
@@ -122,12 +122,12 @@ func (g *GitHubAccounts) Start(ctx context.Context, u *gantry.User) (*GitHubStar
 	if err != nil {
 		return nil, err
 	}
-	return &GitHubStart{AuthURL: g.Host.OAuth.AuthURL(state, st.Verifier), Nonce: st.Nonce, Expires: exp}, nil
+	return &Start{AuthURL: g.Host.OAuth.AuthURL(state, st.Verifier), Nonce: st.Nonce, Expires: exp}, nil
 }
 
-// GitHubCallback is what GitHub's redirect brings back: code and state, or
+// Callback is what GitHub's redirect brings back: code and state, or
 // error (e.g. access_denied); Nonce is the browser's cookie.
-type GitHubCallback struct {
+type Callback struct {
 	Code, State, Error, Nonce string
 }
 
@@ -166,9 +166,9 @@ const (
 
 var githubErrorCode = regexp.MustCompile(`^[a-z_]{1,40}$`)
 
-// GitHubConnected is a finished sign-in: the user as now stored and a fresh
+// Connected is a finished sign-in: the user as now stored and a fresh
 // Gantry bearer token of theirs for the browser.
-type GitHubConnected struct {
+type Connected struct {
 	User  *gantry.User
 	Token string
 }
@@ -179,8 +179,8 @@ type GitHubConnected struct {
 // the GitHub account and its repositories; stores the link with the token
 // sealed; tells the user; and issues a bearer token for the state's user.
 // Every failure is a *CallbackError.
-func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitHubConnected, error) {
-	fail := func(code string, err error) (*GitHubConnected, error) {
+func (g *Accounts) Callback(ctx context.Context, cb Callback) (*Connected, error) {
+	fail := func(code string, err error) (*Connected, error) {
 		return nil, &CallbackError{Code: code, Err: err}
 	}
 	if cb.Error != "" {
@@ -245,12 +245,12 @@ func (g *GitHubAccounts) Callback(ctx context.Context, cb GitHubCallback) (*GitH
 	if err != nil {
 		return fail(CallbackServerError, err)
 	}
-	return &GitHubConnected{User: u, Token: session}, nil
+	return &Connected{User: u, Token: session}, nil
 }
 
 // link reads the account and repositories token gives access to and stores
 // them for userID with the token sealed.
-func (g *GitHubAccounts) link(ctx context.Context, userID, token string) error {
+func (g *Accounts) link(ctx context.Context, userID, token string) error {
 	gh, err := g.Host.GitHub.User(ctx, token)
 	if err != nil {
 		return err
@@ -270,12 +270,12 @@ func (g *GitHubAccounts) link(ctx context.Context, userID, token string) error {
 
 // Refresh fetches the repository list of u's connected account again and
 // stores it; it returns the list and the updated user. Not connected is
-// EINVALID MsgConnectGitHub. A token GitHub refuses (revoked, or the OAuth
+// EINVALID gantry.MsgConnectGitHub. A token GitHub refuses (revoked, or the OAuth
 // app was removed) or that no longer opens (the secret key changed)
-// disconnects the account and is EINVALID MsgGitHubRevoked.
-func (g *GitHubAccounts) Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error) {
+// disconnects the account and is EINVALID gantry.MsgGitHubRevoked.
+func (g *Accounts) Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error) {
 	if !u.GitHub.Connected || u.GitHub.AccessToken == "" {
-		return nil, nil, gantry.Errorf(gantry.EINVALID, MsgConnectGitHub)
+		return nil, nil, gantry.Errorf(gantry.EINVALID, gantry.MsgConnectGitHub)
 	}
 	token, err := g.Tokens.Open(u.GitHub.AccessToken)
 	if err != nil {
@@ -297,13 +297,13 @@ func (g *GitHubAccounts) Refresh(ctx context.Context, u *gantry.User) ([]gantry.
 	return fresh.GitHub.Repos, fresh, nil
 }
 
-// revoked disconnects u, tells u why, and returns EINVALID MsgGitHubRevoked.
-func (g *GitHubAccounts) revoked(ctx context.Context, u *gantry.User) error {
+// revoked disconnects u, tells u why, and returns EINVALID gantry.MsgGitHubRevoked.
+func (g *Accounts) revoked(ctx context.Context, u *gantry.User) error {
 	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
 		return err
 	}
 	g.notify(ctx, gantry.GitHubRevokedNotification(u.ID, u.GitHub.Username))
-	return gantry.Errorf(gantry.EINVALID, MsgGitHubRevoked)
+	return gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
 }
 
 // Disconnect forgets u's GitHub account: the sealed token, the GitHub id,
@@ -324,7 +324,7 @@ func (g *GitHubAccounts) revoked(ctx context.Context, u *gantry.User) error {
 // the user revokes it there (Settings → Applications). A token that no
 // longer decrypts (the secret key changed) cannot be revoked and is just
 // forgotten.
-func (g *GitHubAccounts) Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error) {
+func (g *Accounts) Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error) {
 	if err := g.Users.ClearGitHubLink(ctx, u.ID); err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (g *GitHubAccounts) Disconnect(ctx context.Context, u *gantry.User) (*gantr
 
 // revokeGrant revokes at GitHub the grant of u's stored token, logging
 // instead of returning failures (see Disconnect).
-func (g *GitHubAccounts) revokeGrant(ctx context.Context, u *gantry.User) {
+func (g *Accounts) revokeGrant(ctx context.Context, u *gantry.User) {
 	if u.GitHub.AccessToken == "" || g.Host == nil || g.Host.OAuth == nil {
 		return
 	}
@@ -355,8 +355,26 @@ func (g *GitHubAccounts) revokeGrant(ctx context.Context, u *gantry.User) {
 }
 
 // notify hands n to Notify, when one is set.
-func (g *GitHubAccounts) notify(ctx context.Context, n *gantry.Notification) {
+func (g *Accounts) notify(ctx context.Context, n *gantry.Notification) {
 	if g.Notify != nil {
 		g.Notify.Notify(ctx, n)
 	}
+}
+
+// OpenToken opens u's sealed GitHub access token with open: "" when u has
+// no connected account; EINVALID gantry.MsgGitHubRevoked when it does not
+// open (the secret key changed) or open is nil. The token is for githost
+// only: never log it, store it or put it in an error.
+func OpenToken(u *gantry.User, open func(sealed string) (string, error)) (string, error) {
+	if u == nil || !u.GitHub.Connected || u.GitHub.AccessToken == "" {
+		return "", nil
+	}
+	if open == nil {
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
+	}
+	token, err := open(u.GitHub.AccessToken)
+	if err != nil || token == "" {
+		return "", gantry.Errorf(gantry.EINVALID, gantry.MsgGitHubRevoked)
+	}
+	return token, nil
 }

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/ghlink"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/project"
+)
+
+// The API depends on these small interfaces, declared here by their
+// consumer; cmd/gantry sets Server's fields to the services that satisfy
+// them.
+var (
+	_ DeploymentService = (*deploy.Service)(nil)
+	_ ProjectService    = (*project.Service)(nil)
+	_ GitHubService     = (*ghlink.Accounts)(nil)
+)
+
+// DeploymentService runs deployments: the build queue, stop and restart,
+// deletion and logs (deploy.Service). Every deployment it answers has its
+// secret values masked.
+type DeploymentService interface {
+	Create(ctx context.Context, userID string, req deploy.CreateRequest) (*gantry.Deployment, error)
+	Deployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error)
+	Deployment(ctx context.Context, userID, id string) (*gantry.Deployment, error)
+	Stop(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error)
+	Restart(ctx context.Context, userID, sub, deploymentID string) (*gantry.Deployment, error)
+	Delete(ctx context.Context, userID, id string) error
+	Logs(ctx context.Context, userID, id string, limit int) ([]gantry.LogEntry, int, error)
+	ClearLogs(ctx context.Context, userID, id string) error
+	FollowLogs(ctx context.Context, userID, id string, after int64, resume bool, heartbeat time.Duration) (<-chan deploy.LogEvent, error)
+}
+
+// ProjectService keeps users' projects and their environment variables
+// (project.Service).
+type ProjectService interface {
+	Projects(ctx context.Context, userID string) ([]*gantry.Project, error)
+	Project(ctx context.Context, userID, id string) (*gantry.Project, error)
+	LookupPublic(ctx context.Context, u *gantry.User, repoURL string) (*githost.LookupResult, error)
+	CreatePublic(ctx context.Context, u *gantry.User, in project.Input) (*gantry.Project, error)
+	CreateFromGitHub(ctx context.Context, u *gantry.User, in project.GitHubInput) (*gantry.Project, error)
+	UpdateProject(ctx context.Context, userID, id string, in project.Input) (*gantry.Project, error)
+	SyncProject(ctx context.Context, u *gantry.User, id string) (*gantry.Project, error)
+	DeleteProject(ctx context.Context, userID, id string) error
+	Env(ctx context.Context, userID, projectID string) ([]gantry.EnvVar, error)
+	SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error)
+}
+
+// GitHubService connects accounts to GitHub: the OAuth sign-in, the
+// repository list, disconnecting (ghlink.Accounts).
+type GitHubService interface {
+	Start(ctx context.Context, u *gantry.User) (*ghlink.Start, error)
+	Callback(ctx context.Context, cb ghlink.Callback) (*ghlink.Connected, error)
+	Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error)
+	Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error)
+}

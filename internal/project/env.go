@@ -1,0 +1,87 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gantryhq/gantry"
+)
+
+// reservedEnv are set by the platform and cannot be overridden.
+var reservedEnv = map[string]bool{"PORT": true, "HOST": true, "PATH": true, "HOME": true}
+
+// Env returns the owner's project's environment variables with secret
+// values masked.
+func (s *Service) Env(ctx context.Context, userID, projectID string) ([]gantry.EnvVar, error) {
+	if _, err := s.Store.FindProject(ctx, userID, projectID); err != nil {
+		return nil, err
+	}
+	vars, err := s.Store.ProjectEnv(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return gantry.MaskedEnv(vars), nil
+}
+
+// SetEnv replaces the owner's project's environment variables. A secret
+// sent back with the mask (or empty) as its value keeps its stored value,
+// so a client can save the list it was shown. Secret values are sealed
+// with the platform key before they are stored. New values take effect
+// with the next deployment.
+func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error) {
+	if len(vars) > gantry.MaxEnvVars {
+		return nil, gantry.Errorf(gantry.EINVALID, "A project can have at most %d environment variables", gantry.MaxEnvVars)
+	}
+	if _, err := s.Store.FindProject(ctx, userID, projectID); err != nil {
+		return nil, err
+	}
+	old, err := s.Store.ProjectEnv(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	prev := map[string]gantry.EnvVar{}
+	for _, v := range old {
+		prev[v.Key] = v
+	}
+	seen := map[string]bool{}
+	out := make([]gantry.EnvVar, 0, len(vars))
+	for _, v := range vars {
+		v.Key = strings.TrimSpace(v.Key)
+		if err := gantry.ValidateEnvKey(v.Key); err != nil {
+			return nil, err
+		}
+		// The key is valid from here: short and plain, safe to repeat.
+		switch {
+		case reservedEnv[strings.ToUpper(v.Key)]:
+			return nil, gantry.Errorf(gantry.EINVALID, "%s is set by Gantry and cannot be changed", v.Key)
+		case seen[v.Key]:
+			return nil, gantry.Errorf(gantry.EINVALID, "Variable %s is listed twice", v.Key)
+		}
+		if err := gantry.ValidateEnvValue(v.Key, v.Value); err != nil {
+			return nil, err
+		}
+		seen[v.Key] = true
+		if v.IsSecret {
+			if p, ok := prev[v.Key]; ok && p.IsSecret && (v.Value == gantry.SecretMask || v.Value == "") {
+				v.Value = p.Value // still sealed
+			} else {
+				if s.Secrets == nil {
+					return nil, gantry.Errorf(gantry.EUNAVAILABLE, "Secrets cannot be stored: the platform has no secret key")
+				}
+				sealed, err := s.Secrets.Seal(v.Value)
+				if err != nil {
+					return nil, fmt.Errorf("seal %s: %w", v.Key, err)
+				}
+				v.Value = sealed
+			}
+		} else if v.Value == gantry.SecretMask {
+			return nil, gantry.Errorf(gantry.EINVALID, "Enter the value of %s again to make it a plain variable", v.Key)
+		}
+		out = append(out, v)
+	}
+	if err := s.Store.SetProjectEnv(ctx, userID, projectID, out); err != nil {
+		return nil, err
+	}
+	return gantry.MaskedEnv(out), nil
+}
