@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/project"
@@ -34,13 +32,13 @@ func BenchmarkDeployOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer sandbox.RemoveTree(data)
+	b.Cleanup(func() { sandbox.RemoveTree(data) })
 	os.Chmod(data, 0o755)
 	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() }) // after the stack's service closes
 	git := gittest.NewServer(b)
 	url := git.Repo(b, "bench/site", "main", "site", map[string]string{
 		"index.html": "<h1>hello</h1>", "about/index.html": "<p>about</p>", "style.css": "body{margin:0}",
@@ -49,15 +47,8 @@ func BenchmarkDeployOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := &deploy.Service{
-		Store: db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts}, Hub: events.NewHub(),
-		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: data,
-		LiveURL: func(sub string) string { return "http://" + sub + ".localhost" }, Poll: 5 * time.Millisecond,
-	}
-	if err := svc.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
+	stack := deploytest.New(b, deploytest.Options{DB: db, Sandbox: sb, Repos: hosts, Workers: true, Poll: 5 * time.Millisecond})
+	svc := stack.Deploys
 	ctx := context.Background()
 	u := &gantry.User{FullName: "Bench", Username: "bench", Email: "bench@example.com", PasswordHash: "x", IsActive: true,
 		Subscription: gantry.Subscription{Plan: "pro", MaxProjects: 100, MaxDeployments: 100}}
@@ -65,8 +56,7 @@ func BenchmarkDeployOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	name := "site"
-	projects := &project.Service{Store: db, Repos: hosts, Deployments: svc}
-	p, err := projects.CreatePublic(ctx, u, project.Input{Repository: &project.RepositoryInput{URL: url}, Name: &name,
+	p, err := stack.Projects.CreatePublic(ctx, u, project.Input{Repository: &project.RepositoryInput{URL: url}, Name: &name,
 		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}})
 	if err != nil {
 		b.Fatal(err)

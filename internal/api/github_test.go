@@ -14,8 +14,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
-	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
@@ -65,16 +64,14 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.tokens = mustBox(t, secret.GitHubTokens)
+	stack := deploytest.New(t, deploytest.Options{DB: e.db, Repos: hosts, Key: testSecret})
+	g.tokens = stack.Tokens
 	g.link = &ghlink.Accounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, secret.GitHubStates),
 		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.GitHub = g.link
-	svc := &deploy.Service{Store: e.db, Decrypt: g.tokens.Open, Hub: events.NewHub(),
-		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" }}
-	e.srv.Deploys = svc
-	e.srv.Projects = &project.Service{Store: e.db, Repos: hosts, Decrypt: g.tokens.Open, Deployments: svc}
+	e.srv.Deploys, e.srv.Projects = stack.Deploys, stack.Projects
 	return g
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,15 +13,13 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/project"
-	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
-	"github.com/gantryhq/gantry/internal/secret"
 )
 
 // deployEnv adds the deployment stack to e: a loopback git host (allowed
@@ -48,34 +45,11 @@ func withDeploys(t *testing.T, e *testEnv, workers bool) *deployEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.MkdirTemp("", "gantry-api-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(data, 0o755)
-	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
-	d := &deployEnv{testEnv: e, git: gittest.NewServer(t), table: edge.NewTable()}
-	d.svc = &deploy.Service{
-		Store: e.db, Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
-		Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: d.table}, DataDir: data,
-		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
-		Poll:    50 * time.Millisecond,
-		Notify:  e.accounts.Notify,
+	stack := deploytest.New(t, deploytest.Options{DB: e.db, Sandbox: sb, Repos: hosts, Apps: true, Workers: workers,
+		Notify: e.accounts.Notify, Key: testSecret,
 		// Every account under a uid of its own, as gantry serve runs them.
-		SandboxUIDs: sandbox.UIDRange{First: 240000, Count: 1000},
-		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
-			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
-	}
-	if d.svc.Secrets, err = secret.New(testSecret, secret.EnvSecrets); err != nil {
-		t.Fatal(err)
-	}
-	if workers {
-		if err := d.svc.Open(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.svc.Close() })
-	}
-	d.projects = &project.Service{Store: e.db, Repos: hosts, Deployments: d.svc, Notify: d.svc.Notify, Secrets: d.svc.Secrets}
+		UIDs: sandbox.UIDRange{First: 240000, Count: 1000}})
+	d := &deployEnv{testEnv: e, git: gittest.NewServer(t), svc: stack.Deploys, projects: stack.Projects, table: stack.Table}
 	e.srv.Deploys, e.srv.Projects = d.svc, d.projects
 	e.srv.LiveHandler = edge.New("localhost", d.table, "http://localhost:8080")
 	return d

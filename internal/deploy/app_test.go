@@ -18,6 +18,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/project"
@@ -391,9 +392,8 @@ func TestAppsStartAgainAfterPlatformRestart(t *testing.T) {
 	}
 
 	table := edge.NewTable()
-	fresh := &deploy.Service{Store: e.svc.Store, Builder: e.svc.Builder, Hub: events.NewHub(),
-		Sites: deploy.EdgeSites{Table: table}, DataDir: e.svc.DataDir, LiveURL: e.svc.LiveURL, Poll: e.svc.Poll,
-		Apps: e.svc.Apps, SandboxUIDs: e.svc.SandboxUIDs}
+	fresh := deploytest.Restarted(e.svc, table)
+	fresh.Hub = events.NewHub()
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,12 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/project"
-	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
@@ -37,18 +35,21 @@ type env struct {
 	edge  *edge.Edge
 	user  *gantry.User
 	hosts *githost.Service // the project service's Repos
+	stack *deploytest.Stack
 }
 
-// projects is a project service beside e.svc, as cmd/gantry wires one.
+// projects is the stack's project service beside e.svc, as cmd/gantry
+// wires one (following e.svc when a test replaced it).
 func (e *env) projects() *project.Service {
-	return &project.Service{Store: e.db, Repos: e.hosts, Deployments: e.svc, Notify: e.svc.Notify,
-		Decrypt: e.svc.Decrypt, Secrets: e.svc.Secrets}
+	p := e.stack.Projects
+	p.Deployments, p.Notify, p.Decrypt, p.Secrets = e.svc, e.svc.Notify, e.svc.Decrypt, e.svc.Secrets
+	return p
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	sb := sandboxtest.Require(t, sandbox.Config{})
-	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t), table: edge.NewTable()}
+	e := &env{t: t, db: storetest.MustOpenDB(t), git: gittest.NewServer(t)}
 	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
 	if err != nil {
 		t.Fatal(err)
@@ -57,33 +58,12 @@ func newEnv(t *testing.T) *env {
 	if err := e.db.CreateUser(context.Background(), e.user); err != nil {
 		t.Fatal(err)
 	}
-	// The sandbox user must be able to reach the build folders: t.TempDir's
-	// parents are private, so the data folder is made beside them.
-	data, err := os.MkdirTemp("", "gantry-deploy-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(data, 0o755)
-	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
-	e.svc = &deploy.Service{
-		Store:   e.db,
-		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
-		Hub:     events.NewHub(),
-		Sites:   deploy.EdgeSites{Table: e.table},
-		DataDir: data,
-		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
-		Poll:    50 * time.Millisecond,
+	e.stack = deploytest.New(t, deploytest.Options{DB: e.db, Sandbox: sb, Repos: hosts, Apps: true, Workers: true,
 		// Every account under a uid of its own, as gantry serve runs them.
-		SandboxUIDs: sandbox.UIDRange{First: 230000, Count: 1000},
-		Apps: &runtime.Supervisor{Sandbox: sb, StartTimeout: 30 * time.Second, StopGrace: 2 * time.Second,
-			BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second},
-	}
+		UIDs: sandbox.UIDRange{First: 230000, Count: 1000}})
+	e.svc, e.table = e.stack.Deploys, e.stack.Table
 	e.hosts = hosts
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
-	if err := e.svc.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.svc.Close() })
 	return e
 }
 
@@ -322,8 +302,7 @@ func TestRecoveryAfterRestart(t *testing.T) {
 	}
 	table := edge.NewTable()
 	old := e.svc
-	fresh := &deploy.Service{Store: old.Store, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
-		Sites: deploy.EdgeSites{Table: table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll}
+	fresh := deploytest.Restarted(old, table)
 	if err := fresh.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -33,7 +34,7 @@ func TestFollowLogs(t *testing.T) {
 	if err := db.CreateDeployment(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	svc := &deploy.Service{Store: db, Hub: events.NewHub()}
+	svc := deploytest.New(t, deploytest.Options{DB: db}).Deploys
 	n := 0
 	appendLog := func(publish bool) {
 		t.Helper()

@@ -6,23 +6,18 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/build"
-	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
 	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
-	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
@@ -63,16 +58,14 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := secret.New("0123456789abcdef0123456789abcdef-deploy-test", secret.GitHubTokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, db: storetest.MustOpenDB(t), table: edge.NewTable()}
+	e := &env{t: t, db: storetest.MustOpenDB(t)}
+	e.stack = deploytest.New(t, deploytest.Options{DB: e.db, Sandbox: sb, Repos: hosts})
+	e.svc, e.table, e.hosts = e.stack.Deploys, e.stack.Table, hosts
 	e.user = &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true}
 	if err := e.db.CreateUser(ctx, e.user); err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := box.Seal(owner.Token)
+	sealed, err := e.stack.Tokens.Seal(owner.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,25 +77,8 @@ func TestBuildPrivateGitHubRepo(t *testing.T) {
 		AccessToken: sealed, Repos: repos}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.MkdirTemp("", "gantry-deploy-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(data, 0o755)
-	t.Cleanup(func() { _ = sandbox.RemoveTree(data) })
 	serverLog := &lockedBuffer{}
-	e.svc = &deploy.Service{
-		Store:   e.db,
-		Builder: &build.Pipeline{Sandbox: sb, Cloner: hosts},
-		Decrypt: box.Open,
-		Hub:     events.NewHub(),
-		Sites:   deploy.EdgeSites{Table: e.table},
-		DataDir: data,
-		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
-		Poll:    50 * time.Millisecond,
-		Logger:  slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
-	e.hosts = hosts
+	e.svc.Logger = slog.New(slog.NewTextHandler(serverLog, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
 	if err := e.svc.Open(ctx); err != nil {
 		t.Fatal(err)

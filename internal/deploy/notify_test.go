@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gantryhq/gantry"
-	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
 )
 
@@ -56,9 +56,8 @@ func TestEventNotifications(t *testing.T) {
 	}
 	rec := &recorder{}
 	old := e.svc
-	e.svc = &deploy.Service{Store: old.Store, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
-		Sites: deploy.EdgeSites{Table: edge.NewTable()}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll,
-		Notify: rec}
+	e.svc = deploytest.Restarted(old, edge.NewTable())
+	e.svc.Notify = rec
 	if err := e.svc.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

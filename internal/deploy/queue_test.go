@@ -10,8 +10,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
@@ -39,11 +38,7 @@ func TestWorkersServeUsersInTurns(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.MustOpenDB(t)
 	b := &orderBuilder{gate: make(chan struct{}), started: make(chan string, 16)}
-	svc := &deploy.Service{
-		Store: db, Builder: b, Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: edge.NewTable()},
-		DataDir: t.TempDir(), LiveURL: func(sub string) string { return "http://" + sub + ".localhost" },
-		Poll: 20 * time.Millisecond,
-	}
+	svc := deploytest.New(t, deploytest.Options{DB: db, Builder: b, Poll: 20 * time.Millisecond}).Deploys
 	if err := svc.Open(ctx); err != nil {
 		t.Fatal(err)
 	}

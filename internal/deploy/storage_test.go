@@ -11,8 +11,8 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -31,7 +31,7 @@ type storageEnv struct {
 
 func newStorageEnv(t *testing.T) *storageEnv {
 	t.Helper()
-	e := &storageEnv{t: t, db: storetest.MustOpenDB(t), table: edge.NewTable()}
+	e := &storageEnv{t: t, db: storetest.MustOpenDB(t)}
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	e.db.Now = func() time.Time { // one second per call: deployments are ordered
@@ -50,11 +50,8 @@ func newStorageEnv(t *testing.T) *storageEnv {
 	if err := e.db.CreateProject(ctx, e.p); err != nil {
 		t.Fatal(err)
 	}
-	e.svc = &deploy.Service{
-		Store: e.db, Hub: events.NewHub(), Sites: deploy.EdgeSites{Table: e.table}, DataDir: t.TempDir(),
-		LiveURL: func(sub string) string { return "http://" + sub + ".localhost:8080" },
-		Poll:    time.Hour,
-	}
+	stack := deploytest.New(t, deploytest.Options{DB: e.db, Poll: time.Hour})
+	e.svc, e.table = stack.Deploys, stack.Table
 	return e
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/store"
 )
@@ -45,12 +46,12 @@ func TestStopAndDeleteRaceGoLive(t *testing.T) {
 	old := e.svc
 	e.table = edge.NewTable()
 	e.edge = edge.New("localhost", e.table, "http://localhost:8080")
-	e.svc = &deploy.Service{Store: rs, Builder: old.Builder, Hub: old.Hub, SandboxUIDs: old.SandboxUIDs,
-		Sites: deploy.EdgeSites{Table: e.table}, DataDir: old.DataDir, LiveURL: old.LiveURL, Poll: old.Poll,
-		Apps: old.Apps, DrainTimeout: 100 * time.Millisecond}
+	e.svc = deploytest.Restarted(old, e.table)
+	e.svc.Store, e.svc.DrainTimeout = rs, 100*time.Millisecond
 	if err := e.svc.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.svc.Close() })
 
 	for _, tc := range []struct {
 		name  string

@@ -7,14 +7,17 @@ import (
 	"testing"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/secret"
+	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
 // TestCreateFromGitHubRefuses covers the paths that never reach GitHub.
 func TestCreateFromGitHubRefuses(t *testing.T) {
 	t.Parallel()
-	svc := &project.Service{Decrypt: func(string) (string, error) { return "", secret.ErrInvalid }}
+	svc := deploytest.New(t, deploytest.Options{DB: storetest.MustOpenDB(t)}).Projects
+	svc.Decrypt = func(string) (string, error) { return "", secret.ErrInvalid }
 	ctx := context.Background()
 	connected := &gantry.User{ID: "u1", GitHub: gantry.GitHubLink{Connected: true, AccessToken: "v1:x",
 		Repos: []gantry.GitHubRepo{{ID: 5, Name: "a"}}}}
