@@ -167,17 +167,28 @@ type scenario struct {
 	request
 	wantStatus   int
 	wantMessage  string   // the exact message of a failure
+	wantFailure  bool     // a JSON failure answer, whatever its message
 	wantContains []string // substrings of the body
 	wantAbsent   []string // substrings the body must not hold
 	wantHeaders  map[string]string
+	// wantData maps paths in the answer's data ("project.name") to the
+	// JSON each must hold (`"site"`, `3`, `true`).
+	wantData map[string]string
 	// unchanged checks that alice and the user count are as before.
 	unchanged bool
 	after     func(t *testing.T, e *testEnv, rec *httptest.ResponseRecorder)
 }
 
+// run runs the scenario against a fresh environment of its own, in
+// parallel with the others.
 func (sc scenario) run(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	sc.check(t, newEnv(t))
+}
+
+// check sends the scenario's request to e and checks the answer.
+func (sc scenario) check(t *testing.T, e *testEnv) {
+	t.Helper()
 	var token string
 	if sc.setup != nil {
 		token = sc.setup(t, e)
@@ -196,10 +207,15 @@ func (sc scenario) run(t *testing.T) {
 	if rec.Code != sc.wantStatus {
 		t.Fatalf("got status %d, want %d; body %s", rec.Code, sc.wantStatus, rec.Body.String())
 	}
-	if sc.wantMessage != "" {
+	if sc.wantMessage != "" || sc.wantFailure {
 		a := decodeAnswer(t, rec)
-		if a.Success || a.Message != sc.wantMessage {
+		if a.Success || (sc.wantMessage != "" && a.Message != sc.wantMessage) {
 			t.Errorf("got success %v message %q, want failure %q", a.Success, a.Message, sc.wantMessage)
+		}
+	}
+	for path, want := range sc.wantData {
+		if got := dataPath(t, rec, path); got != want {
+			t.Errorf("data.%s = %s, want %s", path, got, want)
 		}
 	}
 	body := rec.Body.String()
@@ -239,6 +255,33 @@ func runScenarios(t *testing.T, scenarios []scenario) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, sc.run)
 	}
+}
+
+// runScenariosOn runs scenarios one after another against e, which they
+// share: each sees what the ones before it did.
+func runScenariosOn(t *testing.T, e *testEnv, scenarios []scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) { sc.check(t, e) })
+	}
+}
+
+// dataPath returns the JSON at a dotted path of an answer's data, compacted.
+func dataPath(t *testing.T, rec *httptest.ResponseRecorder, path string) string {
+	t.Helper()
+	raw := decodeAnswer(t, rec).Data
+	for _, key := range strings.Split(path, ".") {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("data.%s: not an object at %q: %s", path, key, rec.Body.String())
+		}
+		raw = m[key]
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 func merge(a, b map[string]string) map[string]string {

@@ -42,29 +42,21 @@ func TestDeploymentsAPI(t *testing.T) {
 	project := d.createProject(t, d.site(t, "site", "first"), "My Site")
 	bob := e.otherToken(t)
 
-	for _, tc := range []struct {
-		name        string
-		r           request
-		wantStatus  int
-		wantMessage string
-	}{
-		{"no project id", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"version":"1.0.0"}`}, 400, "projectId is required"},
-		{"bob's deploy of alice's project", request{method: "POST", url: "/api/deployments", headers: bearer(bob), body: `{"projectId":"` + project + `"}`}, 404, "Project not found"},
-		{"escaping output", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `","outputDirectory":"../x"}`}, 400, "Output directory must be a relative path inside the repository"},
-		{"wrong type", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":5}`}, 400, ""},
-		{"no token", request{method: "POST", url: "/api/deployments", body: `{"projectId":"` + project + `"}`}, 401, ""},
-		{"unknown deployment", request{method: "GET", url: "/api/deployments/nope", headers: bearer(e.token)}, 404, "Deployment not found"},
-		{"stop unknown subdomain", request{method: "POST", url: "/api/deployments/hosting/stop/nothing-here", headers: bearer(e.token)}, 404, "No deployment found for nothing-here"},
-		{"bad log limit", request{method: "GET", url: "/api/deployments/x/logs?limit=abc", headers: bearer(e.token)}, 400, "limit must be a whole number from 1 to 5000"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := e.do(tc.r)
-			a := decodeAnswer(t, rec)
-			if rec.Code != tc.wantStatus || a.Success || (tc.wantMessage != "" && a.Message != tc.wantMessage) {
-				t.Fatalf("got %d %q, want %d %q", rec.Code, a.Message, tc.wantStatus, tc.wantMessage)
-			}
-		})
+	// fail is a refused request: a failure answer with status and, when
+	// given, message.
+	fail := func(name string, r request, status int, message string) scenario {
+		return scenario{name: name, request: r, wantStatus: status, wantMessage: message, wantFailure: true}
 	}
+	runScenariosOn(t, e, []scenario{
+		fail("no project id", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"version":"1.0.0"}`}, 400, "projectId is required"),
+		fail("bob's deploy of alice's project", request{method: "POST", url: "/api/deployments", headers: bearer(bob), body: `{"projectId":"` + project + `"}`}, 404, "Project not found"),
+		fail("escaping output", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `","outputDirectory":"../x"}`}, 400, "Output directory must be a relative path inside the repository"),
+		fail("wrong type", request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":5}`}, 400, ""),
+		fail("no token", request{method: "POST", url: "/api/deployments", body: `{"projectId":"` + project + `"}`}, 401, ""),
+		fail("unknown deployment", request{method: "GET", url: "/api/deployments/nope", headers: bearer(e.token)}, 404, "Deployment not found"),
+		fail("stop unknown subdomain", request{method: "POST", url: "/api/deployments/hosting/stop/nothing-here", headers: bearer(e.token)}, 404, "No deployment found for nothing-here"),
+		fail("bad log limit", request{method: "GET", url: "/api/deployments/x/logs?limit=abc", headers: bearer(e.token)}, 400, "limit must be a whole number from 1 to 5000"),
+	})
 
 	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `","version":"1.0.0"}`})
 	if rec.Code != http.StatusCreated {

@@ -28,19 +28,22 @@ fs.writeFileSync('dist/index.html', '<p>' + process.env.MODE + '</p>');`,
 		return rec.Code, rec.Body.String()
 	}
 
-	for _, tc := range []struct{ name, body, want string }{
-		{"bad name", `{"variables":[{"key":"1X","value":"a","isSecret":false}]}`, `Invalid variable name "1X": use letters, digits and underscores, not starting with a digit`},
-		{"reserved", `{"variables":[{"key":"PORT","value":"1","isSecret":false}]}`, "PORT is set by Gantry and cannot be changed"},
-		{"twice", `{"variables":[{"key":"A","value":"1","isSecret":false},{"key":"A","value":"2","isSecret":false}]}`, "Variable A is listed twice"},
-		{"wrong type", `{"variables":[{"key":"A","value":1}]}`, ""},
-	} {
-		if code, body := put(e.token, tc.body); code != 400 || !strings.Contains(body, tc.want) {
-			t.Errorf("%s: got %d %s, want 400 %q", tc.name, code, body, tc.want)
-		}
-	}
-	if code, _ := put(e.otherToken(t), `{"variables":[]}`); code != 404 {
-		t.Fatalf("bob sets alice's env: got %d, want 404", code)
-	}
+	envURL := "/api/projects/" + project + "/env"
+	runScenariosOn(t, e, []scenario{
+		{name: "bad name", auth: true, request: request{method: "PUT", url: envURL,
+			body: `{"variables":[{"key":"1X","value":"a","isSecret":false}]}`},
+			wantStatus: 400, wantMessage: `Invalid variable name "1X": use letters, digits and underscores, not starting with a digit, at most 128 characters`},
+		{name: "reserved", auth: true, request: request{method: "PUT", url: envURL,
+			body: `{"variables":[{"key":"PORT","value":"1","isSecret":false}]}`},
+			wantStatus: 400, wantMessage: "PORT is set by Gantry and cannot be changed"},
+		{name: "twice", auth: true, request: request{method: "PUT", url: envURL,
+			body: `{"variables":[{"key":"A","value":"1","isSecret":false},{"key":"A","value":"2","isSecret":false}]}`},
+			wantStatus: 400, wantMessage: "Variable A is listed twice"},
+		{name: "wrong type", auth: true, request: request{method: "PUT", url: envURL, body: `{"variables":[{"key":"A","value":1}]}`},
+			wantStatus: 400, wantFailure: true},
+		{name: "bob sets alice's env", setup: func(t *testing.T, e *testEnv) string { return e.otherToken(t) },
+			request: request{method: "PUT", url: envURL, body: `{"variables":[]}`}, wantStatus: 404},
+	})
 
 	code, body := put(e.token, `{"variables":[{"key":"MODE","value":"production-ish","isSecret":false},{"key":"API_KEY","value":"`+secretValue+`","isSecret":true}]}`)
 	if code != 200 || strings.Contains(body, secretValue) || !strings.Contains(body, "••••••••") {
