@@ -262,25 +262,22 @@ func cmpOr(v, def string) string {
 func TestGalleryQueryValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, tc := range []struct{ query, message string }{
-		{"sort=best", "sort must be one of recent, oldest, name, popular, trending"},
-		{"category=games", "category must be one of all, frontend, backend, static"},
-		{"limit=0", "limit must be a whole number from 1 to 100"},
-		{"limit=101", "limit must be a whole number from 1 to 100"},
-		{"limit=ten", "limit must be a whole number from 1 to 100"},
-		{"page=0", "page must be a whole number from 1 to 1000000"},
-		{"page=-1", "page must be a whole number from 1 to 1000000"},
-		{"offset=-5", "offset must be a whole number from 0 to 100000000"},
-		{"page=2&offset=3", "Use page or offset, not both"},
-		{"search=" + strings.Repeat("x", 101), "search cannot exceed 100 characters"},
-	} {
-		t.Run(tc.query, func(t *testing.T) {
-			rec := e.do(request{method: "GET", url: "/api/deployments/public?" + tc.query})
-			if a := decodeAnswer(t, rec); rec.Code != 400 || a.Success || a.Message != tc.message {
-				t.Fatalf("got %d %q, want 400 %q", rec.Code, a.Message, tc.message)
-			}
-		})
+	refused := func(query, message string) scenario {
+		return scenario{name: query, request: request{method: "GET", url: "/api/deployments/public?" + query},
+			wantStatus: 400, wantMessage: message}
 	}
+	runScenariosOn(t, e, []scenario{
+		refused("sort=best", "sort must be one of recent, oldest, name, popular, trending"),
+		refused("category=games", "category must be one of all, frontend, backend, static"),
+		refused("limit=0", "limit must be a whole number from 1 to 100"),
+		refused("limit=101", "limit must be a whole number from 1 to 100"),
+		refused("limit=ten", "limit must be a whole number from 1 to 100"),
+		refused("page=0", "page must be a whole number from 1 to 1000000"),
+		refused("page=-1", "page must be a whole number from 1 to 1000000"),
+		refused("offset=-5", "offset must be a whole number from 0 to 100000000"),
+		refused("page=2&offset=3", "Use page or offset, not both"),
+		refused("search="+strings.Repeat("x", 101), "search cannot exceed 100 characters"),
+	})
 	// Accepted: case and spaces, offset paging, the largest page, an empty gallery.
 	for _, q := range []string{"sort=TRENDING&category=%20Frontend%20", "offset=7&limit=100", "search=%20%20", "category=all&sort=name&page=3"} {
 		if rec := e.do(request{method: "GET", url: "/api/deployments/public?" + q}); rec.Code != 200 {
@@ -433,33 +430,22 @@ func TestGalleryLikesAndViews(t *testing.T) {
 	}
 
 	// Views: once per visitor and app per hour.
-	view := func(headers map[string]string) bool {
-		t.Helper()
-		rec := e.do(request{method: "POST", url: base + "/view", headers: headers})
-		if rec.Code != 200 {
-			t.Fatalf("view: %d %s", rec.Code, rec.Body.String())
-		}
-		return dataField[bool](t, rec, "counted")
-	}
 	start := e.now
-	for i, step := range []struct {
-		at      time.Duration
-		headers map[string]string
-		want    bool
-	}{
-		{0, visitor, true},
-		{10 * time.Minute, visitor, false},
-		{10 * time.Minute, bearer(e.token), true},
-		{59 * time.Minute, visitor, false},
-		{60 * time.Minute, visitor, true},
-		{61 * time.Minute, bearer(e.token), false},
-		{3 * time.Hour, bearer(e.token), true},
-	} {
-		e.now = start.Add(step.at)
-		if got := view(step.headers); got != step.want {
-			t.Fatalf("view %d at +%s: got counted %v, want %v", i, step.at, got, step.want)
-		}
+	view := func(name string, at time.Duration, headers map[string]string, counted bool) scenario {
+		return scenario{name: fmt.Sprintf("view by %s at +%s", name, at),
+			setup:      func(*testing.T, *testEnv) string { e.now = start.Add(at); return "" },
+			request:    request{method: "POST", url: base + "/view", headers: headers},
+			wantStatus: 200, wantData: map[string]string{"counted": fmt.Sprint(counted)}}
 	}
+	runScenariosOn(t, e, []scenario{
+		view("visitor", 0, visitor, true),
+		view("visitor", 10*time.Minute, visitor, false),
+		view("alice", 10*time.Minute, bearer(e.token), true),
+		view("visitor", 59*time.Minute, visitor, false),
+		view("visitor", 60*time.Minute, visitor, true),
+		view("alice", 61*time.Minute, bearer(e.token), false),
+		view("alice", 3*time.Hour, bearer(e.token), true),
+	})
 	for _, d := range e.gallery(t, "limit=100", nil).Deployments {
 		if d.ID == app.id && d.Views != 4 {
 			t.Fatalf("got %d views, want 4", d.Views)
