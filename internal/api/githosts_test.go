@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -180,45 +181,45 @@ func TestGitFailuresThroughAPI(t *testing.T) {
 	d.projects.Repos = hosts
 	private := "Repository is private or requires authentication"
 	timedOut := "Timed out after 4s while contacting " + hostPort
-	for _, tc := range []struct {
-		name, mode string
-		lookup     string // URL looked up
-		project    string // project synced
-		wantStatus int
-		wantMsg    string
-	}{
-		{"repository not found", "404", f.url("alice/site"), siteProject, 404, "Repository not found: " + strings.TrimSuffix(f.url("alice/site"), ".git")},
-		{"missing repository on a working host", "ok", f.url("alice/nope"), "", 404, "Repository not found: " + strings.TrimSuffix(f.url("alice/nope"), ".git")},
-		{"401", "401", f.url("alice/site"), siteProject, 400, private},
-		{"403", "403", f.url("alice/site"), siteProject, 400, private},
-		{"host unreachable", "ok", "http://" + closed + "/alice/site.git", "", 400, "Could not connect to " + closed + ": check the URL, or try again later if the host is down"},
-		{"too large", "ok", f.url("alice/big"), bigProject, 400, "Repository is too large (limit 256 KiB)"},
-		{"host stalls", "stall", f.url("alice/site"), siteProject, 400, timedOut},
-		{"objects stall", "stall-objects", f.url("alice/site"), siteProject, 400, timedOut},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f.mode.Store(tc.mode)
-			defer f.mode.Store("ok")
-			if strings.HasPrefix(tc.mode, "stall") {
+	// failing is the lookup of lookup and, given a project, its sync, while
+	// the host is in mode: both answer status and message, in words of
+	// Gantry's own.
+	failing := func(name, mode, lookup, project string, status int, message string) []scenario {
+		setup := func(t *testing.T, _ *testEnv) string {
+			f.mode.Store(mode)
+			t.Cleanup(func() { f.mode.Store("ok") })
+			if strings.HasPrefix(mode, "stall") {
 				d.projects.Repos = impatient
-				defer func() { d.projects.Repos = hosts }()
+				t.Cleanup(func() { d.projects.Repos = hosts })
 			}
-			rec, a := d.lookup(t, tc.lookup)
-			if rec.Code != tc.wantStatus || a.Success || a.Message != tc.wantMsg {
-				t.Errorf("lookup: got %d %q, want %d %q", rec.Code, a.Message, tc.wantStatus, tc.wantMsg)
+			return ""
+		}
+		after := func(what string) func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+			return func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+				noRawGit(t, what, decodeAnswer(t, rec).Message)
 			}
-			noRawGit(t, "lookup", a.Message)
-			if tc.project == "" {
-				return
-			}
-			rec = d.do(request{method: "POST", url: "/api/projects/" + tc.project + "/sync", headers: bearer(d.token)})
-			a = decodeAnswer(t, rec)
-			if rec.Code != tc.wantStatus || a.Success || a.Message != tc.wantMsg {
-				t.Errorf("sync: got %d %q, want %d %q", rec.Code, a.Message, tc.wantStatus, tc.wantMsg)
-			}
-			noRawGit(t, "sync", a.Message)
-		})
+		}
+		body, _ := json.Marshal(map[string]string{"repoUrl": lookup})
+		scs := []scenario{{name: name + " lookup", setup: setup, auth: true,
+			request:    request{method: "POST", url: "/api/projects/public-repo", body: string(body)},
+			wantStatus: status, wantMessage: message, after: after("lookup")}}
+		if project != "" {
+			scs = append(scs, scenario{name: name + " sync", setup: setup, auth: true,
+				request:    request{method: "POST", url: "/api/projects/" + project + "/sync"},
+				wantStatus: status, wantMessage: message, after: after("sync")})
+		}
+		return scs
 	}
+	runScenariosOn(t, e, slices.Concat(
+		failing("repository not found", "404", f.url("alice/site"), siteProject, 404, "Repository not found: "+strings.TrimSuffix(f.url("alice/site"), ".git")),
+		failing("missing repository on a working host", "ok", f.url("alice/nope"), "", 404, "Repository not found: "+strings.TrimSuffix(f.url("alice/nope"), ".git")),
+		failing("401", "401", f.url("alice/site"), siteProject, 400, private),
+		failing("403", "403", f.url("alice/site"), siteProject, 400, private),
+		failing("host unreachable", "ok", "http://"+closed+"/alice/site.git", "", 400, "Could not connect to "+closed+": check the URL, or try again later if the host is down"),
+		failing("too large", "ok", f.url("alice/big"), bigProject, 400, "Repository is too large (limit 256 KiB)"),
+		failing("host stalls", "stall", f.url("alice/site"), siteProject, 400, timedOut),
+		failing("objects stall", "stall-objects", f.url("alice/site"), siteProject, 400, timedOut),
+	))
 	// The host goes away for good.
 	f.srv.Close()
 	rec := d.do(request{method: "POST", url: "/api/projects/" + siteProject + "/sync", headers: bearer(d.token)})
