@@ -162,6 +162,9 @@ type scenario struct {
 	// setup runs before the request; it may return a token to send as
 	// bearer (overriding auth).
 	setup func(t *testing.T, e *testEnv) string
+	// prepare runs after setup and completes the request from what setup
+	// made (an id, a body, a cookie).
+	prepare func(t *testing.T, e *testEnv, r *request)
 	// auth sends alice's token when true.
 	auth bool
 	request
@@ -194,6 +197,9 @@ func (sc scenario) check(t *testing.T, e *testEnv) {
 		token = sc.setup(t, e)
 	}
 	req := sc.request
+	if sc.prepare != nil {
+		sc.prepare(t, e, &req)
+	}
 	if sc.auth && token == "" {
 		token = e.token
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -135,14 +136,26 @@ func (g *githubEnv) authorize(t *testing.T, auth *url.URL) *url.URL {
 // cookie, when set) and returns the web page it is sent to.
 func (g *githubEnv) callback(t *testing.T, query string, cookie *http.Cookie) *url.URL {
 	t.Helper()
+	rec := g.do(callbackRequest(query, cookie))
+	if rec.Code != http.StatusFound {
+		t.Fatalf("callback: got %d, want 302; body %s", rec.Code, rec.Body.String())
+	}
+	return callbackPage(t, rec)
+}
+
+// callbackRequest is the browser's request to Gantry's callback.
+func callbackRequest(query string, cookie *http.Cookie) request {
 	req := request{method: "GET", url: "/api/auth/github/callback?" + query}
 	if cookie != nil {
 		req.headers = map[string]string{"Cookie": cookie.Name + "=" + cookie.Value}
 	}
-	rec := g.do(req)
-	if rec.Code != http.StatusFound {
-		t.Fatalf("callback: got %d, want 302; body %s", rec.Code, rec.Body.String())
-	}
+	return req
+}
+
+// callbackPage checks the callback's redirect (the nonce cookie cleared, no
+// referrer) and returns the web page it sends the browser to.
+func callbackPage(t *testing.T, rec *httptest.ResponseRecorder) *url.URL {
+	t.Helper()
 	cleared := false
 	for _, c := range rec.Result().Cookies() {
 		cleared = cleared || (c.Name == "gantry_github_oauth" && c.MaxAge < 0)
@@ -395,6 +408,7 @@ func TestGitHubRefreshRevokedToken(t *testing.T) {
 
 func TestGitHubCallbackRefusals(t *testing.T) {
 	t.Parallel()
+	var scenarios []scenario
 	for _, tc := range []struct {
 		name string
 		// flow returns the callback query and cookie to send.
@@ -450,20 +464,26 @@ func TestGitHubCallbackRefusals(t *testing.T) {
 			return back.RawQuery, g.lastCookie
 		}, "account_unavailable"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := withGitHub(t, newEnv(t), true)
-			query, cookie := tc.flow(t, g)
-			page := g.callback(t, query, cookie)
-			if got := page.Query().Get("error"); got != tc.wantError || page.Query().Get("token") != "" {
-				t.Fatalf("got %s, want error=%s and no token", page, tc.wantError)
-			}
-			if u, _ := g.db.FindUserByID(context.Background(), g.alice.ID); u.GitHub.Connected {
-				t.Errorf("alice got connected: %+v", u.GitHub)
-			}
-			g.noSecrets(t)
-		})
+		var g *githubEnv
+		scenarios = append(scenarios, scenario{name: tc.name,
+			setup: func(t *testing.T, e *testEnv) string { g = withGitHub(t, e, true); return "" },
+			prepare: func(t *testing.T, _ *testEnv, r *request) {
+				query, cookie := tc.flow(t, g)
+				*r = callbackRequest(query, cookie)
+			},
+			wantStatus: http.StatusFound,
+			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+				page := callbackPage(t, rec)
+				if got := page.Query().Get("error"); got != tc.wantError || page.Query().Get("token") != "" {
+					t.Fatalf("got %s, want error=%s and no token", page, tc.wantError)
+				}
+				if u, _ := g.db.FindUserByID(context.Background(), g.alice.ID); u.GitHub.Connected {
+					t.Errorf("alice got connected: %+v", u.GitHub)
+				}
+				g.noSecrets(t)
+			}})
 	}
+	runScenarios(t, scenarios)
 }
 
 // mustStart is start for alice, keeping the cookie in g.lastCookie.
@@ -508,6 +528,7 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 		return fmt.Sprintf(`{"repositoryId":%s,"name":"My Site","description":"demo","branch":""%s}`, b, extra)
 	}
 	type check func(t *testing.T, g *githubEnv, p *gantry.Project)
+	var scenarios []scenario
 	for _, tc := range []struct {
 		name       string
 		connect    bool
@@ -562,36 +583,35 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 		{name: "unknown field", connect: true, body: func(g *githubEnv) string { return body(g.site.ID, `,"token":"x"`) },
 			wantStatus: 400, wantMsg: `Unknown field "token"`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := withGitHub(t, newEnv(t), true)
-			if tc.connect {
-				g.connect(t, g.token, "alice-gh")
-			}
-			rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token), body: tc.body(g)})
-			if rec.Code != tc.wantStatus {
-				t.Fatalf("got %d, want %d: %s", rec.Code, tc.wantStatus, rec.Body.String())
-			}
-			if tc.wantMsg != "" {
-				if a := decodeAnswer(t, rec); a.Message != tc.wantMsg {
-					t.Errorf("got message %q, want %q", a.Message, tc.wantMsg)
+		var g *githubEnv
+		scenarios = append(scenarios, scenario{name: tc.name, auth: true,
+			setup: func(t *testing.T, e *testEnv) string {
+				g = withGitHub(t, e, true)
+				if tc.connect {
+					g.connect(t, g.token, "alice-gh")
 				}
-			}
-			if strings.Contains(rec.Body.String(), g.aliceGH.Token) {
-				t.Fatalf("the answer reveals the token: %s", rec.Body.String())
-			}
-			if tc.check != nil {
-				p := dataField[*gantry.Project](t, rec, "project")
-				tc.check(t, g, p)
-				if stored, err := g.db.FindProject(context.Background(), g.alice.ID, p.ID); err != nil {
-					t.Fatal(err)
-				} else if raw, _ := json.Marshal(stored); strings.Contains(string(raw), g.aliceGH.Token) {
-					t.Fatalf("the stored project holds the token")
+				return ""
+			},
+			prepare:    func(_ *testing.T, _ *testEnv, r *request) { r.body = tc.body(g) },
+			request:    request{method: "POST", url: "/api/projects"},
+			wantStatus: tc.wantStatus, wantMessage: tc.wantMsg,
+			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+				if strings.Contains(rec.Body.String(), g.aliceGH.Token) {
+					t.Fatalf("the answer reveals the token: %s", rec.Body.String())
 				}
-			}
-			g.noSecrets(t)
-		})
+				if tc.check != nil {
+					p := dataField[*gantry.Project](t, rec, "project")
+					tc.check(t, g, p)
+					if stored, err := g.db.FindProject(context.Background(), g.alice.ID, p.ID); err != nil {
+						t.Fatal(err)
+					} else if raw, _ := json.Marshal(stored); strings.Contains(string(raw), g.aliceGH.Token) {
+						t.Fatalf("the stored project holds the token")
+					}
+				}
+				g.noSecrets(t)
+			}})
 	}
+	runScenarios(t, scenarios)
 }
 
 // TestPublicCreateOfPrivateGitHubRepo: POST /api/projects/public learns
