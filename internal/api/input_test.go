@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,16 +113,15 @@ func TestPublicProjectFactsComeFromTheLookup(t *testing.T) {
 		t.Fatalf("create on dev: %d %s", rec.Code, rec.Body.String())
 	}
 	before := e.countProjects(t)
-	for _, tc := range []struct{ branch, wantStatus, want string }{
-		{"--upload-pack=touch /tmp/x", "400", `Invalid branch name: "--upload-pack=touch /tmp/x"`},
-		{"nope", "404", "Branch 'nope' not found"},
-	} {
-		rec = e.do(request{method: "POST", url: "/api/projects/public", headers: bearer(e.token),
-			body: jsonBody(map[string]any{"repository": map[string]string{"url": url}, "name": "x", "branch": tc.branch})})
-		if a := decodeAnswer(t, rec); fmt.Sprint(rec.Code) != tc.wantStatus || !strings.Contains(a.Message, tc.want) {
-			t.Errorf("branch %q: got %d %q, want %s %q", tc.branch, rec.Code, a.Message, tc.wantStatus, tc.want)
-		}
+	branch := func(branch string, status int, message string) scenario {
+		return scenario{name: "branch " + branch, auth: true, request: request{method: "POST", url: "/api/projects/public",
+			body: jsonBody(map[string]any{"repository": map[string]string{"url": url}, "name": "x", "branch": branch})},
+			wantStatus: status, wantMessage: message}
 	}
+	runScenariosOn(t, e, []scenario{
+		branch("--upload-pack=touch /tmp/x", 400, `Invalid branch name: "--upload-pack=touch /tmp/x"`),
+		branch("nope", 404, "Branch 'nope' not found in alice/facts"),
+	})
 	if n := e.countProjects(t); n != before {
 		t.Fatalf("refused creations made projects: %d, want %d", n, before)
 	}
@@ -199,6 +199,7 @@ func TestTextRules(t *testing.T) {
 	get := func(u string) request { return request{method: "GET", url: u} }
 	const nul, esc, rlo, zwsp = "\x00", "\x1b", "\u202e", "\u200b"
 
+	var refusals []scenario
 	for _, tc := range []struct {
 		name       string
 		r          request
@@ -282,15 +283,9 @@ func TestTextRules(t *testing.T) {
 		{"project id in path NUL", get("/api/projects/%00"), 400, "The request path cannot contain control or invisible characters (found U+0000)"},
 		{"like id in path NUL", request{method: "POST", url: "/api/deployments/public/a%00/like"}, 400, "The request path cannot contain control or invisible characters (found U+0000)"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.r.headers = bearer(e.token)
-			rec := e.do(tc.r)
-			a := decodeAnswer(t, rec)
-			if rec.Code != tc.wantStatus || a.Success || a.Message != tc.want {
-				t.Fatalf("got %d %q, want %d %q", rec.Code, a.Message, tc.wantStatus, tc.want)
-			}
-		})
+		refusals = append(refusals, scenario{name: tc.name, auth: true, request: tc.r, wantStatus: tc.wantStatus, wantMessage: tc.want})
 	}
+	runScenariosOn(t, e, refusals)
 	if after := snapshot(); after != before {
 		t.Errorf("refused requests changed something:\nbefore %s\nafter  %s", before, after)
 	}
@@ -299,6 +294,7 @@ func TestTextRules(t *testing.T) {
 	}
 
 	// What the rules let through.
+	var accepted []scenario
 	for _, tc := range []struct {
 		name string
 		r    request
@@ -311,11 +307,9 @@ func TestTextRules(t *testing.T) {
 		{"version of 50 characters", deployWith("version", strings.Repeat("9", 50)), 201},
 		{"gallery search with accents", get("/api/deployments/public?search=%C3%A9t%C3%A9"), 200},
 	} {
-		tc.r.headers = bearer(e.token)
-		if rec := e.do(tc.r); rec.Code != tc.want {
-			t.Errorf("%s: got %d %s, want %d", tc.name, rec.Code, rec.Body.String(), tc.want)
-		}
+		accepted = append(accepted, scenario{name: tc.name, auth: true, request: tc.r, wantStatus: tc.want})
 	}
+	runScenariosOn(t, e, accepted)
 	p, _ := e.db.FindProject(context.Background(), e.alice.ID, project)
 	if p.Description != "Line one\nline two\twith a tab" || p.Name != "Dev 👩\u200d💻" {
 		t.Errorf("got description %q, name %q", p.Description, p.Name)
@@ -334,6 +328,7 @@ func TestEchoesAreCut(t *testing.T) {
 	e := d.testEnv
 	long := strings.Repeat("k", 600_000)
 	cut := regexp.MustCompile(`"k{100}…"`)
+	var echoes []scenario
 	for _, tc := range []struct {
 		name string
 		r    request
@@ -345,15 +340,18 @@ func TestEchoesAreCut(t *testing.T) {
 		{"search", request{method: "GET", url: "/api/deployments/public?search=" + long}},
 		{"branch", request{method: "PUT", url: "/api/projects/" + project, body: jsonBody(map[string]string{"branch": strings.Repeat("k", 200) + ".."})}},
 	} {
-		rec := e.do(request{method: tc.r.method, url: tc.r.url, body: tc.r.body, headers: bearer(e.token)})
-		a := decodeAnswer(t, rec)
-		if rec.Code != 400 || rec.Body.Len() > 1024 {
-			t.Errorf("%s: got %d, %d bytes: %.300s", tc.name, rec.Code, rec.Body.Len(), a.Message)
-		}
-		if tc.name != "search" && !cut.MatchString(a.Message) {
-			t.Errorf("%s: message %.300q does not quote the first 100 characters", tc.name, a.Message)
-		}
+		echoes = append(echoes, scenario{name: tc.name, auth: true, request: tc.r, wantStatus: 400, wantFailure: true,
+			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+				a := decodeAnswer(t, rec)
+				if rec.Body.Len() > 1024 {
+					t.Errorf("got %d bytes: %.300s", rec.Body.Len(), a.Message)
+				}
+				if tc.name != "search" && !cut.MatchString(a.Message) {
+					t.Errorf("message %.300q does not quote the first 100 characters", a.Message)
+				}
+			}})
 	}
+	runScenariosOn(t, e, echoes)
 }
 
 // TestShowInDiscover: the owner's switch takes a live app out of Discover
