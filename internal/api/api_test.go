@@ -162,9 +162,10 @@ type scenario struct {
 	// setup runs before the request; it may return a token to send as
 	// bearer (overriding auth).
 	setup func(t *testing.T, e *testEnv) string
-	// prepare runs after setup and completes the request from what setup
-	// made (an id, a body, a cookie).
-	prepare func(t *testing.T, e *testEnv, r *request)
+	// prepare runs after setup and completes the scenario from what setup
+	// made: its request (an id, a body, a cookie) or what the answer must
+	// hold.
+	prepare func(t *testing.T, e *testEnv, sc *scenario)
 	// auth sends alice's token when true.
 	auth bool
 	request
@@ -196,10 +197,10 @@ func (sc scenario) check(t *testing.T, e *testEnv) {
 	if sc.setup != nil {
 		token = sc.setup(t, e)
 	}
-	req := sc.request
 	if sc.prepare != nil {
-		sc.prepare(t, e, &req)
+		sc.prepare(t, e, &sc)
 	}
+	req := sc.request
 	if sc.auth && token == "" {
 		token = e.token
 	}

@@ -467,9 +467,9 @@ func TestGitHubCallbackRefusals(t *testing.T) {
 		var g *githubEnv
 		scenarios = append(scenarios, scenario{name: tc.name,
 			setup: func(t *testing.T, e *testEnv) string { g = withGitHub(t, e, true); return "" },
-			prepare: func(t *testing.T, _ *testEnv, r *request) {
+			prepare: func(t *testing.T, _ *testEnv, sc *scenario) {
 				query, cookie := tc.flow(t, g)
-				*r = callbackRequest(query, cookie)
+				sc.request = callbackRequest(query, cookie)
 			},
 			wantStatus: http.StatusFound,
 			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
@@ -592,7 +592,7 @@ func TestCreateProjectFromGitHub(t *testing.T) {
 				}
 				return ""
 			},
-			prepare:    func(_ *testing.T, _ *testEnv, r *request) { r.body = tc.body(g) },
+			prepare:    func(_ *testing.T, _ *testEnv, sc *scenario) { sc.body = tc.body(g) },
 			request:    request{method: "POST", url: "/api/projects"},
 			wantStatus: tc.wantStatus, wantMessage: tc.wantMsg,
 			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,8 @@ func listTitles(l notificationList) []string {
 
 // notificationScenario is one request against a fresh server where alice
 // has, after her welcome, the notifications a1, a2, a3 (one minute apart)
-// and bob has b1. In the URL, {a1} … {b1} stand for their ids.
+// and bob has b1. In the URL, {a1} … {b1} stand for their ids. It runs as
+// a scenario (scenario, below).
 type notificationScenario struct {
 	name   string
 	before []request // sent as alice first, each must answer 200
@@ -58,68 +60,56 @@ type notificationScenario struct {
 	after        func(t *testing.T, e *testEnv, ids map[string]string)
 }
 
-func (sc notificationScenario) run(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// scenario is ns for the runner: its setup makes the notifications and
+// sends the requests before, its prepare puts their ids in.
+func (ns notificationScenario) scenario() scenario {
 	ids := map[string]string{}
-	bob := e.otherToken(t)
-	bobUser, err := e.accounts.Authenticate(context.Background(), bob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids["bob"] = bob
-	for _, n := range []struct{ key, user string }{{"a1", e.alice.ID}, {"a2", e.alice.ID}, {"a3", e.alice.ID}, {"b1", bobUser.ID}} {
-		e.now = e.now.Add(time.Minute)
-		note := &gantry.Notification{UserID: n.user, Type: gantry.NotifyInfo, Title: n.key, Message: "hello"}
-		if err := e.db.CreateNotification(context.Background(), note); err != nil {
-			t.Fatal(err)
-		}
-		ids[n.key] = note.ID
-	}
 	expand := func(s string) string {
 		for k, v := range ids {
 			s = strings.ReplaceAll(s, "{"+k+"}", v)
 		}
 		return s
 	}
-	for _, r := range sc.before {
-		r.url, r.headers = expand(r.url), bearer(e.token)
-		if rec := e.do(r); rec.Code != 200 {
-			t.Fatalf("before: %s %s: %d %s", r.method, r.url, rec.Code, rec.Body.String())
+	expandAll := func(ss []string) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, expand(s))
 		}
+		return out
 	}
-	req := sc.request
-	req.url = expand(req.url)
-	if sc.auth {
-		req.headers = bearer(e.token)
-	}
-	rec := e.do(req)
-	if rec.Code != sc.wantStatus {
-		t.Fatalf("got status %d, want %d; body %s", rec.Code, sc.wantStatus, rec.Body.String())
-	}
-	if sc.wantMessage != "" {
-		if a := decodeAnswer(t, rec); a.Success || a.Message != sc.wantMessage {
-			t.Errorf("got success %v message %q, want failure %q", a.Success, a.Message, sc.wantMessage)
+	sc := scenario{name: ns.name, auth: ns.auth, request: ns.request, wantStatus: ns.wantStatus,
+		wantMessage: ns.wantMessage, wantHeaders: ns.wantHeaders}
+	sc.setup = func(t *testing.T, e *testEnv) string {
+		bob := e.otherToken(t)
+		bobUser, err := e.accounts.Authenticate(context.Background(), bob)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, want := range sc.wantContains {
-		if want = expand(want); !strings.Contains(rec.Body.String(), want) {
-			t.Errorf("body does not contain %q: %s", want, rec.Body.String())
+		ids["bob"] = bob
+		for _, n := range []struct{ key, user string }{{"a1", e.alice.ID}, {"a2", e.alice.ID}, {"a3", e.alice.ID}, {"b1", bobUser.ID}} {
+			e.now = e.now.Add(time.Minute)
+			note := &gantry.Notification{UserID: n.user, Type: gantry.NotifyInfo, Title: n.key, Message: "hello"}
+			if err := e.db.CreateNotification(context.Background(), note); err != nil {
+				t.Fatal(err)
+			}
+			ids[n.key] = note.ID
 		}
-	}
-	for _, absent := range sc.wantAbsent {
-		if absent = expand(absent); strings.Contains(rec.Body.String(), absent) {
-			t.Errorf("body contains %q: %s", absent, rec.Body.String())
+		for _, r := range ns.before {
+			r.url, r.headers = expand(r.url), bearer(e.token)
+			if rec := e.do(r); rec.Code != 200 {
+				t.Fatalf("before: %s %s: %d %s", r.method, r.url, rec.Code, rec.Body.String())
+			}
 		}
+		return ""
 	}
-	for k, v := range sc.wantHeaders {
-		if got := rec.Header().Get(k); got != v {
-			t.Errorf("header %s = %q, want %q", k, got, v)
-		}
+	sc.prepare = func(_ *testing.T, _ *testEnv, sc *scenario) {
+		sc.url = expand(sc.url)
+		sc.wantContains, sc.wantAbsent = expandAll(ns.wantContains), expandAll(ns.wantAbsent)
 	}
-	if sc.after != nil {
-		sc.after(t, e, ids)
+	if ns.after != nil {
+		sc.after = func(t *testing.T, e *testEnv, _ *httptest.ResponseRecorder) { ns.after(t, e, ids) }
 	}
+	return sc
 }
 
 // wantList checks alice's titles (newest first) and unread count, and
@@ -147,6 +137,7 @@ func TestNotificationsAPI(t *testing.T) {
 	del := func(url string) request { return request{method: "DELETE", url: url} }
 	const notFound = "Notification not found"
 	const badLimit = "limit must be a whole number from 1 to 200"
+	var scenarios []scenario
 	for _, sc := range []notificationScenario{
 		{name: "list newest first with counts", auth: true, request: get("/api/notifications"), wantStatus: 200,
 			wantContains: []string{`"unreadCount":4`, `"total":4`, `"type":"system"`, `"actionUrl":"/projects/new"`},
@@ -214,8 +205,9 @@ func TestNotificationsAPI(t *testing.T) {
 		{name: "clear signed out", request: del("/api/notifications"), wantStatus: 401, wantMessage: auth.MsgSignIn,
 			after: wantList(all, 4)},
 	} {
-		t.Run(sc.name, sc.run)
+		scenarios = append(scenarios, sc.scenario())
 	}
+	runScenarios(t, scenarios)
 }
 
 // TestWelcomeNotification checks that registering leaves one unread
