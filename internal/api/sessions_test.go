@@ -55,15 +55,13 @@ func TestLogout(t *testing.T) {
 	}
 	wantSignedIn(t, e, "the other session", other)
 	// Signing out again with the ended token, or with none, is refused.
-	for name, headers := range map[string]map[string]string{"again": bearer(e.token), "no token": nil} {
-		rec := e.do(request{method: "POST", url: "/api/auth/logout", headers: headers})
-		if rec.Code != 401 || decodeAnswer(t, rec).Message != auth.MsgSignIn {
-			t.Errorf("logout %s: got %d %s", name, rec.Code, rec.Body.String())
-		}
-	}
-	if rec := e.do(request{method: "GET", url: "/api/auth/logout", headers: bearer(other)}); rec.Code != 405 {
-		t.Errorf("GET logout: got %d, want 405", rec.Code)
-	}
+	runScenariosOn(t, e, []scenario{
+		{name: "logout again", request: request{method: "POST", url: "/api/auth/logout", headers: bearer(e.token)},
+			wantStatus: 401, wantMessage: auth.MsgSignIn},
+		{name: "logout without a token", request: request{method: "POST", url: "/api/auth/logout"},
+			wantStatus: 401, wantMessage: auth.MsgSignIn},
+		{name: "GET logout", request: request{method: "GET", url: "/api/auth/logout", headers: bearer(other)}, wantStatus: 405},
+	})
 	wantSignedIn(t, e, "the other session after the refused calls", other)
 	// Signing in again works.
 	wantSignedIn(t, e, "a new session", e.signIn(t, "192.0.2.1:1"))
