@@ -346,6 +346,7 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 // is still forgotten locally and the user told, with a warning in the log.
 func TestGitHubDisconnectRevokeFails(t *testing.T) {
 	t.Parallel()
+	var scenarios []scenario
 	for _, tc := range []struct {
 		name string
 		fail func(g *githubEnv)
@@ -353,41 +354,43 @@ func TestGitHubDisconnectRevokeFails(t *testing.T) {
 		{"GitHub answers 500", func(g *githubEnv) { g.gh.FailRevoke(http.StatusInternalServerError) }},
 		{"GitHub unreachable", func(g *githubEnv) { g.gh.Close() }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := withGitHub(t, newEnv(t), true)
-			g.link.Notify = g.accounts.Notify
-			ctx := context.Background()
-			g.connect(t, g.token, "alice-gh")
-			token := g.aliceGH.Token
-			tc.fail(g)
-
-			rec := g.do(request{method: "POST", url: "/api/auth/github/disconnect", headers: bearer(g.token)})
-			if rec.Code != http.StatusOK {
-				t.Fatalf("disconnect: %d %s", rec.Code, rec.Body.String())
-			}
-			if u := dataField[*gantry.User](t, rec, "user"); u.GitHub.Connected || u.GitHub.Username != "" || len(u.GitHub.Repos) != 0 {
-				t.Errorf("after disconnect github = %+v", u.GitHub)
-			}
-			if stored, _ := g.db.FindUserByID(ctx, g.alice.ID); stored.GitHub.AccessToken != "" {
-				t.Errorf("the token was kept after disconnect")
-			}
-			if got := g.gh.Revoked(); len(got) != 0 {
-				t.Errorf("the fake revoked %d tokens", len(got))
-			}
-			found := false
-			for _, n := range g.notifications(t, g.token, "").Notifications {
-				found = found || n.Title == "GitHub disconnected"
-			}
-			if !found {
-				t.Errorf("the user was not told of the disconnection")
-			}
-			if logs := g.logs.String(); !strings.Contains(logs, "could not revoke the grant at GitHub") || !strings.Contains(logs, `"level":"WARN"`) {
-				t.Errorf("no warning logged:\n%s", logs)
-			}
-			g.noSecrets(t, token)
-		})
+		var g *githubEnv
+		var token string
+		scenarios = append(scenarios, scenario{name: tc.name, auth: true,
+			setup: func(t *testing.T, e *testEnv) string {
+				g = withGitHub(t, e, true)
+				g.link.Notify = g.accounts.Notify
+				g.connect(t, g.token, "alice-gh")
+				token = g.aliceGH.Token
+				tc.fail(g)
+				return ""
+			},
+			request:    request{method: "POST", url: "/api/auth/github/disconnect"},
+			wantStatus: http.StatusOK,
+			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
+				if u := dataField[*gantry.User](t, rec, "user"); u.GitHub.Connected || u.GitHub.Username != "" || len(u.GitHub.Repos) != 0 {
+					t.Errorf("after disconnect github = %+v", u.GitHub)
+				}
+				if stored, _ := g.db.FindUserByID(context.Background(), g.alice.ID); stored.GitHub.AccessToken != "" {
+					t.Errorf("the token was kept after disconnect")
+				}
+				if got := g.gh.Revoked(); len(got) != 0 {
+					t.Errorf("the fake revoked %d tokens", len(got))
+				}
+				found := false
+				for _, n := range g.notifications(t, g.token, "").Notifications {
+					found = found || n.Title == "GitHub disconnected"
+				}
+				if !found {
+					t.Errorf("the user was not told of the disconnection")
+				}
+				if logs := g.logs.String(); !strings.Contains(logs, "could not revoke the grant at GitHub") || !strings.Contains(logs, `"level":"WARN"`) {
+					t.Errorf("no warning logged:\n%s", logs)
+				}
+				g.noSecrets(t, token)
+			}})
 	}
+	runScenarios(t, scenarios)
 }
 
 func TestGitHubRefreshRevokedToken(t *testing.T) {
