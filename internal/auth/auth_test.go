@@ -124,16 +124,16 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("hand-made valid token rejected: %v", err)
 	}
 	for name, tok := range map[string]string{
-		"garbage":           "not.a.token",
-		"empty":             "",
-		"other key":         otherTok,
-		"alg none":          sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType),
-		"HS512":             sign(jwt.SigningMethodHS512, valid, key),
-		"no expiry":         sign(jwt.SigningMethodHS256, noExp, key),
-		"other issuer":      sign(jwt.SigningMethodHS256, otherIssuer, key),
-		"no subject":        sign(jwt.SigningMethodHS256, noSubject, key),
-		"no session id":     sign(jwt.SigningMethodHS256, noID, key),
-		"tampered":          tok[:len(tok)-2] + "xx",
+		"garbage":        "not.a.token",
+		"empty":          "",
+		"other key":      otherTok,
+		"alg none":       sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType),
+		"HS512":          sign(jwt.SigningMethodHS512, valid, key),
+		"no expiry":      sign(jwt.SigningMethodHS256, noExp, key),
+		"other issuer":   sign(jwt.SigningMethodHS256, otherIssuer, key),
+		"no subject":     sign(jwt.SigningMethodHS256, noSubject, key),
+		"no session id":  sign(jwt.SigningMethodHS256, noID, key),
+		"tampered":       tok[:len(tok)-2] + "xx",
 		"raw secret key": sign(jwt.SigningMethodHS256, valid, []byte(secretKey)),
 	} {
 		t.Run(name, func(t *testing.T) {
