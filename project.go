@@ -244,6 +244,10 @@ type ProjectStore interface {
 	FindProject(ctx context.Context, userID, id string) (*Project, error)
 	ListProjects(ctx context.Context, userID string) ([]*Project, error)
 	UpdateProject(ctx context.Context, p *Project) error
+	// SetRepository replaces only the facts about the owner's project's
+	// repository (what a sync read from its host), so a sync never undoes
+	// an edit of the project's own fields made meanwhile.
+	SetRepository(ctx context.Context, userID, id string, r Repository) error
 	DeleteProject(ctx context.Context, userID, id string) error
 	CountProjects(ctx context.Context, userID string) (int, error)
 	// SetDetectedType records the framework a build detected as the

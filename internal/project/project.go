@@ -23,6 +23,7 @@ type Store interface {
 	FindProject(ctx context.Context, userID, id string) (*gantry.Project, error)
 	ListProjects(ctx context.Context, userID string) ([]*gantry.Project, error)
 	UpdateProject(ctx context.Context, p *gantry.Project) error
+	SetRepository(ctx context.Context, userID, id string, r gantry.Repository) error
 	CountProjects(ctx context.Context, userID string) (int, error)
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
@@ -329,7 +330,7 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 		return nil, err
 	}
 	p.Repository.LastCommit = c.Cleaned()
-	if err := s.Store.UpdateProject(ctx, p); err != nil {
+	if err := s.Store.SetRepository(ctx, u.ID, id, p.Repository); err != nil {
 		return nil, err
 	}
 	return s.Store.FindProject(ctx, u.ID, id)

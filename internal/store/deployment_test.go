@@ -85,6 +85,36 @@ func TestProjectOwnerOnly(t *testing.T) {
 	}
 }
 
+// TestSetRepository: a sync's write changes the repository facts only (an
+// edit of the project's name made between the sync's read and its write
+// stays), and only the owner's project.
+func TestSetRepository(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	alice, bob := mustCreateUser(t, db, "alice"), mustCreateUser(t, db, "bob")
+	p := mustCreateProject(t, db, alice.ID, "site")
+
+	synced := p.Repository
+	synced.LastCommit = &gantry.Commit{SHA: "0123456789abcdef0123456789abcdef01234567", Message: "v2", Author: "Ada"}
+	edited := *p
+	edited.Name = "Renamed"
+	if err := db.UpdateProject(ctx, &edited); err != nil { // the edit lands while the sync reads the host
+		t.Fatal(err)
+	}
+	if err := db.SetRepository(ctx, bob.ID, p.ID, synced); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Fatalf("bob sets alice's repository: got %v, want not found", err)
+	}
+	if err := db.SetRepository(ctx, alice.ID, p.ID, synced); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.FindProject(ctx, alice.ID, p.ID)
+	if err != nil || got.Name != "Renamed" || got.Repository.LastCommit == nil || got.Repository.LastCommit.Message != "v2" ||
+		got.Repository.FullName != "alice/site" {
+		t.Fatalf("got %+v, %v; want the edit kept and the new commit", got, err)
+	}
+}
+
 func TestDeploymentQueueAndCascade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -214,6 +214,17 @@ func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 	return tx.Commit()
 }
 
+// SetRepository replaces the owner's project's repository facts (and its
+// updated time), nothing else; ENOTFOUND otherwise.
+func (db *DB) SetRepository(ctx context.Context, userID, id string, r gantry.Repository) error {
+	repo, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode repository: %w", err)
+	}
+	return db.execOne(ctx, "Project not found", `UPDATE projects SET repository = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
+		string(repo), db.now(), id, userID)
+}
+
 // DeleteProject removes the owner's project and, by cascade, its
 // deployments and their log entries; ENOTFOUND otherwise. Stopping apps and
 // removing files is the caller's work, done before.
