@@ -421,9 +421,11 @@ func TestCrashLoopFailsTheDeployment(t *testing.T) {
 	e := newEnv(t)
 	e.svc.Apps.CrashLimit = 3
 	// The project's start command replaces the detected one: the app
-	// answers, then dies a second later, every time.
+	// answers, then dies three seconds later, every time (time enough to
+	// start on a busy machine: one that dies before it answers fails its
+	// start instead, a different path).
 	p := e.project("Flaky", pyApp("v1"))
-	p.BuildConfig.StartCommand = "timeout 1 python3 app.py; exit 7"
+	p.BuildConfig.StartCommand = "timeout 3 python3 app.py; exit 7"
 	if err := e.db.UpdateProject(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
