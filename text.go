@@ -199,3 +199,15 @@ func ValidID(s string) bool {
 	}
 	return true
 }
+
+// FirstNonBlank returns the first of vs that is not blank, without its
+// surrounding spaces, or "": a value a client may have sent, then the
+// fallbacks.
+func FirstNonBlank(vs ...string) string {
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -147,7 +147,7 @@ func TestPythonAppLifecycle(t *testing.T) {
 	if strings.Contains(all, "hunter2") {
 		t.Fatalf("a secret value is in the logs:\n%s", all)
 	}
-	if rt := e.runtimeLogs(d1.ID); len(rt) == 0 || rt[0] != "info: booting with greeting "+deploy.Mask {
+	if rt := e.runtimeLogs(d1.ID); len(rt) == 0 || rt[0] != "info: booting with greeting "+gantry.SecretMask {
 		t.Fatalf("got runtime logs %q", rt)
 	}
 	for _, want := range []string{"info: Starting the app: python3 app.py (PORT=", "info: App answered on port"} {

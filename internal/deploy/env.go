@@ -9,9 +9,6 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
-// Mask stands for a secret value in log lines (gantry.SecretMask).
-const Mask = gantry.SecretMask
-
 // buildEnv returns a project's variables with secrets opened, for a build
 // or an app, and the secret values to redact from log lines (longest
 // first, so a secret that contains another is hidden whole).
@@ -45,7 +42,7 @@ func (s *Service) buildEnv(ctx context.Context, projectID string) ([]gantry.EnvV
 func redact(line string, secrets []string) string {
 	for _, s := range secrets {
 		if strings.Contains(line, s) {
-			line = strings.ReplaceAll(line, s, Mask)
+			line = strings.ReplaceAll(line, s, gantry.SecretMask)
 		}
 	}
 	return line

@@ -77,8 +77,8 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		Subdomain: p.Subdomain, URL: s.LiveURL(p.Subdomain),
 		Status: gantry.DeploymentPending,
 		BuildInfo: gantry.BuildInfo{
-			BuildCommand:    firstNonEmpty(req.BuildCommand, p.BuildConfig.BuildCommand),
-			OutputDirectory: firstNonEmpty(req.OutputDirectory, p.BuildConfig.OutputDirectory),
+			BuildCommand:    gantry.FirstNonBlank(req.BuildCommand, p.BuildConfig.BuildCommand),
+			OutputDirectory: gantry.FirstNonBlank(req.OutputDirectory, p.BuildConfig.OutputDirectory),
 			InstallCommand:  p.BuildConfig.InstallCommand,
 			StartCommand:    p.BuildConfig.StartCommand,
 		},
@@ -637,15 +637,6 @@ func (s *Service) ClearLogs(ctx context.Context, userID, id string) error {
 		return err
 	}
 	return s.Store.ClearLogs(ctx, id)
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 func plural(n int) string {

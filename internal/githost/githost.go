@@ -8,6 +8,7 @@
 package githost
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -101,8 +102,8 @@ type Service struct {
 func New(cfg Config) (*Service, error) {
 	timeout := orDuration(cfg.Timeout, DefaultTimeout)
 	checker := NewChecker(cfg.AllowHosts...)
-	apiURL := firstNonEmpty(cfg.GitHubAPIURL, DefaultGitHubAPIURL)
-	webURL := strings.TrimSuffix(firstNonEmpty(cfg.GitHubWebURL, DefaultGitHubWebURL), "/")
+	apiURL := cmp.Or(cfg.GitHubAPIURL, DefaultGitHubAPIURL)
+	webURL := strings.TrimSuffix(cmp.Or(cfg.GitHubWebURL, DefaultGitHubWebURL), "/")
 	var webHost, webPort string
 	for i, raw := range []string{apiURL, webURL} {
 		u, err := url.Parse(raw)
@@ -201,7 +202,7 @@ func (s *Service) LookupAs(ctx context.Context, rawURL, token string) (*LookupRe
 	}
 	owner, name, _ := strings.Cut(ref.FullName, "/")
 	name, _, _ = strings.Cut(name, "/")
-	repo, err := s.GitHub.Repo(ctx, firstNonEmpty(token, s.serverToken), owner, name)
+	repo, err := s.GitHub.Repo(ctx, cmp.Or(token, s.serverToken), owner, name)
 	if errors.Is(err, errRateLimited) {
 		return s.lookupGit(ctx, ref, token)
 	} else if err != nil {
@@ -221,7 +222,7 @@ func (s *Service) LookupGitHubID(ctx context.Context, token string, id int64, br
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	repo, err := s.GitHub.RepoByID(ctx, firstNonEmpty(token, s.serverToken), id)
+	repo, err := s.GitHub.RepoByID(ctx, cmp.Or(token, s.serverToken), id)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func (s *Service) lookupGitHubRepo(ctx context.Context, repo *gantry.Repository,
 		branch = repo.DefaultBranch
 	}
 	owner, name, _ := strings.Cut(repo.FullName, "/")
-	commit, err := s.GitHub.Commit(ctx, firstNonEmpty(token, s.serverToken), owner, name, branch)
+	commit, err := s.GitHub.Commit(ctx, cmp.Or(token, s.serverToken), owner, name, branch)
 	switch {
 	case errors.Is(err, errRateLimited):
 		commit = nil // the clone below gives it
@@ -251,7 +252,7 @@ func (s *Service) lookupGit(ctx context.Context, ref *RepoRef, token string) (*L
 	if err != nil {
 		return nil, err
 	}
-	branch := firstNonEmpty(ref.Branch, def)
+	branch := cmp.Or(ref.Branch, def)
 	repo := &gantry.Repository{
 		ID:            repoID(ref),
 		Name:          ref.Name,
@@ -305,11 +306,11 @@ func (s *Service) finish(ctx context.Context, repo *gantry.Repository, branch, t
 // (with token, else the server token; falling back to git when
 // rate-limited), through git for any other host. Use it for Sync.
 func (s *Service) LatestCommit(ctx context.Context, repo gantry.Repository, branch, token string) (*gantry.Commit, error) {
-	ref, err := ParseRepoURL(firstNonEmpty(repo.CloneURL, repo.URL))
+	ref, err := ParseRepoURL(cmp.Or(repo.CloneURL, repo.URL))
 	if err != nil {
 		return nil, err
 	}
-	branch = firstNonEmpty(branch, repo.DefaultBranch)
+	branch = cmp.Or(branch, repo.DefaultBranch)
 	if err := gantry.ValidateBranch(branch); err != nil {
 		return nil, err
 	}
@@ -318,9 +319,9 @@ func (s *Service) LatestCommit(ctx context.Context, repo gantry.Repository, bran
 	if !s.IsGitHub(ref) {
 		return s.Git.branchHead(ctx, ref.CloneURL, branch, "", s.timeout)
 	}
-	full := firstNonEmpty(repo.FullName, ref.FullName)
+	full := cmp.Or(repo.FullName, ref.FullName)
 	owner, name, _ := strings.Cut(full, "/")
-	c, err := s.GitHub.Commit(ctx, firstNonEmpty(token, s.serverToken), owner, name, branch)
+	c, err := s.GitHub.Commit(ctx, cmp.Or(token, s.serverToken), owner, name, branch)
 	if errors.Is(err, errRateLimited) {
 		return s.Git.branchHead(ctx, ref.CloneURL, branch, token, s.timeout)
 	}

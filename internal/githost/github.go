@@ -1,6 +1,7 @@
 package githost
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -109,7 +110,7 @@ func (g *GitHub) repository(r *github.Repository) *gantry.Repository {
 		Description:   r.GetDescription(),
 		DefaultBranch: r.GetDefaultBranch(),
 		Private:       r.GetPrivate(),
-		URL:           firstNonEmpty(r.GetHTMLURL(), g.webURL+"/"+r.GetFullName()),
+		URL:           cmp.Or(r.GetHTMLURL(), g.webURL+"/"+r.GetFullName()),
 		CloneURL:      g.webURL + "/" + r.GetFullName() + ".git",
 	}
 }
@@ -139,7 +140,7 @@ func (g *GitHub) Commit(ctx context.Context, token, owner, name, ref string) (*g
 	return &gantry.Commit{
 		SHA:     rc.GetSHA(),
 		Message: cm.GetMessage(),
-		Author:  firstNonEmpty(cm.GetAuthor().GetName(), rc.GetAuthor().GetLogin()),
+		Author:  cmp.Or(cm.GetAuthor().GetName(), rc.GetAuthor().GetLogin()),
 		Date:    date.UTC(),
 	}, nil
 }
@@ -333,13 +334,4 @@ func fullNameOf(webURL string) string {
 		return strings.Trim(u.Path, "/")
 	}
 	return webURL
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -119,10 +119,10 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	cleanLookup(res)
 	p := &gantry.Project{
 		UserID:         u.ID,
-		Type:           firstNonEmpty(res.Framework, "github"),
+		Type:           gantry.FirstNonBlank(res.Framework, "github"),
 		Repository:     res.Repository,
-		Branch:         firstNonEmpty(res.Branch, res.Repository.DefaultBranch, "main"),
-		Name:           firstNonEmpty(res.SuggestedName, res.Repository.Name, "app"),
+		Branch:         gantry.FirstNonBlank(res.Branch, res.Repository.DefaultBranch, "main"),
+		Name:           gantry.FirstNonBlank(res.SuggestedName, res.Repository.Name, "app"),
 		Description:    res.SuggestedDescription,
 		BuildConfig:    res.BuildConfig,
 		ShowInDiscover: gantry.DefaultShowInDiscover(res.Repository),

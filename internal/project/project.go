@@ -75,15 +75,6 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	return nil
 }
 
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // Repos looks repositories up; *githost.Service is the real one.
 type Repos interface {
 	LookupAs(ctx context.Context, rawURL, token string) (*githost.LookupResult, error)
@@ -238,7 +229,7 @@ func cleanLookup(res *githost.LookupResult) {
 // plan's project limit is checked before the lookup, and again when the
 // project is stored.
 func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*gantry.Project, error) {
-	if in.Repository == nil || strings.TrimSpace(firstNonEmpty(in.Repository.URL, in.Repository.CloneURL)) == "" {
+	if in.Repository == nil || gantry.FirstNonBlank(in.Repository.URL, in.Repository.CloneURL) == "" {
 		return nil, gantry.Errorf(gantry.EINVALID, "Please select a repository")
 	}
 	if err := in.Check(); err != nil {
@@ -248,13 +239,13 @@ func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*
 		return nil, err
 	}
 	token := s.optionalGitHubToken(u)
-	res, err := s.Repos.LookupAs(ctx, firstNonEmpty(in.Repository.URL, in.Repository.CloneURL), token)
+	res, err := s.Repos.LookupAs(ctx, gantry.FirstNonBlank(in.Repository.URL, in.Repository.CloneURL), token)
 	if err != nil {
 		return nil, err
 	}
 	cleanLookup(res)
 	repo := res.Repository
-	branch := firstNonEmpty(res.Branch, repo.DefaultBranch, "main")
+	branch := gantry.FirstNonBlank(res.Branch, repo.DefaultBranch, "main")
 	if in.Branch != nil && *in.Branch != "" && *in.Branch != branch {
 		branch = *in.Branch
 		c, err := s.Repos.LatestCommit(ctx, repo, branch, token)
@@ -265,10 +256,10 @@ func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*
 	}
 	p := &gantry.Project{
 		UserID:         u.ID,
-		Type:           firstNonEmpty(res.Framework, "github"),
+		Type:           gantry.FirstNonBlank(res.Framework, "github"),
 		Repository:     repo,
 		Branch:         branch,
-		Name:           firstNonEmpty(res.SuggestedName, repo.Name, "app"),
+		Name:           gantry.FirstNonBlank(res.SuggestedName, repo.Name, "app"),
 		ShowInDiscover: gantry.DefaultShowInDiscover(repo),
 	}
 	in.Branch = nil // applied above
@@ -349,7 +340,7 @@ func applyProjectInput(p *gantry.Project, in Input) error {
 		p.Description = *in.Description
 	}
 	if in.Branch != nil {
-		b := firstNonEmpty(*in.Branch, p.Repository.DefaultBranch, "main")
+		b := gantry.FirstNonBlank(*in.Branch, p.Repository.DefaultBranch, "main")
 		if err := gantry.ValidateBranch(b); err != nil {
 			return err
 		}
