@@ -1,0 +1,73 @@
+package gantry
+
+import "time"
+
+// GitHubHook is the repository webhook Gantry keeps at GitHub for a project
+// made from a connected GitHub repository (issue 14): GitHub sends push and
+// pull_request events of RepoID to <public URL>/api/webhooks/github, signed
+// with Secret.
+type GitHubHook struct {
+	ProjectID string
+	RepoID    int64  // GitHub's repository id, as in the events' repository.id
+	RepoName  string // owner/name when the hook was registered
+	// HookID is GitHub's id of the hook; 0 while it is missing (registering
+	// failed: Error says why).
+	HookID int64
+	// Secret is the hook's secret, sealed (secret.GitHubHooks); it signs
+	// every delivery.
+	Secret string
+	// Error is why registering the hook failed, "" once it is registered.
+	Error string
+	// Last is the last delivery handled for the project; nil before one.
+	Last      *GitHubDelivery
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Results of a GitHub delivery.
+const (
+	DeliveryOK      = "ok"      // a deployment was queued or previews removed
+	DeliveryIgnored = "ignored" // nothing to do (another event, a fork awaiting approval, auto-deploy off…)
+	DeliveryFailed  = "failed"  // Gantry could not do what the event asked
+)
+
+// GitHubDelivery is what one delivery of a project's webhook did.
+type GitHubDelivery struct {
+	At      time.Time `json:"at"`
+	Event   string    `json:"event"`  // X-GitHub-Event: push, pull_request, ping
+	Action  string    `json:"action"` // pull_request's action; "" for others
+	Result  string    `json:"result"` // DeliveryOK, DeliveryIgnored, DeliveryFailed
+	Message string    `json:"message"`
+}
+
+// States of a pull request as Gantry tracks it.
+const (
+	PullRequestOpen             = "open"              // built on every push
+	PullRequestAwaitingApproval = "awaiting_approval" // from a fork; its head commit waits for the owner's approval
+	PullRequestApproved         = "approved"          // from a fork; its head commit was approved and built
+	PullRequestClosed           = "closed"            // closed or merged; its preview was removed
+)
+
+// GitHubPullRequest is a pull request of a project's repository that
+// Gantry has seen, with what it did about it.
+type GitHubPullRequest struct {
+	ProjectID  string
+	Number     int
+	Title      string
+	Author     string // the GitHub login that opened it
+	HeadBranch string
+	HeadSHA    string // the head commit Gantry last saw
+	Fork       bool   // the head is in another repository
+	State      string // PullRequest*
+	URL        string // its page on GitHub
+	// ApprovedSHA is the head commit the owner approved (fork pull
+	// requests only); a later push waits for a new approval.
+	ApprovedSHA string
+	// DeploymentID is the last preview deployment queued for it, "" before
+	// one.
+	DeploymentID string
+	// CommentID is Gantry's comment on it (0 before the first build): one
+	// comment, edited in place after every build.
+	CommentID int64
+	UpdatedAt time.Time
+}
