@@ -6,6 +6,10 @@
 // Answers follow GitHub's JSON shapes, status codes and Link pagination, so
 // go-github and golang.org/x/oauth2 talk to it unchanged.
 //
+// It also keeps repository webhooks (Hooks; Deliver sends them events
+// signed with their secrets, shaped by PushPayload and PullRequestPayload),
+// commit statuses (Statuses) and issue comments (Comments).
+//
 // Point Gantry at it with GANTRY_GITHUB_API_URL=s.APIURL() and
 // GANTRY_GITHUB_WEB_URL=s.URL, and allow 127.0.0.1.
 package githubtest
@@ -49,6 +53,11 @@ type Server struct {
 	authorizeAs string // login that consents at /login/oauth/authorize
 	rateLimited bool
 	requests    []string
+	hooks       map[int64]*Hook
+	hookFail    int // status hook creation and deletion answer; 0: work
+	statuses    []Status
+	comments    map[int64]*Comment
+	deliveries  []Delivery
 }
 
 // User is an account of the fake.
@@ -93,6 +102,8 @@ func NewServer(tb testing.TB) *Server {
 		users:        map[string]*User{},
 		repos:        map[string]*Repo{},
 		codes:        map[string]grant{},
+		hooks:        map[int64]*Hook{},
+		comments:     map[int64]*Comment{},
 		nextID:       1000,
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -230,13 +241,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, p string) {
 		s.deleteGrant(w, r, parts[1])
 		return
 	}
-	if r.Method != http.MethodGet {
-		apiError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
-		return
-	}
 	viewer, ok := s.viewer(r)
 	if !ok {
 		apiError(w, http.StatusUnauthorized, "Bad credentials", "https://docs.github.com/rest")
+		return
+	}
+	if s.serveRepoWrite(w, r, viewer, parts) {
+		return
+	}
+	if r.Method != http.MethodGet {
+		apiError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest")
 		return
 	}
 	switch {
