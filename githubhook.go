@@ -8,6 +8,7 @@ import "time"
 // with Secret.
 type GitHubHook struct {
 	ProjectID string
+	UserID    string // the project's owner (read only)
 	RepoID    int64  // GitHub's repository id, as in the events' repository.id
 	RepoName  string // owner/name when the hook was registered
 	// HookID is GitHub's id of the hook; 0 while it is missing (registering
@@ -70,4 +71,53 @@ type GitHubPullRequest struct {
 	// comment, edited in place after every build.
 	CommentID int64
 	UpdatedAt time.Time
+}
+
+// Limits of the webhook's headers.
+const (
+	GitHubDeliveryIDMaxLen = 100 // GitHub's are UUIDs (36)
+	GitHubEventMaxLen      = 64
+)
+
+// ValidateDeliveryID checks an X-GitHub-Delivery header: 1 to
+// GitHubDeliveryIDMaxLen letters, digits and dashes.
+func ValidateDeliveryID(s string) error {
+	if err := (TextRule{Field: "X-GitHub-Delivery", Max: GitHubDeliveryIDMaxLen, Required: true}).Check(s); err != nil {
+		return err
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return Errorf(EINVALID, "X-GitHub-Delivery must hold letters, digits and dashes only")
+		}
+	}
+	return nil
+}
+
+// ValidateGitHubEvent checks an X-GitHub-Event header: 1 to
+// GitHubEventMaxLen lowercase letters and underscores (push,
+// pull_request, ping…).
+func ValidateGitHubEvent(s string) error {
+	if err := (TextRule{Field: "X-GitHub-Event", Max: GitHubEventMaxLen, Required: true}).Check(s); err != nil {
+		return err
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_') {
+			return Errorf(EINVALID, "X-GitHub-Event must hold lowercase letters and underscores only")
+		}
+	}
+	return nil
+}
+
+// ValidCommitSHA reports whether s is a full commit id: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func ValidCommitSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }

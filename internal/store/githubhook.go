@@ -15,8 +15,12 @@ import (
 // refuse replays; GitHub redelivers only recent deliveries.
 const DeliveryRetention = 30 * 24 * time.Hour
 
-const hookColumns = `project_id, repo_id, repo_name, hook_id, secret, error, last_at, last_event, last_action,
-	last_result, last_message, created_at, updated_at`
+// hookColumns are the github_hooks columns (aliased h) and the project's
+// owner (projects p), in the order scanHook reads them.
+const hookColumns = `h.project_id, p.user_id, h.repo_id, h.repo_name, h.hook_id, h.secret, h.error, h.last_at,
+	h.last_event, h.last_action, h.last_result, h.last_message, h.created_at, h.updated_at`
+
+const hookFrom = ` FROM github_hooks h JOIN projects p ON p.id = h.project_id `
 
 // SaveGitHubHook stores h as its project's webhook (one per project),
 // replacing the one it had; the last delivery is kept. h.Secret must be
@@ -58,14 +62,14 @@ func (db *DB) SaveGitHubHook(ctx context.Context, h *gantry.GitHubHook) error {
 // FindGitHubHook returns the webhook of projectID; ENOTFOUND when it has
 // none.
 func (db *DB) FindGitHubHook(ctx context.Context, projectID string) (*gantry.GitHubHook, error) {
-	return scanHook(db.queryRow(ctx, `SELECT `+hookColumns+` FROM github_hooks WHERE project_id = ?`, projectID))
+	return scanHook(db.queryRow(ctx, `SELECT `+hookColumns+hookFrom+`WHERE h.project_id = ?`, projectID))
 }
 
 // GitHubHooksByRepo returns the webhooks of every project made from GitHub
 // repository repoID (several projects may share one), oldest first.
 func (db *DB) GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.GitHubHook, error) {
-	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+hookColumns+` FROM github_hooks WHERE repo_id = ?
-		ORDER BY created_at, project_id`), repoID)
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+hookColumns+hookFrom+`WHERE h.repo_id = ?
+		ORDER BY h.created_at, h.project_id`), repoID)
 	if err != nil {
 		return nil, fmt.Errorf("list github hooks: %w", err)
 	}
@@ -133,7 +137,7 @@ func scanHook(row scanner) (*gantry.GitHubHook, error) {
 		last gantry.GitHubDelivery
 		at   sql.NullTime
 	)
-	err := row.Scan(&h.ProjectID, &h.RepoID, &h.RepoName, &h.HookID, &h.Secret, &h.Error, &at, &last.Event,
+	err := row.Scan(&h.ProjectID, &h.UserID, &h.RepoID, &h.RepoName, &h.HookID, &h.Secret, &h.Error, &at, &last.Event,
 		&last.Action, &last.Result, &last.Message, &h.CreatedAt, &h.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "Webhook not found")

@@ -1,0 +1,116 @@
+package ghhook
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gantryhq/gantry"
+)
+
+// View is GET /api/projects/{id}/github: the project's webhook (nil when it
+// has none) and the pull requests Gantry has seen.
+type View struct {
+	Webhook      *WebhookView      `json:"webhook"`
+	PullRequests []PullRequestView `json:"pullRequests"`
+}
+
+// WebhookView is a webhook as the Git card shows it. Active is true once
+// GitHub accepted it; Error says why it is missing.
+type WebhookView struct {
+	Active       bool                   `json:"active"`
+	Error        *string                `json:"error"`
+	LastDelivery *gantry.GitHubDelivery `json:"lastDelivery"`
+}
+
+// PullRequestView is a pull request as the project page shows it.
+type PullRequestView struct {
+	Number       int     `json:"number"`
+	Title        string  `json:"title"`
+	Author       string  `json:"author"`
+	HeadBranch   string  `json:"headBranch"`
+	Fork         bool    `json:"fork"`
+	State        string  `json:"state"`
+	URL          string  `json:"url"`
+	DeploymentID *string `json:"deploymentId"`
+}
+
+func pullRequestView(pr *gantry.GitHubPullRequest) PullRequestView {
+	v := PullRequestView{Number: pr.Number, Title: pr.Title, Author: pr.Author, HeadBranch: pr.HeadBranch,
+		Fork: pr.Fork, State: pr.State, URL: pr.URL}
+	if pr.DeploymentID != "" {
+		id := pr.DeploymentID
+		v.DeploymentID = &id
+	}
+	return v
+}
+
+// Status returns the GitHub side of the owner's project; another user's
+// project is ENOTFOUND.
+func (s *Service) Status(ctx context.Context, userID, projectID string) (*View, error) {
+	p, err := s.Store.FindProject(ctx, userID, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, p)
+}
+
+func (s *Service) view(ctx context.Context, p *gantry.Project) (*View, error) {
+	v := &View{PullRequests: []PullRequestView{}}
+	h, err := s.Store.FindGitHubHook(ctx, p.ID)
+	switch gantry.ErrorCode(err) {
+	case "":
+		w := &WebhookView{Active: h.HookID != 0, LastDelivery: h.Last}
+		if h.Error != "" {
+			msg := h.Error
+			w.Error = &msg
+		}
+		v.Webhook = w
+	case gantry.ENOTFOUND:
+	default:
+		return nil, err
+	}
+	prs, err := s.Store.ListGitHubPullRequests(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range prs {
+		v.PullRequests = append(v.PullRequests, pullRequestView(pr))
+	}
+	return v, nil
+}
+
+// Approve lets the owner build the head commit of a fork's pull request
+// that waits for approval (POST /api/projects/{id}/pull-requests/{n}/approve).
+// The approval covers that commit only: a later push to the pull request
+// waits for a new one, since its code would run with the preview's
+// environment variables. Another user's project, or a pull request Gantry
+// has not seen, is ENOTFOUND; one that is not waiting is ECONFLICT.
+func (s *Service) Approve(ctx context.Context, userID, projectID string, number int) (*PullRequestView, error) {
+	p, err := s.Store.FindProject(ctx, userID, projectID)
+	if err != nil {
+		return nil, err
+	}
+	unlock := s.lock(p.ID)
+	defer unlock()
+	pr, err := s.Store.FindGitHubPullRequest(ctx, p.ID, number)
+	if err != nil {
+		return nil, err
+	}
+	if pr.State != gantry.PullRequestAwaitingApproval {
+		return nil, gantry.Errorf(gantry.ECONFLICT, "Pull request #%d has no commit waiting for approval", number)
+	}
+	h, err := s.Store.FindGitHubHook(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	pr.ApprovedSHA = pr.HeadSHA
+	r := s.buildPullRequest(ctx, p, h, pr, result{event: "pull_request", action: "approved"})
+	if r.status != gantry.DeliveryOK {
+		if r.status == gantry.DeliveryFailed {
+			return nil, fmt.Errorf("approve pull request #%d: %s", number, r.message)
+		}
+		return nil, gantry.Errorf(gantry.EINVALID, "%s", r.message)
+	}
+	v := pullRequestView(pr)
+	return &v, nil
+}
