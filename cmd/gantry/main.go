@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
+	"github.com/gantryhq/gantry/internal/ghhook"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/notify"
@@ -214,10 +216,25 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	}
 	defer deploys.Close()
 
+	// Push to deploy from GitHub: each project made from a connected
+	// repository gets a webhook with a secret of its own, sealed at rest.
+	githubHooks, err := secret.New(cfg.SecretKey, secret.GitHubHooks)
+	if err != nil {
+		return err
+	}
+	hooks := &ghhook.Service{Store: db, GitHub: hosts.GitHub, Deployer: deployerOf(deploys), Secrets: githubHooks,
+		Decrypt: githubTokens.Open, PublicURL: strings.TrimSuffix(cfg.PublicURL.String(), "/"), Logger: logger}
+	defer hooks.Close()
+	// TODO(issue 14, integration): once deploy.Service has Trigger,
+	// RemovePreviews and Finished, add:
+	//	deploys.Finished = hooks.DeploymentFinished
+	// (deployerOf already picks Trigger and RemovePreviews up).
+
 	srv := api.NewServer()
 	srv.Deploys = deploys
 	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
-		Decrypt: githubTokens.Open, Secrets: deploys.Secrets}
+		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Hooks: hooks}
+	srv.Webhooks = hooks
 	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
@@ -392,3 +409,23 @@ func redact(dsn string) string {
 	}
 	return dsn
 }
+
+// deployerOf returns the deploy service as ghhook's Deployer, or, while it
+// cannot queue deployments nobody clicked for, a Deployer that refuses
+// (each delivery is then recorded as failed on the project's Git card).
+func deployerOf(d any) ghhook.Deployer {
+	if dep, ok := d.(ghhook.Deployer); ok {
+		return dep
+	}
+	return noDeployer{}
+}
+
+type noDeployer struct{}
+
+var errNoPushDeploy = gantry.Errorf(gantry.EUNAVAILABLE, "This server cannot deploy pushes yet")
+
+func (noDeployer) Trigger(context.Context, gantry.DeployTrigger) (*gantry.Deployment, error) {
+	return nil, errNoPushDeploy
+}
+
+func (noDeployer) RemovePreviews(context.Context, string, int, string) error { return errNoPushDeploy }

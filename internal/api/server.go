@@ -55,6 +55,9 @@ type Server struct {
 	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
 	// answers as when no OAuth app is configured.
 	GitHub GitHubService
+	// Webhooks is push to deploy from GitHub (deliveries, webhooks, pull
+	// requests); nil answers 503 on its endpoints.
+	Webhooks WebhookService
 	// Gallery lists Discover and keeps its views and likes.
 	Gallery gantry.GalleryStore
 	// GalleryWrites limits the views and likes of one client address
@@ -147,6 +150,7 @@ func (s *Server) routes() {
 	s.envRoutes()
 	s.deploymentRoutes()
 	s.githubRoutes()
+	s.webhookRoutes()
 	s.galleryRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).

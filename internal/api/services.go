@@ -6,6 +6,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/ghhook"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/project"
@@ -18,6 +19,7 @@ var (
 	_ DeploymentService = (*deploy.Service)(nil)
 	_ ProjectService    = (*project.Service)(nil)
 	_ GitHubService     = (*ghlink.Accounts)(nil)
+	_ WebhookService    = (*ghhook.Service)(nil)
 )
 
 // DeploymentService runs deployments: the build queue, stop and restart,
@@ -57,4 +59,13 @@ type GitHubService interface {
 	Callback(ctx context.Context, cb ghlink.Callback) (*ghlink.Connected, error)
 	Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error)
 	Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error)
+}
+
+// WebhookService is push to deploy from GitHub: deliveries, the project's
+// webhook and pull requests, fork approvals (ghhook.Service).
+type WebhookService interface {
+	Receive(ctx context.Context, d ghhook.Delivery) (string, error)
+	Status(ctx context.Context, userID, projectID string) (*ghhook.View, error)
+	Reregister(ctx context.Context, userID, projectID string) (*ghhook.View, error)
+	Approve(ctx context.Context, userID, projectID string, number int) (*ghhook.PullRequestView, error)
 }

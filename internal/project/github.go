@@ -74,7 +74,9 @@ func (in GitHubInput) Settings() Input {
 // so another account's repository can never be taken by id). It is then
 // looked up with u's token (private repositories included): metadata, the
 // branch's last commit and, when a detector is configured, the framework
-// and build settings of a shallow clone. Not connected is EINVALID
+// and build settings of a shallow clone. Once created, the project's
+// repository webhook is registered (Hooks; a failure there is recorded,
+// never the creation's). Not connected is EINVALID
 // gantry.MsgConnectGitHub; a token GitHub refuses (or that no longer decrypts) is
 // EINVALID gantry.MsgGitHubRevoked. The token is used for GitHub only and is never
 // part of the project, an error or a log line.
@@ -133,6 +135,9 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	}
 	if err := s.Store.CreateProject(ctx, p); err != nil {
 		return nil, err
+	}
+	if s.Hooks != nil {
+		s.Hooks.Register(ctx, u, p)
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
 	return s.Store.FindProject(ctx, u.ID, p.ID)

@@ -52,6 +52,18 @@ type Service struct {
 	// Secrets seals the values of secret environment variables; nil
 	// refuses to store secrets.
 	Secrets *secret.Box
+	// Hooks keeps the GitHub webhooks of projects made from a connected
+	// repository (*ghhook.Service); nil registers none.
+	Hooks Hooks
+}
+
+// Hooks registers a project's repository webhook at GitHub when it is
+// created and removes it before the project is deleted. Both are best
+// effort: failures are the implementation's to log and record, never the
+// project's.
+type Hooks interface {
+	Register(ctx context.Context, u *gantry.User, p *gantry.Project)
+	Unregister(ctx context.Context, p *gantry.Project)
 }
 
 func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
@@ -60,12 +72,16 @@ func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
 	}
 }
 
-// DeleteProject stops and removes every deployment of the owner's project,
-// then the project, and tells the owner.
+// DeleteProject removes the project's GitHub webhook (best effort), stops
+// and removes every deployment of the owner's project, then the project,
+// and tells the owner.
 func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) error {
 	p, err := s.Store.FindProject(ctx, userID, projectID)
 	if err != nil {
 		return err
+	}
+	if s.Hooks != nil {
+		s.Hooks.Unregister(ctx, p)
 	}
 	n, err := s.Deployments.RemoveProject(ctx, p)
 	if err != nil {
