@@ -31,9 +31,9 @@ type Hook struct {
 
 // Status is a commit status (POST /repos/{o}/{r}/statuses/{sha}).
 type Status struct {
-	Repo, SHA                               string
+	Repo, SHA                              string
 	State, TargetURL, Description, Context string
-	Creator                                 string // login of the token's account
+	Creator                                string // login of the token's account
 }
 
 // Comment is an issue or pull request comment.
