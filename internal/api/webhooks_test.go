@@ -1,0 +1,241 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/ghhook"
+	"github.com/gantryhq/gantry/internal/githost"
+	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/project"
+	"github.com/gantryhq/gantry/internal/secret"
+)
+
+// recordingDeployer stands in for the deploy service's Trigger and
+// RemovePreviews.
+type recordingDeployer struct {
+	mu       sync.Mutex
+	triggers []gantry.DeployTrigger
+	removed  []int
+}
+
+func (d *recordingDeployer) Trigger(_ context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.triggers = append(d.triggers, t)
+	return &gantry.Deployment{ID: fmt.Sprintf("dep-%d", len(d.triggers)), ProjectID: t.ProjectID}, nil
+}
+
+func (d *recordingDeployer) RemovePreviews(_ context.Context, _ string, pr int, _ string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed = append(d.removed, pr)
+	return nil
+}
+
+func (d *recordingDeployer) Triggers() []gantry.DeployTrigger {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]gantry.DeployTrigger(nil), d.triggers...)
+}
+
+// withWebhooks gives g's server push to deploy from GitHub, reachable by
+// the fake GitHub on a real listener.
+func withWebhooks(t *testing.T, g *githubEnv) (*ghhook.Service, *recordingDeployer) {
+	t.Helper()
+	ts := httptest.NewServer(g.srv)
+	t.Cleanup(ts.Close)
+	client, err := githost.NewGitHub(g.gh.APIURL(), g.gh.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := &recordingDeployer{}
+	hooks := &ghhook.Service{Store: g.db, GitHub: client, Deployer: dep, Secrets: mustBox(t, secret.GitHubHooks),
+		Decrypt: g.tokens.Open, PublicURL: ts.URL, Logger: g.srv.Logger}
+	t.Cleanup(hooks.Close)
+	g.srv.Projects.(*project.Service).Hooks = hooks
+	g.srv.Webhooks = hooks
+	return hooks, dep
+}
+
+// TestGitHubWebhookEndToEnd: a project created from a connected repository
+// registers its webhook; the fake GitHub's signed deliveries reach the real
+// server and queue deployments; replays, bad signatures and other users
+// do nothing; deleting the project removes the webhook.
+func TestGitHubWebhookEndToEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := withGitHub(t, e, true)
+	hooks, dep := withWebhooks(t, g)
+	g.connect(t, g.token, "alice-gh")
+	bob := e.otherToken(t)
+
+	rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token),
+		body: fmt.Sprintf(`{"repositoryId":%d}`, g.site.ID)})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body.String())
+	}
+	p := dataField[*gantry.Project](t, rec, "project")
+	hs := g.gh.Hooks("alice-gh/site")
+	if len(hs) != 1 || !strings.HasSuffix(hs[0].URL, "/api/webhooks/github") || hs[0].ContentType != "json" {
+		t.Fatalf("hooks %+v", hs)
+	}
+
+	// A push to main is deployed.
+	g.gh.Push(t, "alice-gh/site", "main", "New home page", map[string]string{"index.html": "<h1>v2</h1>"})
+	ds := g.gh.Deliver(t, "alice-gh/site", "push", g.gh.PushPayload(t, "alice-gh/site", "main", ""))
+	if len(ds) != 1 || ds[0].Status != http.StatusAccepted || !strings.Contains(ds[0].Answer, `"message":"Queued"`) {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	hooks.Wait()
+	if tr := dep.Triggers(); len(tr) != 1 || tr[0].ProjectID != p.ID || tr[0].Trigger != gantry.TriggerPush ||
+		tr[0].Branch != "main" || tr[0].Commit.Message != "New home page" {
+		t.Fatalf("triggers %+v", tr)
+	}
+	// Replayed: 200 already handled, nothing done.
+	if again := g.gh.Redeliver(t, ds[0]); again.Status != http.StatusOK || !strings.Contains(again.Answer, ghhook.MsgAlreadyHandled) {
+		t.Fatalf("replay %d %s", again.Status, again.Answer)
+	}
+	// Wrong and missing signatures: 401, nothing done.
+	for _, sig := range []string{githubtest.Sign("guess", ds[0].Body), ""} {
+		rec := g.do(request{method: "POST", url: "/api/webhooks/github", body: string(ds[0].Body), headers: map[string]string{
+			"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(), "X-Hub-Signature-256": sig}})
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), ghhook.MsgBadSignature) {
+			t.Fatalf("signature %q: %d %s", sig, rec.Code, rec.Body.String())
+		}
+	}
+	// Too large.
+	rec = g.do(request{method: "POST", url: "/api/webhooks/github", body: strings.Repeat(" ", ghhook.MaxBody+1),
+		headers: map[string]string{"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID()}})
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Payload too large") {
+		t.Fatalf("too large: %d %s", rec.Code, rec.Body.String())
+	}
+	hooks.Wait()
+	if n := len(dep.Triggers()); n != 1 {
+		t.Fatalf("%d triggers", n)
+	}
+
+	// A pull request from a fork waits; the owner approves it.
+	g.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "site"}, map[string]string{"index.html": "fork"})
+	g.gh.Push(t, "bob-gh/site", "idea", "An idea", map[string]string{"index.html": "idea"})
+	g.gh.Deliver(t, "alice-gh/site", "pull_request", g.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
+		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"}))
+	hooks.Wait()
+
+	var view struct {
+		Webhook *struct {
+			Active       bool            `json:"active"`
+			Error        *string         `json:"error"`
+			LastDelivery json.RawMessage `json:"lastDelivery"`
+		} `json:"webhook"`
+		PullRequests []map[string]any `json:"pullRequests"`
+	}
+	rec = g.do(request{method: "GET", url: "/api/projects/" + p.ID + "/github", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("github view: %d %s", rec.Code, rec.Body.String())
+	}
+	if err := json.Unmarshal(decodeAnswer(t, rec).Data, &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Webhook == nil || !view.Webhook.Active || view.Webhook.Error != nil ||
+		!strings.Contains(string(view.Webhook.LastDelivery), `"event":"pull_request"`) ||
+		!strings.Contains(string(view.Webhook.LastDelivery), `"result":"ignored"`) ||
+		len(view.PullRequests) != 1 || view.PullRequests[0]["state"] != "awaiting_approval" || view.PullRequests[0]["fork"] != true ||
+		view.PullRequests[0]["deploymentId"] != nil {
+		t.Fatalf("view %s", rec.Body.String())
+	}
+	for _, sc := range []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"bob reads", request{method: "GET", url: "/api/projects/" + p.ID + "/github", headers: bearer(bob)}, 404},
+		{"bob approves", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/3/approve", headers: bearer(bob)}, 404},
+		{"bob retries the webhook", request{method: "POST", url: "/api/projects/" + p.ID + "/webhook", headers: bearer(bob)}, 404},
+		{"no token", request{method: "GET", url: "/api/projects/" + p.ID + "/github"}, 401},
+		{"bad number", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/x/approve", headers: bearer(g.token)}, 404},
+		{"unknown pull request", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/4/approve", headers: bearer(g.token)}, 404},
+	} {
+		if rec := g.do(sc.req); rec.Code != sc.status {
+			t.Errorf("%s: %d %s", sc.name, rec.Code, rec.Body.String())
+		}
+	}
+	if n := len(dep.Triggers()); n != 1 {
+		t.Fatalf("%d triggers before approval", n)
+	}
+	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/3/approve", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"state":"approved"`) {
+		t.Fatalf("approve: %d %s", rec.Code, rec.Body.String())
+	}
+	if tr := dep.Triggers(); len(tr) != 2 || tr[1].PullRequest != 3 || tr[1].Trigger != gantry.TriggerPullRequest {
+		t.Fatalf("triggers %+v", tr)
+	}
+	if cs := g.gh.Comments("alice-gh/site", 3); len(cs) != 1 {
+		t.Fatalf("comments %+v", cs)
+	}
+
+	// Retrying the webhook replaces it.
+	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/webhook", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"active":true`) {
+		t.Fatalf("retry: %d %s", rec.Code, rec.Body.String())
+	}
+	if hs2 := g.gh.Hooks("alice-gh/site"); len(hs2) != 1 || hs2[0].ID == hs[0].ID {
+		t.Fatalf("hooks after retry %+v", hs2)
+	}
+
+	// Deleting the project removes the webhook.
+	if rec := g.do(request{method: "DELETE", url: "/api/projects/" + p.ID, headers: bearer(g.token)}); rec.Code != http.StatusOK {
+		t.Fatalf("delete: %d %s", rec.Code, rec.Body.String())
+	}
+	if hs := g.gh.Hooks("alice-gh/site"); len(hs) != 0 {
+		t.Fatalf("hooks after delete %+v", hs)
+	}
+}
+
+// TestGitHubWebhookFailureKeepsProject: GitHub refusing the webhook does
+// not lose the project; the Git card says the webhook is missing.
+func TestGitHubWebhookFailureKeepsProject(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := withGitHub(t, e, true)
+	withWebhooks(t, g)
+	g.connect(t, g.token, "alice-gh")
+	g.gh.FailHooks(http.StatusInternalServerError)
+	rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token),
+		body: fmt.Sprintf(`{"repositoryId":%d}`, g.site.ID)})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body.String())
+	}
+	p := dataField[*gantry.Project](t, rec, "project")
+	rec = g.do(request{method: "GET", url: "/api/projects/" + p.ID + "/github", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"active":false`) ||
+		!strings.Contains(rec.Body.String(), "The GitHub webhook could not be added") {
+		t.Fatalf("view: %d %s", rec.Code, rec.Body.String())
+	}
+	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/webhook", headers: bearer(g.token)})
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("retry while GitHub fails: %d %s", rec.Code, rec.Body.String())
+	}
+	g.gh.FailHooks(0)
+	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/webhook", headers: bearer(g.token)})
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"active":true`) || !strings.Contains(rec.Body.String(), `"error":null`) {
+		t.Fatalf("retry: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestGitHubWebhookNotConfigured: without the service the endpoints say so.
+func TestGitHubWebhookNotConfigured(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	rec := e.do(request{method: "POST", url: "/api/webhooks/github", body: `{}`})
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("%d %s", rec.Code, rec.Body.String())
+	}
+}
