@@ -58,6 +58,7 @@ type Server struct {
 	statuses    []Status
 	comments    map[int64]*Comment
 	deliveries  []Delivery
+	control     testing.TB // set by EnableControl
 }
 
 // User is an account of the fake.
@@ -208,6 +209,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, "/api/v3/"):
 		s.serveAPI(w, r, strings.TrimPrefix(p, "/api/v3"))
+	case strings.HasPrefix(p, ControlPrefix):
+		s.serveControl(w, r)
 	case p == "/login/oauth/authorize":
 		s.authorize(w, r)
 	case p == "/login/oauth/access_token":

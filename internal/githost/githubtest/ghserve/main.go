@@ -7,8 +7,11 @@
 //
 // It prints "listening on http://ADDR" once ready, then the environment to
 // give `gantry serve`, and serves until killed. Whoever opens the authorize
-// page consents as -user at once. Nothing here is secure: it is a test
-// double (fixed client secret, tokens in memory).
+// page consents as -user at once. Projects created from its repositories
+// get webhooks; POST /_githubtest/push and /_githubtest/pull_request
+// commit and deliver events to them (see githubtest.EnableControl).
+// Nothing here is secure: it is a test double (fixed client secret, tokens
+// in memory, unauthenticated control endpoints).
 package main
 
 import (
@@ -81,6 +84,7 @@ func main() {
 		s.AddRepo(tb, githubtest.Repo{Owner: *login, Name: r.name, Description: r.desc, Private: r.private,
 			UpdatedAt: now.Add(-time.Duration(i*37) * time.Hour)}, r.files)
 	}
+	s.EnableControl(tb)
 	fmt.Printf("listening on %s\n", s.URL)
 	fmt.Printf("GANTRY_GITHUB_CLIENT_ID=%s GANTRY_GITHUB_CLIENT_SECRET=%s GANTRY_GITHUB_API_URL=%s GANTRY_GITHUB_WEB_URL=%s\n",
 		s.ClientID, s.ClientSecret, s.APIURL(), s.URL)
