@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -64,5 +65,24 @@ func TestControlPush(t *testing.T) {
 		got[0].Header.Get("X-Hub-Signature-256") != githubtest.Sign("k", bod[0]) ||
 		!bytes.Contains(bod[0], []byte(`"message":"Second"`)) {
 		t.Fatalf("delivery %v %s", got, bod)
+	}
+}
+
+// TestPullRequestRef: a pull request's head, from a fork too, is fetchable
+// from the base repository as refs/pull/<n>/head.
+func TestPullRequestRef(t *testing.T) {
+	t.Parallel()
+	s := githubtest.NewServer(t)
+	s.AddUser("maya")
+	s.AddUser("sam")
+	s.AddRepo(t, githubtest.Repo{Owner: "maya", Name: "site"}, map[string]string{"index.html": "v1"})
+	s.AddRepo(t, githubtest.Repo{Owner: "sam", Name: "site"}, map[string]string{"index.html": "fork"})
+	s.Push(t, "sam/site", "idea", "Idea", map[string]string{"index.html": "idea"})
+	p := s.PullRequestPayload(t, "maya/site", githubtest.PullRequest{Number: 4, Action: "opened", Author: "sam",
+		HeadRepo: "sam/site", HeadBranch: "idea"})
+	sha := p["pull_request"].(map[string]any)["head"].(map[string]any)["sha"].(string)
+	out, err := exec.Command("git", "ls-remote", s.URL+"/maya/site.git", "refs/pull/4/head").Output()
+	if err != nil || !strings.HasPrefix(string(out), sha) {
+		t.Fatalf("ls-remote: %q %v, want %s", out, err, sha)
 	}
 }

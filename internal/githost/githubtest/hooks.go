@@ -308,6 +308,8 @@ type PullRequest struct {
 
 // PullRequestPayload is the pull_request event pr makes on base
 // repository fullName, with the head branch's current commit as head.sha.
+// Unless pr is closed, it also points the base repository's
+// refs/pull/<n>/head at that commit, as GitHub does.
 func (s *Server) PullRequestPayload(tb testing.TB, fullName string, pr PullRequest) map[string]any {
 	tb.Helper()
 	base := s.repo(fullName)
@@ -329,6 +331,17 @@ func (s *Server) PullRequestPayload(tb testing.TB, fullName string, pr PullReque
 		pr.BaseBranch = base.DefaultBranch
 	}
 	sha, _, _, _, _ := s.headCommit(tb, head.FullName(), pr.HeadBranch)
+	if pr.Action != "closed" {
+		// GitHub keeps every pull request's head in the base repository as
+		// refs/pull/<n>/head, forks' included: that is how they are fetched.
+		baseGit := filepath.Join(s.Git.Root, base.FullName()+".git")
+		headGit := filepath.Join(s.Git.Root, head.FullName()+".git")
+		ref := fmt.Sprintf("refs/pull/%d/head", pr.Number)
+		if out, err := exec.Command("git", "-C", baseGit, "fetch", "--quiet", "--force", headGit,
+			"refs/heads/"+pr.HeadBranch+":"+ref).CombinedOutput(); err != nil {
+			tb.Fatalf("githubtest: %s: %v: %s", ref, err, out)
+		}
+	}
 	state := "open"
 	if pr.Action == "closed" {
 		state = "closed"
