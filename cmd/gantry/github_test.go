@@ -27,6 +27,7 @@ func TestServeGitHubConnect(t *testing.T) {
 	gh := githubtest.NewServer(t)
 	ghUser := gh.AddUser("ada-gh")
 	gh.AddRepo(t, githubtest.Repo{Owner: "ada-gh", Name: "private-site", Private: true}, nil)
+	site := gh.AddRepo(t, githubtest.Repo{Owner: "ada-gh", Name: "site"}, map[string]string{"index.html": "<h1>v1</h1>"})
 
 	var logs lockedBuffer
 	ready := make(chan net.Addr, 1)
@@ -121,6 +122,51 @@ func TestServeGitHubConnect(t *testing.T) {
 		if strings.Contains(logs.String(), secret) || strings.Contains(string(data["user"]), ghUser.Token) {
 			t.Errorf("%q leaked into the logs or the answer", secret)
 		}
+	}
+
+	// Push to deploy: creating a project from the repository registers
+	// its webhook at <public URL>/api/webhooks/github; a signed delivery is
+	// taken (202) and recorded on the Git card; deleting the project
+	// removes the webhook.
+	token = page.Query().Get("token")
+	res, data = call("POST", "/api/projects", token, `{"repositoryId":`+jsonInt(site.ID)+`}`)
+	var project struct {
+		ID string `json:"_id"`
+	}
+	json.Unmarshal(data["project"], &project)
+	if res.StatusCode != 201 || project.ID == "" {
+		t.Fatalf("create from GitHub: %d %s\n%s", res.StatusCode, data, logs.String())
+	}
+	hooks := gh.Hooks("ada-gh/site")
+	if len(hooks) != 1 || hooks[0].URL != "http://gantry.test/api/webhooks/github" || hooks[0].Secret == "" {
+		t.Fatalf("hooks %+v", hooks)
+	}
+	body, _ := json.Marshal(gh.PushPayload(t, "ada-gh/site", "main", ""))
+	req, _ := http.NewRequest("POST", base+"/api/webhooks/github", strings.NewReader(string(body)))
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-GitHub-Delivery", githubtest.NewDeliveryID())
+	req.Header.Set("X-Hub-Signature-256", githubtest.Sign(hooks[0].Secret, body))
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusAccepted {
+		t.Fatalf("delivery: %v %v", res, err)
+	}
+	var last json.RawMessage
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, data = call("GET", "/api/projects/"+project.ID+"/github", token, "")
+		if last = data["webhook"]; strings.Contains(string(last), `"event":"push"`) {
+			break
+		}
+	}
+	if !strings.Contains(string(last), `"active":true`) || !strings.Contains(string(last), `"event":"push"`) {
+		t.Fatalf("webhook %s", last)
+	}
+	if res, _ := call("DELETE", "/api/projects/"+project.ID, token, ""); res.StatusCode != 200 {
+		t.Fatalf("delete: %d", res.StatusCode)
+	}
+	if hooks := gh.Hooks("ada-gh/site"); len(hooks) != 0 {
+		t.Fatalf("hooks after delete %+v", hooks)
+	}
+	if strings.Contains(logs.String(), hooks[0].Secret) {
+		t.Error("the webhook secret leaked into the logs")
 	}
 }
 
