@@ -222,7 +222,11 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return err
 	}
-	hooks := &ghhook.Service{Store: db, GitHub: hosts.GitHub, Deployer: deployerOf(deploys), Secrets: githubHooks,
+	deployer := deployerOf(deploys)
+	if _, off := deployer.(noDeployer); off {
+		logger.Warn("push to deploy from GitHub cannot queue deployments: the deploy service has no Trigger; deliveries are recorded as ignored")
+	}
+	hooks := &ghhook.Service{Store: db, GitHub: hosts.GitHub, Deployer: deployer, Secrets: githubHooks,
 		Decrypt: githubTokens.Open, PublicURL: strings.TrimSuffix(cfg.PublicURL.String(), "/"), Logger: logger}
 	defer hooks.Close()
 	// TODO(issue 14, integration): once deploy.Service has Trigger,
