@@ -241,8 +241,8 @@ func (s *Service) DeploymentFinished(ctx context.Context, d *gantry.Deployment) 
 	unlock := s.lock(d.ProjectID)
 	defer unlock()
 	pr, err := s.Store.FindGitHubPullRequestByDeployment(ctx, d.ProjectID, d.ID)
-	if err != nil {
-		return // not a pull request's current preview (superseded, a push, a manual deployment…)
+	if err != nil || pr.State == gantry.PullRequestClosed {
+		return // not a pull request's current preview (superseded, a push, a manual deployment…), or removed
 	}
 	h, err := s.Store.FindGitHubHook(ctx, d.ProjectID)
 	if err != nil {

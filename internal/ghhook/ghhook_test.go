@@ -400,6 +400,11 @@ func TestPullRequestPreview(t *testing.T) {
 	if v := e.view(t); v.PullRequests[0].State != gantry.PullRequestClosed {
 		t.Fatalf("state %s", v.PullRequests[0].State)
 	}
+	// The build stopped by the removal does not overwrite the comment.
+	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-2", ProjectID: e.project.ID, Status: gantry.DeploymentStopped})
+	if cs = e.gh.Comments("alice-gh/site", 12); !strings.Contains(cs[0].Body, "Removed") {
+		t.Fatalf("comments %+v", cs)
+	}
 }
 
 func TestForkPullRequestWaitsForApproval(t *testing.T) {
