@@ -75,7 +75,6 @@ func TestGitHubWebhookEndToEnd(t *testing.T) {
 	g := withGitHub(t, e, true)
 	hooks, dep := withWebhooks(t, g)
 	g.connect(t, g.token, "alice-gh")
-	bob := e.otherToken(t)
 
 	rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token),
 		body: fmt.Sprintf(`{"repositoryId":%d}`, g.site.ID)})
@@ -151,22 +150,6 @@ func TestGitHubWebhookEndToEnd(t *testing.T) {
 		view.PullRequests[0]["deploymentId"] != nil {
 		t.Fatalf("view %s", rec.Body.String())
 	}
-	for _, sc := range []struct {
-		name   string
-		req    request
-		status int
-	}{
-		{"bob reads", request{method: "GET", url: "/api/projects/" + p.ID + "/github", headers: bearer(bob)}, 404},
-		{"bob approves", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/3/approve", headers: bearer(bob)}, 404},
-		{"bob retries the webhook", request{method: "POST", url: "/api/projects/" + p.ID + "/webhook", headers: bearer(bob)}, 404},
-		{"no token", request{method: "GET", url: "/api/projects/" + p.ID + "/github"}, 401},
-		{"bad number", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/x/approve", headers: bearer(g.token)}, 404},
-		{"unknown pull request", request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/4/approve", headers: bearer(g.token)}, 404},
-	} {
-		if rec := g.do(sc.req); rec.Code != sc.status {
-			t.Errorf("%s: %d %s", sc.name, rec.Code, rec.Body.String())
-		}
-	}
 	if n := len(dep.Triggers()); n != 1 {
 		t.Fatalf("%d triggers before approval", n)
 	}
@@ -238,4 +221,78 @@ func TestGitHubWebhookNotConfigured(t *testing.T) {
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
 	}
+}
+
+// TestGitHubWebhookAccess: the owner's endpoints refuse others (404) and
+// bad input; the webhook endpoint refuses bad headers, bodies and
+// signatures.
+func TestGitHubWebhookAccess(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	g := withGitHub(t, e, true)
+	hooks, _ := withWebhooks(t, g)
+	g.connect(t, g.token, "alice-gh")
+	bob := e.otherToken(t)
+	rec := g.do(request{method: "POST", url: "/api/projects", headers: bearer(g.token),
+		body: fmt.Sprintf(`{"repositoryId":%d}`, g.site.ID)})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body.String())
+	}
+	id := dataField[*gantry.Project](t, rec, "project").ID
+	g.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "site"}, map[string]string{"index.html": "fork"})
+	g.gh.Push(t, "bob-gh/site", "idea", "An idea", map[string]string{"index.html": "idea"})
+	g.gh.Deliver(t, "alice-gh/site", "pull_request", g.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
+		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"}))
+	hooks.Wait()
+	secretOf := g.gh.Hooks("alice-gh/site")[0].Secret
+	push := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"id":%d}}`, g.site.ID)
+	delivery := func(event, deliveryID, sig string) map[string]string {
+		return map[string]string{"X-GitHub-Event": event, "X-GitHub-Delivery": deliveryID, "X-Hub-Signature-256": sig}
+	}
+	approve := "/api/projects/" + id + "/pull-requests/3/approve"
+	runScenariosOn(t, e, []scenario{
+		{name: "bob reads", request: request{method: "GET", url: "/api/projects/" + id + "/github", headers: bearer(bob)},
+			wantStatus: 404, wantMessage: "Project not found"},
+		{name: "bob approves", request: request{method: "POST", url: approve, headers: bearer(bob)},
+			wantStatus: 404, wantMessage: "Project not found"},
+		{name: "bob retries the webhook", request: request{method: "POST", url: "/api/projects/" + id + "/webhook", headers: bearer(bob)},
+			wantStatus: 404, wantMessage: "Project not found"},
+		{name: "no token", request: request{method: "GET", url: "/api/projects/" + id + "/github"}, wantStatus: 401},
+		{name: "unknown project", auth: true, request: request{method: "GET", url: "/api/projects/nope/github"},
+			wantStatus: 404, wantMessage: "Project not found"},
+		{name: "number not a number", auth: true, request: request{method: "POST", url: "/api/projects/" + id + "/pull-requests/x/approve"},
+			wantStatus: 404, wantMessage: "Pull request not found"},
+		{name: "number 0", auth: true, request: request{method: "POST", url: "/api/projects/" + id + "/pull-requests/0/approve"},
+			wantStatus: 404, wantMessage: "Pull request not found"},
+		{name: "huge number", auth: true, request: request{method: "POST", url: "/api/projects/" + id + "/pull-requests/99999999999999999999/approve"},
+			wantStatus: 404, wantMessage: "Pull request not found"},
+		{name: "unknown pull request", auth: true, request: request{method: "POST", url: "/api/projects/" + id + "/pull-requests/4/approve"},
+			wantStatus: 404, wantMessage: "Pull request not found"},
+		{name: "owner reads", auth: true, request: request{method: "GET", url: "/api/projects/" + id + "/github"},
+			wantStatus: 200, wantData: map[string]string{"webhook.active": "true", "webhook.error": "null",
+				"webhook.lastDelivery.result": `"ignored"`, "webhook.lastDelivery.event": `"pull_request"`},
+			wantContains: []string{`"pullRequests":[{"number":3,"title":"An idea","author":"bob-gh","headBranch":"idea","fork":true,` +
+				`"state":"awaiting_approval","url":"` + g.gh.URL + `/alice-gh/site/pull/3","deploymentId":null}]`}},
+		{name: "owner approves", auth: true, request: request{method: "POST", url: approve},
+			wantStatus: 200, wantData: map[string]string{"pullRequest.state": `"approved"`, "pullRequest.deploymentId": `"dep-1"`}},
+		{name: "approved twice", auth: true, request: request{method: "POST", url: approve},
+			wantStatus: 409, wantMessage: "Pull request #3 has no commit waiting for approval"},
+		{name: "delivery without event", request: request{method: "POST", url: "/api/webhooks/github", body: push,
+			headers: delivery("", githubtest.NewDeliveryID(), githubtest.Sign(secretOf, []byte(push)))},
+			wantStatus: 400, wantMessage: "X-GitHub-Event is required"},
+		{name: "delivery with a bad id", request: request{method: "POST", url: "/api/webhooks/github", body: push,
+			headers: delivery("push", "../x", githubtest.Sign(secretOf, []byte(push)))},
+			wantStatus: 400, wantMessage: "X-GitHub-Delivery must hold letters, digits and dashes only"},
+		{name: "delivery that is not JSON", request: request{method: "POST", url: "/api/webhooks/github", body: "payload=%7B%7D",
+			headers: delivery("push", githubtest.NewDeliveryID(), githubtest.Sign(secretOf, []byte("payload=%7B%7D")))},
+			wantStatus: 400, wantMessage: "The payload must be JSON (set the webhook's content type to application/json)"},
+		{name: "delivery with a wrong signature", request: request{method: "POST", url: "/api/webhooks/github", body: push,
+			headers: delivery("push", githubtest.NewDeliveryID(), githubtest.Sign("guess", []byte(push)))},
+			wantStatus: 401, wantMessage: ghhook.MsgBadSignature},
+		{name: "delivery without a signature", request: request{method: "POST", url: "/api/webhooks/github", body: push,
+			headers: delivery("push", githubtest.NewDeliveryID(), "")},
+			wantStatus: 401, wantMessage: ghhook.MsgBadSignature},
+		{name: "delivery with the GET method", request: request{method: "GET", url: "/api/webhooks/github"},
+			wantStatus: 405},
+	})
 }
