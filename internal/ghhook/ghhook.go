@@ -244,7 +244,14 @@ func (s *Service) register(ctx context.Context, userID string, p *gantry.Project
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CallTimeout)
 	defer cancel()
-	h := &gantry.GitHubHook{ProjectID: p.ID, RepoID: id, RepoName: p.Repository.FullName, Secret: sealed}
+	h := &gantry.GitHubHook{ProjectID: p.ID, RepoID: id, RepoName: p.Repository.FullName, Secret: sealed,
+		Error: "The GitHub webhook is being added"}
+	// Stored first: GitHub pings the new hook at once, signed with this
+	// secret.
+	if err := s.Store.SaveGitHubHook(ctx, h); err != nil {
+		return nil, err
+	}
+	h.Error = ""
 	token, err := s.userToken(ctx, userID)
 	if err == nil {
 		h.HookID, err = s.GitHub.CreateHook(ctx, token, p.Repository.FullName, s.PublicURL+WebhookPath, plain)
