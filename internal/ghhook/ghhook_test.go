@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/ghhook"
@@ -536,4 +537,26 @@ func TestQueueFull(t *testing.T) {
 		t.Fatalf("redelivery: %d %s", again.Status, again.Answer)
 	}
 	e.svc.Wait()
+}
+
+// TestPingOnCreate: GitHub pings a new hook at once; the ping verifies
+// against the stored secret and shows on the Git card.
+func TestPingOnCreate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.gh.SetPingOnCreate(true)
+	e.svc.Register(context.Background(), e.alice, e.project)
+	for range 200 {
+		if ds := e.gh.Deliveries(); len(ds) == 1 {
+			if ds[0].Event != "ping" || ds[0].Status != http.StatusOK || ds[0].Answer != ghhook.MsgPong {
+				t.Fatalf("ping %+v", ds[0])
+			}
+			if last := e.view(t).Webhook.LastDelivery; last == nil || last.Event != "ping" || last.Result != gantry.DeliveryOK {
+				t.Fatalf("last %+v", last)
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no ping")
 }

@@ -43,22 +43,23 @@ type Server struct {
 
 	ClientID, ClientSecret string // the OAuth app; requests with others fail
 
-	mu          sync.Mutex
-	users       map[string]*User // by login
-	repos       map[string]*Repo // by lowercase full name
-	codes       map[string]grant // OAuth codes not yet exchanged
-	revoked     []string         // tokens named by successful revocations, in order
-	revokeFail  int              // status every revocation answers; 0: work
-	nextID      int64
-	authorizeAs string // login that consents at /login/oauth/authorize
-	rateLimited bool
-	requests    []string
-	hooks       map[int64]*Hook
-	hookFail    int // status hook creation and deletion answer; 0: work
-	statuses    []Status
-	comments    map[int64]*Comment
-	deliveries  []Delivery
-	control     testing.TB // set by EnableControl
+	mu           sync.Mutex
+	users        map[string]*User // by login
+	repos        map[string]*Repo // by lowercase full name
+	codes        map[string]grant // OAuth codes not yet exchanged
+	revoked      []string         // tokens named by successful revocations, in order
+	revokeFail   int              // status every revocation answers; 0: work
+	nextID       int64
+	authorizeAs  string // login that consents at /login/oauth/authorize
+	rateLimited  bool
+	requests     []string
+	hooks        map[int64]*Hook
+	hookFail     int // status hook creation and deletion answer; 0: work
+	statuses     []Status
+	comments     map[int64]*Comment
+	deliveries   []Delivery
+	control      testing.TB // set by EnableControl
+	pingOnCreate bool
 }
 
 // User is an account of the fake.

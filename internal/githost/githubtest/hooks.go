@@ -527,8 +527,23 @@ func (s *Server) createHook(w http.ResponseWriter, r *http.Request, repo *Repo) 
 	}
 	s.hooks[h.ID] = h
 	out := *h
+	ping := s.pingOnCreate
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, s.hookJSON(out))
+	if ping {
+		body, _ := json.Marshal(map[string]any{"zen": "Design for failure.", "hook_id": out.ID, "hook": s.hookJSON(out),
+			"repository": s.repositoryPayload(repo), "sender": map[string]any{"login": repo.Owner}})
+		go s.deliverOne(out, "ping", NewDeliveryID(), body)
+	}
+}
+
+// SetPingOnCreate makes every new hook receive a ping event right after it
+// is created, as on GitHub (off by default, so tests see only the
+// deliveries they make).
+func (s *Server) SetPingOnCreate(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingOnCreate = on
 }
 
 func (s *Server) hookJSON(h Hook) map[string]any {

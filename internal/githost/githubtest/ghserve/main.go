@@ -85,6 +85,7 @@ func main() {
 			UpdatedAt: now.Add(-time.Duration(i*37) * time.Hour)}, r.files)
 	}
 	s.EnableControl(tb)
+	s.SetPingOnCreate(true)
 	fmt.Printf("listening on %s\n", s.URL)
 	fmt.Printf("GANTRY_GITHUB_CLIENT_ID=%s GANTRY_GITHUB_CLIENT_SECRET=%s GANTRY_GITHUB_API_URL=%s GANTRY_GITHUB_WEB_URL=%s\n",
 		s.ClientID, s.ClientSecret, s.APIURL(), s.URL)
