@@ -65,8 +65,8 @@ describe('environment variables on the project edit screen', () => {
     expect(await screen.findByText('Environment variables saved', undefined, { timeout: 5000 })).toBeInTheDocument()
     expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
       variables: [
-        { key: 'STRIPE_KEY', value: '', isSecret: true },
-        { key: 'SESSION_SECRET', value: 's3cret-value', isSecret: true },
+        { key: 'STRIPE_KEY', value: '', isSecret: true, scope: 'all' },
+        { key: 'SESSION_SECRET', value: 's3cret-value', isSecret: true, scope: 'all' },
       ],
     })
   })
