@@ -106,13 +106,15 @@ export function DeploymentDetailRoute() {
                 </>
               ) : null}
               {d.metadata?.branch || d.metadata?.pullRequest ? (
-                <>
+                <span className="inline-flex min-w-0 items-center gap-x-2">
                   <span aria-hidden="true">·</span>
                   <BranchLabel deployment={d} className="text-xs" />
-                </>
+                </span>
               ) : null}
-              <span aria-hidden="true">·</span>
-              <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              <span className="inline-flex items-center gap-x-2">
+                <span aria-hidden="true">·</span>
+                <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              </span>
             </p>
             {d.prunedAt ? <PrunedNote className="mt-1.5" /> : null}
           </div>

@@ -49,8 +49,10 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
                   <span className="truncate font-mono text-xs">{d.subdomain}</span>
                 </>
               ) : null}
-              <span aria-hidden="true">·</span>
-              <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              <span className="inline-flex items-center gap-x-2">
+                <span aria-hidden="true">·</span>
+                <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              </span>
             </p>
             {d.prunedAt ? <PrunedNote className="mt-1" /> : null}
           </div>

@@ -57,26 +57,28 @@ export function PreviewsCard({ projectId }: { projectId: string }) {
                         {previewSource(d)}
                       </Link>
                       <DeploymentStatusBadge status={d.status} />
+                      <span className="ml-auto text-xs whitespace-nowrap text-zinc-500 dark:text-zinc-400">
+                        {formatRelativeTime(d.createdAt)}
+                      </span>
                     </div>
-                    <p className="mt-0.5 flex min-w-0 flex-wrap items-center gap-x-2 text-xs text-zinc-500 dark:text-zinc-400">
-                      {d.url ? (
-                        canVisit(d) ? (
-                          <a
-                            href={d.url}
-                            target="_blank"
-                            rel="noopener noreferrer"
-                            className="inline-flex min-w-0 items-center gap-1 rounded font-mono break-all text-indigo-600 hover:underline dark:text-indigo-400"
-                          >
-                            {d.url.replace(/^https?:\/\//, '')}
-                            <ExternalLink className="size-3 shrink-0" aria-hidden="true" />
-                          </a>
-                        ) : (
-                          <span className="font-mono break-all">{d.url.replace(/^https?:\/\//, '')}</span>
-                        )
-                      ) : null}
-                      <span aria-hidden="true">·</span>
-                      <span className="whitespace-nowrap">{formatRelativeTime(d.createdAt)}</span>
-                    </p>
+                    {d.url ? (
+                      canVisit(d) ? (
+                        <a
+                          href={d.url}
+                          target="_blank"
+                          rel="noopener noreferrer"
+                          title={d.url}
+                          className="mt-0.5 inline-flex max-w-full min-w-0 items-center gap-1 rounded font-mono text-xs text-indigo-600 hover:underline dark:text-indigo-400"
+                        >
+                          <span className="truncate">{d.url.replace(/^https?:\/\//, '')}</span>
+                          <ExternalLink className="size-3 shrink-0" aria-hidden="true" />
+                        </a>
+                      ) : (
+                        <p className="mt-0.5 truncate font-mono text-xs text-zinc-500 dark:text-zinc-400" title={d.url}>
+                          {d.url.replace(/^https?:\/\//, '')}
+                        </p>
+                      )
+                    ) : null}
                   </div>
                 </li>
               )

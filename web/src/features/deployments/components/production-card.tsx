@@ -40,15 +40,6 @@ export function ProductionCard({ projectId, activeId }: ProductionCardProps) {
         {live ? (
           <div className="flex flex-wrap items-center gap-2">
             <Button
-              variant="ghost"
-              size="sm"
-              disabled={busy}
-              loading={busy && redeploy.variables?.noCache}
-              onClick={() => redeploy.mutate({ id: live._id, noCache: true })}
-            >
-              Redeploy without cache
-            </Button>
-            <Button
               variant="secondary"
               size="sm"
               disabled={busy}
@@ -57,6 +48,15 @@ export function ProductionCard({ projectId, activeId }: ProductionCardProps) {
               icon={<RotateCcw className="size-4" aria-hidden="true" />}
             >
               {busy && !redeploy.variables?.noCache ? 'Redeploying...' : 'Redeploy'}
+            </Button>
+            <Button
+              variant="ghost"
+              size="sm"
+              disabled={busy}
+              loading={busy && redeploy.variables?.noCache}
+              onClick={() => redeploy.mutate({ id: live._id, noCache: true })}
+            >
+              {busy && redeploy.variables?.noCache ? 'Redeploying...' : 'Redeploy without cache'}
             </Button>
           </div>
         ) : null}

@@ -134,7 +134,12 @@ function DeployHookField({ projectId, url }: { projectId: string; url: string | 
         readOnly
         placeholder="Not available yet"
         onFocus={(e) => e.currentTarget.select()}
-        hint="A POST to this URL deploys the production branch; add ?branch=name for a preview of another branch. Keep it secret."
+        hint={
+          <>
+            A POST to this URL deploys the production branch; add <code className="font-mono text-xs whitespace-nowrap">?branch=name</code>{' '}
+            to deploy another branch as a preview. Keep it secret.
+          </>
+        }
         className="[&_input]:font-mono [&_input]:text-xs"
         spellCheck={false}
       />
