@@ -129,7 +129,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
               return (
                 <li
                   key={row.id}
-                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-[minmax(0,1fr)_minmax(0,1fr)_7.5rem_auto] sm:items-start dark:border-zinc-800"
+                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-2 sm:items-start dark:border-zinc-800"
                 >
                   <Input
                     label="Name"
@@ -153,20 +153,22 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
                     spellCheck={false}
                     className="[&_input]:font-mono"
                   />
-                  <Select
-                    label="Scope"
-                    value={row.scope}
-                    onChange={(e) => change(row.id, { scope: scopeOf(e.target.value) })}
-                    options={ENV_SCOPES}
-                    title={`Which deployments get ${name}`}
-                    className="[&_select]:h-[38px]"
-                  />
-                  <div className="flex items-center justify-between gap-3 sm:mt-7 sm:justify-start">
-                    <Checkbox
-                      label="Secret"
-                      checked={row.isSecret}
-                      onChange={(e) => change(row.id, { isSecret: e.target.checked })}
-                    />
+                  <div className="flex flex-wrap items-center justify-between gap-3 sm:col-span-2">
+                    <div className="flex flex-wrap items-center gap-x-5 gap-y-2">
+                      <Select
+                        label="Scope"
+                        inline
+                        value={row.scope}
+                        onChange={(e) => change(row.id, { scope: scopeOf(e.target.value) })}
+                        options={ENV_SCOPES}
+                        title={`Which deployments get ${name}`}
+                      />
+                      <Checkbox
+                        label="Secret"
+                        checked={row.isSecret}
+                        onChange={(e) => change(row.id, { isSecret: e.target.checked })}
+                      />
+                    </div>
                     <Button
                       variant="ghost"
                       size="icon"
