@@ -153,7 +153,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
                     spellCheck={false}
                     className="[&_input]:font-mono"
                   />
-                  <div className="flex flex-wrap items-center justify-between gap-3 sm:col-span-2">
+                  <div className="flex items-center justify-between gap-3 sm:col-span-2">
                     <div className="flex flex-wrap items-center gap-x-5 gap-y-2">
                       <Select
                         label="Scope"

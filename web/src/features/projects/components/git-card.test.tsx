@@ -153,6 +153,13 @@ describe('Git card', () => {
     expect(calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual(['/api/projects/p1/webhook'])
   })
 
+  it('treats a GitHub repository the server has no webhook for (404) as elsewhere', async () => {
+    setup({ 'GET /api/projects/p1/github': fail(404, 'Not found') })
+    const card = await gitCard()
+    expect(await within(card).findByRole('switch', { name: 'Watch for new commits' })).toBeInTheDocument()
+    expect(within(card).queryByText('GitHub webhook')).not.toBeInTheDocument()
+  })
+
   it('approves a pull request from a fork', async () => {
     const { calls } = setup({ 'POST /api/projects/p1/pull-requests/14/approve': ok({}) })
     const card = await gitCard()

@@ -54,7 +54,9 @@ const deliveryLabel: Record<string, string> = { ok: 'Delivered', ignored: 'Ignor
 export function GitCard({ project }: { project: Project }) {
   const settings = useUpdateGitSettings(project._id)
   const github = useProjectGitHub(project._id)
-  const onGitHub = isGitHubRepository(project.repository?.url) || Boolean(github.data?.webhook)
+  // The server answers 404 for a repository it has no webhook access to (elsewhere, or a
+  // public GitHub repository added by its URL): those get the commit watcher instead.
+  const onGitHub = Boolean(github.data) && (Boolean(github.data?.webhook) || isGitHubRepository(project.repository?.url))
   const autoDeploy = settings.isPending && settings.variables.autoDeploy !== undefined
     ? settings.variables.autoDeploy
     : project.autoDeploy !== false
