@@ -38,7 +38,11 @@ export function HistoryCard({ projectId, activeId }: { projectId: string; active
         <CardDescription>Promote an earlier deployment to serve it again at once, with no rebuild.</CardDescription>
       </CardHeader>
       <CardContent>
-        {query.isPending ? (
+        {query.isError ? (
+          <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+            The deployment history could not be loaded.
+          </p>
+        ) : query.isPending ? (
           <div aria-busy="true" aria-label="Loading history" className="space-y-3">
             {[0, 1, 2].map((i) => (
               <Skeleton key={i} className="h-10" />

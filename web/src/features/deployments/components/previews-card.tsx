@@ -24,7 +24,11 @@ export function PreviewsCard({ projectId }: { projectId: string }) {
         <CardDescription>Every other branch and pull request gets an address of its own.</CardDescription>
       </CardHeader>
       <CardContent>
-        {query.isPending ? (
+        {query.isError ? (
+          <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+            The previews could not be loaded.
+          </p>
+        ) : query.isPending ? (
           <div aria-busy="true" aria-label="Loading previews" className="space-y-3">
             {[0, 1].map((i) => (
               <Skeleton key={i} className="h-10" />

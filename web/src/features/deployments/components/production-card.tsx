@@ -38,7 +38,7 @@ export function ProductionCard({ projectId, activeId }: ProductionCardProps) {
           Production
         </CardTitle>
         {live ? (
-          <div className="flex flex-wrap items-center gap-2">
+          <div className="flex flex-wrap items-center gap-1.5">
             <Button
               variant="secondary"
               size="sm"
@@ -52,6 +52,7 @@ export function ProductionCard({ projectId, activeId }: ProductionCardProps) {
             <Button
               variant="ghost"
               size="sm"
+              className="px-2"
               disabled={busy}
               loading={busy && redeploy.variables?.noCache}
               onClick={() => redeploy.mutate({ id: live._id, noCache: true })}
@@ -62,7 +63,11 @@ export function ProductionCard({ projectId, activeId }: ProductionCardProps) {
         ) : null}
       </CardHeader>
       <CardContent>
-        {query.isPending ? (
+        {query.isError ? (
+          <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+            The production deployment could not be loaded.
+          </p>
+        ) : query.isPending ? (
           <div aria-busy="true" aria-label="Loading production deployment" className="space-y-2">
             <Skeleton className="h-5 w-72 max-w-full" />
             <Skeleton className="h-4 w-96 max-w-full" />

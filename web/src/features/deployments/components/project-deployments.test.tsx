@@ -208,3 +208,14 @@ describe('History card', () => {
     expect(calls.some((c) => c.method === 'POST')).toBe(false)
   })
 })
+
+describe('when the lists cannot be fetched', () => {
+  it('says so in each card, once in a toast each', async () => {
+    setup({ 'GET /api/deployments': fail(500), 'GET /api/projects/p1/previews': fail(500) })
+    expect(await screen.findByText('The production deployment could not be loaded.', undefined, { timeout: 5000 })).toBeInTheDocument()
+    expect(screen.getByText('The deployment history could not be loaded.')).toBeInTheDocument()
+    expect(await screen.findByText('The previews could not be loaded.')).toBeInTheDocument()
+    expect(await screen.findByText('Failed to fetch previews')).toBeInTheDocument()
+    expect(await screen.findByText('Failed to fetch deployments')).toBeInTheDocument()
+  })
+})
