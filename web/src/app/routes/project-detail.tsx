@@ -162,7 +162,7 @@ export function ProjectDetailRoute() {
 
       <div className="mb-6 space-y-6">
         <ProductionCard projectId={project._id} activeId={project.activeDeployment?._id} />
-        <div className="grid items-start gap-6 lg:grid-cols-2">
+        <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
           <PreviewsCard projectId={project._id} />
           <GitCard project={project} />
         </div>
