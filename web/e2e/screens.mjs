@@ -18,6 +18,8 @@ import {
 import { DISCOVER_SCREENS } from './lib/discover-screens.mjs'
 import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
+// Issue 14's screens with made-up answers until the server has them (delete with the file).
+import { PUSH_TO_DEPLOY_SCREENS } from './lib/push-to-deploy-screens.mjs'
 
 const DEVICES = {
   desktop: { width: 1280, height: 800 },
@@ -141,6 +143,7 @@ export const SCREENS = [
     act: (page) => page.getByRole('button', { name: 'Open navigation' }).click(),
   },
   ...PROJECT_SCREENS,
+  ...PUSH_TO_DEPLOY_SCREENS,
   ...DISCOVER_SCREENS,
   {
     name: 'profile',

@@ -5,5 +5,7 @@
 // that root from here, since features do not import each other.
 export const sharedKeys = {
   projects: ['projects'] as const,
+  /** Approving a pull request builds a preview; the deployments feature lists it. */
+  deployments: ['deployments'] as const,
   profile: ['profile'] as const,
 }

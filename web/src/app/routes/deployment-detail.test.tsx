@@ -47,13 +47,45 @@ describe('deployment detail', () => {
     expect(screen.getAllByRole('link', { name: /Back to Deployments/ })[0]).toHaveAttribute('href', '/deployments')
     expect(screen.getAllByText('12s').length).toBeGreaterThan(0)
     expect(screen.getByText('3 KB')).toBeInTheDocument()
-    expect(screen.getByText('manual')).toBeInTheDocument()
+    // No trigger recorded: a manual production deployment, said in the header and the commit card.
+    expect(screen.getByTestId('deployment-trigger')).toHaveTextContent('Manual')
+    expect(screen.getAllByText('Manual')).toHaveLength(2)
+    expect(screen.getAllByText('Production').length).toBeGreaterThan(0)
     expect(screen.getByText('abcdef1')).toBeInTheDocument()
     expect(screen.getByText('2 entries')).toBeInTheDocument()
     expect(screen.getByText('https://api.example.com')).toBeInTheDocument()
     expect(screen.getByText('••••••••')).toBeInTheDocument()
     expect(screen.queryByText('hunter2')).not.toBeInTheDocument()
     expect(await screen.findByText('1 of 1 log entries')).toBeInTheDocument()
+  })
+
+  it('shows a preview of a pull request with its badge, branch and trigger', async () => {
+    setup({
+      'GET /api/deployments/d1': ok({
+        deployment: makeDeployment({
+          target: 'preview',
+          url: 'http://portfolio-site--pr-12.localhost:8080',
+          metadata: { commitHash: 'abcdef1234567890', branch: 'fix-nav', trigger: 'pull_request', pullRequest: 12, author: 'bob' },
+        }),
+      }),
+    })
+    expect(await screen.findByRole('heading', { level: 1, name: 'Portfolio Site Deployment' })).toBeInTheDocument()
+    expect(screen.getByTestId('deployment-trigger')).toHaveTextContent('Pull request #12')
+    expect(screen.getAllByText('Preview')).toHaveLength(2)
+    expect(screen.getAllByText('fix-nav').length).toBeGreaterThan(0)
+  })
+
+  it('says Rollback for a promoted deployment', async () => {
+    setup({
+      'GET /api/deployments/d1': ok({
+        deployment: makeDeployment({
+          promotedAt: '2026-03-06T10:00:00Z',
+          metadata: { commitHash: 'abcdef1234567890', branch: 'main', trigger: 'push', author: 'Alice' },
+        }),
+      }),
+    })
+    expect(await screen.findByTestId('deployment-trigger')).toHaveTextContent('Rollback')
+    expect(screen.getByText('Mar 6, 2026, 10:00')).toBeInTheDocument()
   })
 
   it('hides and shows the logs panel', async () => {

@@ -19,7 +19,9 @@ import {
   ProjectBuildConfigCard,
 } from '@/features/deployments/components/deployment-sections'
 import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployments/components/deployment-status'
+import { BranchLabel, TargetBadge } from '@/features/deployments/components/deployment-target'
 import { inProgress } from '@/features/deployments/status'
+import { triggerLabel } from '@/features/deployments/trigger'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
 import { cn } from '@/lib/cn'
 import { useRetry } from '@/lib/use-retry'
@@ -91,6 +93,7 @@ export function DeploymentDetailRoute() {
                 {name} Deployment
               </h1>
               <DeploymentStatusBadge status={d.status} />
+              <TargetBadge deployment={d} />
             </div>
             <p className="mt-1 flex flex-wrap items-center gap-x-2 text-sm text-zinc-600 dark:text-zinc-400">
               <span>Version {d.version || DEFAULT_DEPLOYMENT_VERSION}</span>
@@ -102,6 +105,16 @@ export function DeploymentDetailRoute() {
                   </span>
                 </>
               ) : null}
+              {d.metadata?.branch || d.metadata?.pullRequest ? (
+                <span className="inline-flex min-w-0 items-center gap-x-2">
+                  <span aria-hidden="true">·</span>
+                  <BranchLabel deployment={d} className="text-xs" />
+                </span>
+              ) : null}
+              <span className="inline-flex items-center gap-x-2">
+                <span aria-hidden="true">·</span>
+                <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              </span>
             </p>
             {d.prunedAt ? <PrunedNote className="mt-1.5" /> : null}
           </div>

@@ -168,7 +168,7 @@ describe('project detail', () => {
     })
     await userEvent.click(await screen.findByRole('button', { name: 'Deploy' }))
     expect(await screen.findByText('Deployment started successfully! Redirecting to deployment...')).toBeInTheDocument()
-    expect(calls.find((c) => c.path === '/api/deployments')?.body).toEqual({ projectId: 'p1', version: '1.0.0' })
+    expect(calls.find((c) => c.method === 'POST' && c.path === '/api/deployments')?.body).toEqual({ projectId: 'p1', version: '1.0.0' })
     expect(router.state.location.pathname).toBe('/projects/p1')
     await waitFor(() => expect(router.state.location.pathname).toBe('/deployments/d7'), { timeout: 3000 })
   })

@@ -12,10 +12,14 @@ import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
 import { useDeployProject } from '@/features/deployments/api/create-deployment'
 import { DeploymentStatusBadge } from '@/features/deployments/components/deployment-status'
+import { HistoryCard } from '@/features/deployments/components/history-card'
+import { PreviewsCard } from '@/features/deployments/components/previews-card'
+import { ProductionCard } from '@/features/deployments/components/production-card'
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
 import { useShowInDiscover } from '@/features/projects/api/update-project'
+import { GitCard } from '@/features/projects/components/git-card'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -154,6 +158,15 @@ export function ProjectDetailRoute() {
           value={<ProjectStatusBadge status={project.status} />}
           icon={<FolderGit2 className="size-3.5" aria-hidden="true" />}
         />
+      </div>
+
+      <div className="mb-6 space-y-6">
+        <ProductionCard projectId={project._id} activeId={project.activeDeployment?._id} />
+        <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
+          <PreviewsCard projectId={project._id} />
+          <GitCard project={project} />
+        </div>
+        <HistoryCard projectId={project._id} activeId={project.activeDeployment?._id} />
       </div>
 
       <Card className="mb-6">

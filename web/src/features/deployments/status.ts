@@ -43,3 +43,30 @@ export function filterDeployments<T extends { status: string }>(list: T[], filte
 export function shortHash(hash: string | undefined | null): string {
   return (hash ?? '').slice(0, 7)
 }
+
+/** Finished well: its files can be served again (live now, or stopped since). */
+export function succeeded(status: string): boolean {
+  return status === 'live' || status === 'stopped'
+}
+
+/**
+ * The production deployment being served: the project's active one when it
+ * names it, else the newest live one of `list` (newest first).
+ */
+export function liveProduction<T extends Pick<Deployment, '_id' | 'status'>>(
+  list: T[],
+  activeId: string | undefined,
+): T | undefined {
+  return (activeId ? list.find((d) => d._id === activeId) : undefined) ?? list.find((d) => d.status === 'live')
+}
+
+/**
+ * Promote is offered on a successful production deployment that is not the
+ * one being served and whose files are still kept.
+ */
+export function canPromote(
+  d: Pick<Deployment, '_id' | 'status' | 'target' | 'prunedAt'>,
+  liveId: string | undefined,
+): boolean {
+  return d.target !== 'preview' && d._id !== liveId && succeeded(d.status) && !d.prunedAt
+}

@@ -16,12 +16,20 @@ export type BuildInfo = {
   framework?: string
 }
 
+/** What started a deployment (SPEC §3 `metadata.trigger`, "manual" when missing). */
+export type DeploymentTrigger = 'manual' | 'push' | 'hook' | 'pull_request' | 'redeploy' | 'rollback'
+
+/** Where a deployment is served: the project's own address, or a preview address of its own. */
+export type DeploymentTarget = 'production' | 'preview'
+
 export type DeploymentMetadata = {
   commitHash?: string
   commitMessage?: string
   branch?: string
   author?: string
-  trigger?: string
+  trigger?: DeploymentTrigger | (string & {})
+  /** The pull request a preview was built for. */
+  pullRequest?: number
   repository?: { fullName?: string }
 }
 
@@ -67,4 +75,8 @@ export type Deployment = {
   logSize?: number
   /** When its files were removed to save space; it can no longer be restarted. */
   prunedAt?: string | null
+  /** production (the default) or preview. */
+  target?: DeploymentTarget | (string & {})
+  /** When this earlier deployment was promoted back to production (a rollback). */
+  promotedAt?: string | null
 }

@@ -57,6 +57,12 @@ export type Project = {
   showInDiscover?: boolean
   activeDeployment: ActiveDeployment | null
   deployments?: ProjectDeployment[]
+  /** Pushes, the deploy hook and the commit watcher start deployments (on by default). */
+  autoDeploy?: boolean
+  /** Polls a public repository outside GitHub for new commits on the branch. */
+  watchCommits?: boolean
+  /** POSTing to it starts a deployment; shown to the owner only. */
+  deployHookUrl?: string
   createdAt?: string
   updatedAt?: string
 }
@@ -74,9 +80,48 @@ export type RepoLookup = {
   detectError?: string
 }
 
+/** Which deployments get a variable. */
+export type EnvScope = 'all' | 'production' | 'preview'
+
 /** One environment variable of a project; a secret's value is always masked. */
 export type EnvVar = {
   key: string
   value: string
   isSecret: boolean
+  /** all when missing. */
+  scope?: EnvScope
+}
+
+/** The last delivery GitHub made to the project's webhook. */
+export type WebhookDelivery = {
+  at: string
+  event: string
+  action?: string
+  result: 'ok' | 'ignored' | 'failed' | (string & {})
+  message?: string
+}
+
+export type WebhookStatus = {
+  active: boolean
+  error: string | null
+  lastDelivery: WebhookDelivery | null
+}
+
+export type PullRequestState = 'awaiting_approval' | 'approved' | 'open' | 'closed'
+
+export type PullRequest = {
+  number: number
+  title: string
+  author: string
+  headBranch: string
+  fork: boolean
+  state: PullRequestState | (string & {})
+  url: string
+  deploymentId: string | null
+}
+
+/** GET /api/projects/{id}/github: the webhook and pull requests of a GitHub project. */
+export type ProjectGitHub = {
+  webhook: WebhookStatus | null
+  pullRequests: PullRequest[]
 }

@@ -2,18 +2,24 @@ import { queryOptions, useQuery } from '@tanstack/react-query'
 import { DEPLOYMENT_REFETCH_MS } from '@/config/constants'
 import { api } from '@/lib/api-client'
 import { inProgress } from '../status'
-import type { Deployment } from '../types'
+import type { Deployment, DeploymentTarget } from '../types'
 import { deploymentKeys } from './keys'
 
-export async function getDeployments(signal?: AbortSignal): Promise<Deployment[]> {
-  const data = await api.get<{ deployments?: Deployment[] } | undefined>('/api/deployments', { signal })
+/** Narrows the list to one project's deployments and/or one target. */
+export type DeploymentsFilter = { projectId?: string; target?: DeploymentTarget }
+
+export async function getDeployments(filter: DeploymentsFilter = {}, signal?: AbortSignal): Promise<Deployment[]> {
+  const data = await api.get<{ deployments?: Deployment[] } | undefined>('/api/deployments', {
+    signal,
+    params: { projectId: filter.projectId, target: filter.target },
+  })
   return data?.deployments ?? []
 }
 
-export function deploymentsQueryOptions() {
+export function deploymentsQueryOptions(filter?: DeploymentsFilter) {
   return queryOptions({
-    queryKey: deploymentKeys.lists(),
-    queryFn: ({ signal }) => getDeployments(signal),
+    queryKey: filter ? deploymentKeys.list(filter) : deploymentKeys.lists(),
+    queryFn: ({ signal }) => getDeployments(filter, signal),
     meta: { errorMessage: 'Failed to fetch deployments' },
     // Refresh while anything is still on its way.
     refetchInterval: (query) =>
@@ -21,6 +27,7 @@ export function deploymentsQueryOptions() {
   })
 }
 
-export function useDeployments() {
-  return useQuery(deploymentsQueryOptions())
+/** Every deployment of the user, or those `filter` keeps. */
+export function useDeployments(filter?: DeploymentsFilter) {
+  return useQuery(deploymentsQueryOptions(filter))
 }

@@ -1,5 +1,5 @@
 import { Link } from 'react-router'
-import { Archive, GitBranch, GitCommitHorizontal, Hammer } from 'lucide-react'
+import { Archive, GitCommitHorizontal, Hammer } from 'lucide-react'
 import { buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { paths } from '@/config/paths'
@@ -7,8 +7,10 @@ import { cn } from '@/lib/cn'
 import { DEFAULT_BUILD, DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { formatDateTime, msToSeconds } from '@/utils/format'
 import { shortHash } from '../status'
+import { triggerLabel } from '../trigger'
 import type { Deployment } from '../types'
 import { DeploymentActions } from './deployment-actions'
+import { BranchLabel, TargetBadge } from './deployment-target'
 import { DeploymentStatusBadge, DeploymentStatusIcon } from './deployment-status'
 
 /** Says that a deployment's files were removed to save space (it can no longer be restarted). */
@@ -36,6 +38,8 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
             <div className="flex flex-wrap items-center gap-x-2 gap-y-1">
               <h3 className="truncate font-semibold text-zinc-900 dark:text-zinc-50">{name}</h3>
               <DeploymentStatusBadge status={d.status} />
+              <TargetBadge deployment={d} />
+              <BranchLabel deployment={d} className="text-xs text-zinc-600 dark:text-zinc-400" />
             </div>
             <p className="mt-0.5 flex flex-wrap items-center gap-x-2 text-sm text-zinc-600 dark:text-zinc-400">
               <span>v{d.version || DEFAULT_DEPLOYMENT_VERSION}</span>
@@ -45,6 +49,10 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
                   <span className="truncate font-mono text-xs">{d.subdomain}</span>
                 </>
               ) : null}
+              <span className="inline-flex items-center gap-x-2">
+                <span aria-hidden="true">·</span>
+                <span data-testid="deployment-trigger">{triggerLabel(d)}</span>
+              </span>
             </p>
             {d.prunedAt ? <PrunedNote className="mt-1" /> : null}
           </div>
@@ -85,7 +93,7 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
         </div>
       </dl>
 
-      {hash || meta.commitMessage || meta.branch ? (
+      {hash || meta.commitMessage ? (
         <div className="mt-3 flex min-w-0 flex-wrap items-center gap-x-3 gap-y-1 text-xs text-zinc-600 dark:text-zinc-400">
           {hash ? (
             <span className="inline-flex items-center gap-1 font-mono text-zinc-700 dark:text-zinc-300">
@@ -94,12 +102,6 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
             </span>
           ) : null}
           {meta.commitMessage ? <span className="min-w-0 truncate">{meta.commitMessage}</span> : null}
-          {meta.branch ? (
-            <span className="inline-flex items-center gap-1 font-mono">
-              <GitBranch className="size-3.5 text-zinc-400" aria-hidden="true" />
-              {meta.branch}
-            </span>
-          ) : null}
         </div>
       ) : null}
     </Card>

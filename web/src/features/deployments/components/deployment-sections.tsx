@@ -5,6 +5,7 @@ import { EmptyState } from '@/components/ui/empty-state'
 import { DEFAULT_BUILD } from '@/config/constants'
 import { capitalize, formatDateTime, formatDuration, formatKB, formatSize } from '@/utils/format'
 import { shortHash } from '../status'
+import { targetLabel, triggerLabel } from '../trigger'
 import type { BuildLog, Deployment } from '../types'
 
 const dash = (value: string | undefined | null) => value || '—'
@@ -78,7 +79,11 @@ export function CommitInfoCard({ deployment }: { deployment: Deployment }) {
             { label: 'Commit', value: dash(shortHash(meta.commitHash)), mono: true },
             { label: 'Message', value: dash(meta.commitMessage) },
             { label: 'Author', value: dash(meta.author) },
-            { label: 'Trigger', value: meta.trigger || 'manual' },
+            { label: 'Trigger', value: triggerLabel(deployment) },
+            { label: 'Target', value: targetLabel(deployment) },
+            ...(deployment.promotedAt
+              ? [{ label: 'Promoted', value: formatDateTime(deployment.promotedAt) || '—' }]
+              : []),
           ]}
         />
       </CardContent>

@@ -101,6 +101,34 @@ describe('deployments list', () => {
     expect(buttonsOf('Hotel')).toEqual(['Delete', 'Restart', 'View Details'])
   })
 
+  it('shows the target, the branch and the trigger of each', async () => {
+    setup({
+      'GET /api/deployments': ok({
+        deployments: [
+          makeDeployment({ _id: 'p', target: 'production', project: { name: 'Pushed' }, metadata: { trigger: 'push', author: 'Maya Chen', branch: 'main' } }),
+          makeDeployment({
+            _id: 'q',
+            target: 'preview',
+            project: { name: 'Previewed' },
+            metadata: { trigger: 'pull_request', pullRequest: 12, branch: 'fix-nav' },
+          }),
+          makeDeployment({ _id: 'r', project: { name: 'Rolled back' }, promotedAt: '2026-03-06T10:00:00Z', metadata: { trigger: 'manual' } }),
+          makeDeployment({ _id: 's', project: { name: 'Hooked' }, metadata: { trigger: 'hook', branch: 'main' } }),
+        ],
+      }),
+    })
+    await screen.findByRole('heading', { name: 'Pushed' })
+    const trigger = (name: string) => within(card(name)).getByTestId('deployment-trigger').textContent
+    expect(trigger('Pushed')).toBe('Pushed by Maya Chen')
+    expect(trigger('Previewed')).toBe('Pull request #12')
+    expect(trigger('Rolled back')).toBe('Rollback')
+    expect(trigger('Hooked')).toBe('Deploy hook')
+    expect(within(card('Pushed')).getByText('Production')).toBeInTheDocument()
+    expect(within(card('Pushed')).getByText('main')).toBeInTheDocument()
+    expect(within(card('Previewed')).getByText('Preview')).toBeInTheDocument()
+    expect(within(card('Previewed')).getByText('fix-nav')).toBeInTheDocument()
+  })
+
   it('shows defaults and the commit row', async () => {
     setup()
     const unknown = await screen.findByRole('heading', { name: 'Unknown Project' })

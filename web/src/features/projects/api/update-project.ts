@@ -10,6 +10,8 @@ export type ProjectUpdate = {
   branch: string
   buildConfig: BuildConfig
   showInDiscover?: boolean
+  autoDeploy?: boolean
+  watchCommits?: boolean
 }
 
 /** PUT /api/projects/{id}: any of the fields a user may set. */
@@ -54,6 +56,29 @@ export function useShowInDiscover(id: string) {
     onSuccess: (project, show) => {
       saved(project)
       toast.success(show ? SHOWN_IN_DISCOVER : HIDDEN_FROM_DISCOVER)
+    },
+    onError: (err) => {
+      toast.error(errorMessage(err, 'Failed to update project'))
+    },
+  })
+}
+
+/** The Git card's switches: what starts deployments on its own. */
+export type GitSettings = Pick<ProjectUpdate, 'autoDeploy' | 'watchCommits'>
+
+export function gitSettingSaved(change: GitSettings): string {
+  if (change.autoDeploy !== undefined) return change.autoDeploy ? 'Auto-deploy turned on' : 'Auto-deploy turned off'
+  return change.watchCommits ? 'Watching the branch for new commits' : 'No longer watching for new commits'
+}
+
+/** Turns Auto-deploy or "Watch for new commits" on or off at once. */
+export function useUpdateGitSettings(id: string) {
+  const saved = useProjectSaved(id)
+  return useMutation({
+    mutationFn: (change: GitSettings) => updateProject(id, change),
+    onSuccess: (project, change) => {
+      saved(project)
+      toast.success(gitSettingSaved(change))
     },
     onError: (err) => {
       toast.error(errorMessage(err, 'Failed to update project'))

@@ -65,8 +65,8 @@ describe('environment variables on the project edit screen', () => {
     expect(await screen.findByText('Environment variables saved', undefined, { timeout: 5000 })).toBeInTheDocument()
     expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
       variables: [
-        { key: 'STRIPE_KEY', value: '', isSecret: true },
-        { key: 'SESSION_SECRET', value: 's3cret-value', isSecret: true },
+        { key: 'STRIPE_KEY', value: '', isSecret: true, scope: 'all' },
+        { key: 'SESSION_SECRET', value: 's3cret-value', isSecret: true, scope: 'all' },
       ],
     })
   })
@@ -100,5 +100,37 @@ describe('environment variables on the project edit screen', () => {
     expect(
       await screen.findByText('The environment variables could not be loaded.', undefined, { timeout: 5000 }),
     ).toBeInTheDocument()
+  })
+})
+
+describe('environment variable scopes', () => {
+  it('shows each scope, defaults new variables to All and saves the chosen one', async () => {
+    const { calls } = setup({
+      'GET /api/projects/p1/env': ok({
+        variables: [
+          { key: 'API_URL', value: 'https://api.example.com', isSecret: false, scope: 'production' },
+          { key: 'OLD', value: 'x', isSecret: false },
+        ],
+      }),
+      'PUT /api/projects/p1/env': (req) => ok(req.body),
+    })
+    await loaded()
+    const scopes = () => within(form()).getAllByLabelText('Scope') as HTMLSelectElement[]
+    expect(scopes().map((s) => s.value)).toEqual(['production', 'all'])
+    expect(within(scopes()[0]).getAllByRole('option').map((o) => o.textContent)).toEqual(['All', 'Production', 'Preview'])
+    await userEvent.click(screen.getByRole('button', { name: 'Add Variable' }))
+    expect(scopes()[2].value).toBe('all')
+    await userEvent.type(within(form()).getAllByLabelText('Name')[2], 'PREVIEW_BANNER')
+    await userEvent.type(within(form()).getAllByLabelText('Value')[2], 'on')
+    await userEvent.selectOptions(scopes()[2], 'preview')
+    await userEvent.click(screen.getByRole('button', { name: 'Save Variables' }))
+    expect(await screen.findByText('Environment variables saved', undefined, { timeout: 5000 })).toBeInTheDocument()
+    expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
+      variables: [
+        { key: 'API_URL', value: 'https://api.example.com', isSecret: false, scope: 'production' },
+        { key: 'OLD', value: 'x', isSecret: false, scope: 'all' },
+        { key: 'PREVIEW_BANNER', value: 'on', isSecret: false, scope: 'preview' },
+      ],
+    })
   })
 })

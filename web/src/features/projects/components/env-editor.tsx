@@ -4,13 +4,25 @@ import { Button } from '@/components/ui/button'
 import { Card, CardContent, CardDescription, CardFooter, CardHeader, CardTitle } from '@/components/ui/card'
 import { Checkbox } from '@/components/ui/checkbox'
 import { Input } from '@/components/ui/input'
+import { Select } from '@/components/ui/select'
 import { Skeleton } from '@/components/ui/skeleton'
 import { useProjectEnv } from '../api/get-env'
 import { useUpdateProjectEnv } from '../api/update-env'
-import type { EnvVar } from '../types'
+import type { EnvScope, EnvVar } from '../types'
 
 /** One row of the editor. `stored` marks a secret whose value only the server knows. */
-type Row = { id: number; key: string; value: string; isSecret: boolean; stored: boolean }
+type Row = { id: number; key: string; value: string; isSecret: boolean; stored: boolean; scope: EnvScope }
+
+/** Which deployments get a variable: every one (the default), production only or previews only. */
+export const ENV_SCOPES: ReadonlyArray<{ value: EnvScope; label: string }> = [
+  { value: 'all', label: 'All' },
+  { value: 'production', label: 'Production' },
+  { value: 'preview', label: 'Preview' },
+]
+
+function scopeOf(value: string | undefined): EnvScope {
+  return value === 'production' || value === 'preview' ? value : 'all'
+}
 
 const KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/
 const RESERVED = new Set(['PORT', 'HOST', 'PATH', 'HOME'])
@@ -23,6 +35,7 @@ function toRows(vars: EnvVar[]): Row[] {
     value: v.isSecret ? '' : v.value,
     isSecret: v.isSecret,
     stored: v.isSecret,
+    scope: scopeOf(v.scope),
   }))
 }
 
@@ -59,8 +72,8 @@ export function EnvEditor({ projectId }: { projectId: string }) {
           Environment Variables
         </CardTitle>
         <CardDescription>
-          Given to the install, the build and the running app; changes apply to the next deployment. Secret values are
-          encrypted, hidden from logs and never shown again.
+          Given to the install, the build and the running app; changes apply to the next deployment. A scope limits a
+          variable to production or to previews. Secret values are encrypted, hidden from logs and never shown again.
         </CardDescription>
       </CardHeader>
       {env.data ? (
@@ -92,7 +105,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
   const errors = showErrors ? validateRows(rows) : {}
 
   const change = (id: number, patch: Partial<Row>) => setRows((rs) => rs.map((r) => (r.id === id ? { ...r, ...patch } : r)))
-  const add = () => setRows((rs) => [...rs, { id: nextRowId++, key: '', value: '', isSecret: false, stored: false }])
+  const add = () => setRows((rs) => [...rs, { id: nextRowId++, key: '', value: '', isSecret: false, stored: false, scope: 'all' }])
   const remove = (id: number) => setRows((rs) => rs.filter((r) => r.id !== id))
 
   const onSubmit = (event: FormEvent) => {
@@ -101,7 +114,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
       setShowErrors(true)
       return
     }
-    save.mutate(rows.map((r) => ({ key: r.key.trim(), value: r.value, isSecret: r.isSecret })))
+    save.mutate(rows.map((r) => ({ key: r.key.trim(), value: r.value, isSecret: r.isSecret, scope: r.scope })))
   }
 
   return (
@@ -116,7 +129,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
               return (
                 <li
                   key={row.id}
-                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-[minmax(0,1fr)_minmax(0,1fr)_auto] sm:items-start dark:border-zinc-800"
+                  className="grid gap-3 rounded-lg border border-zinc-200 p-3 sm:grid-cols-2 sm:items-start dark:border-zinc-800"
                 >
                   <Input
                     label="Name"
@@ -140,12 +153,22 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
                     spellCheck={false}
                     className="[&_input]:font-mono"
                   />
-                  <div className="flex items-center justify-between gap-3 sm:mt-7 sm:justify-start">
-                    <Checkbox
-                      label="Secret"
-                      checked={row.isSecret}
-                      onChange={(e) => change(row.id, { isSecret: e.target.checked })}
-                    />
+                  <div className="flex items-center justify-between gap-3 sm:col-span-2">
+                    <div className="flex flex-wrap items-center gap-x-5 gap-y-2">
+                      <Select
+                        label="Scope"
+                        inline
+                        value={row.scope}
+                        onChange={(e) => change(row.id, { scope: scopeOf(e.target.value) })}
+                        options={ENV_SCOPES}
+                        title={`Which deployments get ${name}`}
+                      />
+                      <Checkbox
+                        label="Secret"
+                        checked={row.isSecret}
+                        onChange={(e) => change(row.id, { isSecret: e.target.checked })}
+                      />
+                    </div>
                     <Button
                       variant="ghost"
                       size="icon"
