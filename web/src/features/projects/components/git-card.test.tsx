@@ -5,7 +5,7 @@ import { makeProject } from '@/test/fixtures'
 import { fail, mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
 import { HOOK_ROTATED } from '../api/rotate-deploy-hook'
 import type { Project, ProjectGitHub } from '../types'
-import { ROTATE_HOOK_TITLE, isGitHubRepository, webhookState } from './git-card'
+import { ROTATE_HOOK_TITLE, webhookState } from './git-card'
 
 beforeEach(() => {
   vi.spyOn(console, 'warn').mockImplementation(() => {})
@@ -47,13 +47,6 @@ function setup(handlers: Record<string, FakeHandler> = {}) {
 const gitCard = () => screen.findByTestId('git-card')
 
 describe('helpers', () => {
-  it('tells GitHub repositories', () => {
-    expect(isGitHubRepository('https://github.com/alice/site')).toBe(true)
-    expect(isGitHubRepository('https://codeberg.org/alice/site')).toBe(false)
-    expect(isGitHubRepository('not a url')).toBe(false)
-    expect(isGitHubRepository(undefined)).toBe(false)
-  })
-
   it('words the webhook state', () => {
     expect(webhookState(null).label).toBe('Missing')
     expect(webhookState({ active: true, error: null, lastDelivery: null }).label).toBe('Active')
@@ -141,13 +134,17 @@ describe('Git card', () => {
     await waitFor(() => expect(within(card).getByLabelText('Deploy hook')).toHaveValue(rotated))
   })
 
-  it('reconnects a missing webhook', async () => {
+  it('reconnects a webhook GitHub refused', async () => {
     const { calls } = setup({
-      'GET /api/projects/p1/github': ok({ webhook: null, pullRequests: [] }),
+      'GET /api/projects/p1/github': ok({
+        webhook: { active: false, error: 'GitHub refused the webhook (403): reconnect GitHub', lastDelivery: null },
+        pullRequests: [],
+      }),
       'POST /api/projects/p1/webhook': ok({}),
     })
     const card = await gitCard()
-    expect(await within(card).findByTestId('webhook-state')).toHaveTextContent('Missing')
+    expect(await within(card).findByTestId('webhook-state')).toHaveTextContent('Error')
+    expect(card).toHaveTextContent('GitHub refused the webhook (403)')
     await userEvent.click(within(card).getByRole('button', { name: 'Reconnect webhook' }))
     expect(await screen.findByText('Webhook reconnected')).toBeInTheDocument()
     expect(calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual(['/api/projects/p1/webhook'])

@@ -23,17 +23,6 @@ export const ROTATE_HOOK_MESSAGE =
 /** How long "Copied" shows after a copy. */
 const COPIED_MS = 2000
 
-/** Whether a repository URL is on GitHub. */
-export function isGitHubRepository(url: string | undefined): boolean {
-  if (!url) return false
-  try {
-    const host = new URL(url).hostname.toLowerCase()
-    return host === 'github.com' || host === 'www.github.com'
-  } catch {
-    return false
-  }
-}
-
 /** The webhook's state in one word and tone. */
 export function webhookState(webhook: WebhookStatus | null): { label: string; tone: BadgeTone } {
   if (!webhook) return { label: 'Missing', tone: 'danger' }
@@ -54,9 +43,10 @@ const deliveryLabel: Record<string, string> = { ok: 'Delivered', ignored: 'Ignor
 export function GitCard({ project }: { project: Project }) {
   const settings = useUpdateGitSettings(project._id)
   const github = useProjectGitHub(project._id)
-  // The server answers 404 for a repository it has no webhook access to (elsewhere, or a
-  // public GitHub repository added by its URL): those get the commit watcher instead.
-  const onGitHub = Boolean(github.data) && (Boolean(github.data?.webhook) || isGitHubRepository(project.repository?.url))
+  // A project created from the connected GitHub account always has a webhook record (with
+  // the reason when GitHub refused it); any other repository, a public GitHub one added by
+  // its URL included, has none and gets the commit watcher instead.
+  const onGitHub = Boolean(github.data?.webhook)
   const autoDeploy = settings.isPending && settings.variables.autoDeploy !== undefined
     ? settings.variables.autoDeploy
     : project.autoDeploy !== false
