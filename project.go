@@ -44,9 +44,9 @@ type Project struct {
 	DeployHookURL string `json:"deployHookUrl"`
 	// DeployHookSealed is the deploy hook's token sealed with the
 	// platform key (secret.DeployHooks); never answered.
-	DeployHookSealed string `json:"-"`
-	CreatedAt        time.Time         `json:"createdAt"`
-	UpdatedAt        time.Time         `json:"updatedAt"`
+	DeployHookSealed string    `json:"-"`
+	CreatedAt        time.Time `json:"createdAt"`
+	UpdatedAt        time.Time `json:"updatedAt"`
 }
 
 // DefaultShowInDiscover is a new project's ShowInDiscover: on for a public

@@ -321,11 +321,63 @@ func (g *Git) branchHead(ctx context.Context, rawURL, branch, token string, time
 // limited to CloneTimeout (or ctx's deadline, if sooner) and MaxSize; on
 // failure what was cloned into dir is removed, and dir is left empty.
 func (g *Git) Clone(ctx context.Context, rawURL, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
-	return g.clone(ctx, rawURL, branch, dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
+	return g.clone(ctx, rawURL, branch, "", dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
 }
 
-// clone clones into dir with o's limits and identity (o.dir is set here).
-func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o runOpts) (_ *gantry.Commit, err error) {
+// CloneCommit is Clone that then checks out commit (a full SHA): when the
+// branch's head is another commit (the branch moved on since commit was
+// pushed), that one commit is fetched on its own (git protocol v2 serves
+// any commit reachable from the repository's refs, as git-http-backend and
+// the large hosts do) and checked out, detached. From a dumb-HTTP host the
+// clone is full, so a commit of the branch's history is there already. A
+// host that refuses to serve a single commit fails the clone with
+// "Commit … is no longer available from …": deploy the branch's head
+// again instead.
+func (g *Git) CloneCommit(ctx context.Context, rawURL, branch, commit, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
+	if !validCommit(commit) {
+		return nil, gantry.Errorf(gantry.EINVALID, "Invalid commit: %q", commit)
+	}
+	return g.clone(ctx, rawURL, branch, commit, dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
+}
+
+// validCommit reports whether s is a full lower-case hex commit hash.
+func validCommit(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkoutCommit makes commit the checked-out commit of the clone in
+// o.dir: fetched first unless the clone has it.
+func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit string) error {
+	local := o
+	local.local, local.maxSize = true, 0
+	if _, err := g.run(ctx, r, local, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}
+		if !r.dumb {
+			args = append(args, "--depth=1")
+		}
+		if _, err := g.run(ctx, r, o, append(args, "--", r.url, commit)...); err != nil {
+			if gantry.ErrorCode(err) == gantry.EINTERNAL || gantry.ErrorCode(err) == gantry.ETIMEOUT {
+				return err
+			}
+			return gantry.Errorf(gantry.ENOTFOUND, "Commit %s is no longer available from %s (%s): deploy the branch's latest commit instead",
+				commit[:7], shown(r.ref.WebURL), gantry.ErrorMessage(err))
+		}
+	}
+	_, err := g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
+	return err
+}
+
+// clone clones into dir with o's limits and identity (o.dir is set here),
+// then checks out commit when it is set.
+func (g *Git) clone(ctx context.Context, rawURL, branch, commit, dir, token string, o runOpts) (_ *gantry.Commit, err error) {
 	if branch != "" && !validBranch(branch) {
 		return nil, gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
 	}
@@ -374,6 +426,11 @@ func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o ru
 	})
 	if err != nil {
 		return nil, err
+	}
+	if commit != "" {
+		if err := g.checkoutCommit(ctx, r, o, commit); err != nil {
+			return nil, err
+		}
 	}
 	return g.headCommit(ctx, r, o)
 }

@@ -135,7 +135,7 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 		return nil, err
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
-	return s.Store.FindProject(ctx, u.ID, p.ID)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, p.ID))
 }
 
 // githubToken opens u's sealed GitHub access token (ghlink.OpenToken).

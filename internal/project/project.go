@@ -52,6 +52,11 @@ type Service struct {
 	// Secrets seals the values of secret environment variables; nil
 	// refuses to store secrets.
 	Secrets *secret.Box
+	// Hooks seals deploy hook tokens (secret.DeployHooks); nil: projects
+	// have no deploy hook URL.
+	Hooks *secret.Box
+	// PublicURL is where the API is reached: deploy hook URLs start with it.
+	PublicURL string
 }
 
 func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
@@ -96,6 +101,12 @@ type Input struct {
 	// ShowInDiscover lists the project's live app in Discover; by default
 	// on for a public repository, off for a private one.
 	ShowInDiscover *bool `json:"showInDiscover"`
+	// AutoDeploy lets pushes, pull requests, the deploy hook and the
+	// commit watcher deploy (update only; a new project starts on).
+	AutoDeploy *bool `json:"autoDeploy"`
+	// WatchCommits polls the production branch for new commits (update
+	// only; a new project starts off).
+	WatchCommits *bool `json:"watchCommits"`
 }
 
 // RepositoryInput is the repository a client names when it creates a
@@ -171,12 +182,19 @@ var typeSlug = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
 // Projects returns the owner's projects, newest first.
 func (s *Service) Projects(ctx context.Context, userID string) ([]*gantry.Project, error) {
-	return s.Store.ListProjects(ctx, userID)
+	ps, err := s.Store.ListProjects(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		s.withHook(ctx, p)
+	}
+	return ps, nil
 }
 
 // Project returns the owner's project with its newest deployments.
 func (s *Service) Project(ctx context.Context, userID, id string) (*gantry.Project, error) {
-	return s.Store.FindProject(ctx, userID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, userID, id))
 }
 
 // LookupPublic describes the repository at repoURL for the New Project
@@ -270,7 +288,7 @@ func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*
 		return nil, err
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
-	return s.Store.FindProject(ctx, u.ID, p.ID)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, p.ID))
 }
 
 // checkProjectLimit refuses a project more than the owner's plan allows
@@ -307,7 +325,7 @@ func (s *Service) UpdateProject(ctx context.Context, userID, id string, in Input
 	if err := s.Store.UpdateProject(ctx, p); err != nil {
 		return nil, err
 	}
-	return s.Store.FindProject(ctx, userID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, userID, id))
 }
 
 // SyncProject fetches the latest commit of the project's branch.
@@ -324,7 +342,7 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 	if err := s.Store.SetRepository(ctx, u.ID, id, p.Repository); err != nil {
 		return nil, err
 	}
-	return s.Store.FindProject(ctx, u.ID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, id))
 }
 
 // applyProjectInput normalizes and validates in and copies its set fields
@@ -351,6 +369,12 @@ func applyProjectInput(p *gantry.Project, in Input) error {
 	}
 	if in.ShowInDiscover != nil {
 		p.ShowInDiscover = *in.ShowInDiscover
+	}
+	if in.AutoDeploy != nil {
+		p.AutoDeploy = *in.AutoDeploy
+	}
+	if in.WatchCommits != nil {
+		p.WatchCommits = *in.WatchCommits
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ var (
 	GitHubTokens = Purpose{"gantry github tokens v1"}      // GitHub access tokens at rest
 	GitHubStates = Purpose{"gantry github oauth state v1"} // OAuth state parameters
 	EnvSecrets   = Purpose{"gantry env secrets v1"}        // secret environment variables at rest
+	DeployHooks  = Purpose{"gantry deploy hooks v1"}       // deploy hook tokens at rest
 )
 
 // String returns the purpose's label.

@@ -120,8 +120,9 @@ func TestPurposeLabels(t *testing.T) {
 		secret.GitHubTokens: "gantry github tokens v1",
 		secret.GitHubStates: "gantry github oauth state v1",
 		secret.EnvSecrets:   "gantry env secrets v1",
+		secret.DeployHooks:  "gantry deploy hooks v1",
 	}
-	if len(want) != 4 {
+	if len(want) != 5 {
 		t.Fatalf("two purposes share a label: %v", want)
 	}
 	for p, label := range want {
