@@ -216,8 +216,12 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
+	deployHooks, err := secret.New(cfg.SecretKey, secret.DeployHooks)
+	if err != nil {
+		return err
+	}
 	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
-		Decrypt: githubTokens.Open, Secrets: deploys.Secrets}
+		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Hooks: deployHooks, PublicURL: cfg.PublicURL.String()}
 	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
@@ -365,6 +369,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Decrypt:      decrypt,
 		Notify:       notifier,
 		Secrets:      envSecrets,
+		Heads:        hosts,
 		Hub:          events.NewHub(),
 		Sites:        deploy.EdgeSites{Table: table},
 		DataDir:      cfg.DataDir,
