@@ -113,10 +113,6 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if !s.DeployHooks.Take(project.HashDeployHook(token)) {
-		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many deployments from this deploy hook. Please wait a minute and try again."))
-		return
-	}
 	branch := ""
 	if q := r.URL.Query(); q.Has("branch") {
 		branch = q.Get("branch")
@@ -124,6 +120,11 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+	}
+	// Every call that reaches the repository counts, a missing branch too.
+	if !s.DeployHooks.Take(project.HashDeployHook(token)) {
+		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many deployments from this deploy hook. Please wait a minute and try again."))
+		return
 	}
 	d, err := s.Deploys.Trigger(r.Context(), gantry.DeployTrigger{ProjectID: p.ID, Trigger: gantry.TriggerHook, Branch: branch})
 	if err != nil {

@@ -122,8 +122,12 @@ type Service struct {
 	// GitHub side sets commit statuses from it. It runs on the goroutine
 	// that ended the build, so it should return quickly.
 	Finished func(ctx context.Context, d *gantry.Deployment)
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// WatchInterval, with Branches, runs the commit watcher (watch): how
+	// often a watched branch is polled at first. Zero: no watcher.
+	WatchInterval time.Duration
+	Branches      Branches
+	Logger        *slog.Logger
+	Now           func() time.Time
 
 	wake    chan struct{}
 	stop    context.CancelFunc
@@ -254,6 +258,10 @@ func (s *Service) Open(ctx context.Context) error {
 	for i := 0; i < n; i++ {
 		s.wg.Add(1)
 		go s.worker(wctx)
+	}
+	if ws, ok := s.Store.(WatchStore); ok && s.WatchInterval > 0 && s.Branches != nil {
+		s.wg.Add(1)
+		go s.watch(wctx, ws)
 	}
 	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil

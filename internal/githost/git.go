@@ -269,6 +269,38 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 	return "", gantry.Errorf(gantry.EINVALID, "Could not determine the default branch of %s", shown(r.ref.WebURL))
 }
 
+// LsRemoteBranch returns the commit hash branch points at in the public
+// repository at rawURL, from "git ls-remote --heads URL refs/heads/<branch>"
+// (sandboxed, as every git command): what the commit watcher polls. A
+// branch the repository does not have is ENOTFOUND "Branch not found".
+func (g *Git) LsRemoteBranch(ctx context.Context, rawURL, branch string) (string, error) {
+	if !validBranch(branch) {
+		return "", gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
+	}
+	timeout := g.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := g.prepare(ctx, rawURL, "", timeout)
+	if err != nil {
+		return "", err
+	}
+	dir, remove, err := g.newLookupDir()
+	if err != nil {
+		return "", err
+	}
+	defer remove()
+	out, err := g.run(ctx, r, runOpts{timeout: timeout, dir: dir, branch: branch}, "ls-remote", "--heads", "--", r.url, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, ok := strings.CutSuffix(line, "\trefs/heads/"+branch); ok && validCommit(sha) {
+			return sha, nil
+		}
+	}
+	return "", gantry.Errorf(gantry.ENOTFOUND, "Branch not found")
+}
+
 // BranchHead returns the head commit of branch in the public repository at
 // rawURL, from a shallow bare clone of that one branch (depth 1, no tags,
 // trees and blobs filtered out where the server supports it; a full bare
@@ -358,12 +390,16 @@ func validCommit(s string) bool {
 func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit string) error {
 	local := o
 	local.local, local.maxSize = true, 0
-	if _, err := g.run(ctx, r, local, "cat-file", "-e", commit+"^{commit}"); err != nil {
-		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head"}
-		if !r.dumb {
-			args = append(args, "--depth=1")
-		}
-		if _, err := g.run(ctx, r, o, append(args, "--", r.url, commit)...); err != nil {
+	head, err := g.run(ctx, r, local, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(head)) == commit {
+		return nil
+	}
+	if !r.dumb { // a dumb host's clone is full: the branch's history is there
+		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "--", r.url, commit}
+		if _, err := g.run(ctx, r, o, args...); err != nil {
 			if gantry.ErrorCode(err) == gantry.EINTERNAL || gantry.ErrorCode(err) == gantry.ETIMEOUT {
 				return err
 			}
@@ -371,8 +407,12 @@ func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit s
 				commit[:7], shown(r.ref.WebURL), gantry.ErrorMessage(err))
 		}
 	}
-	_, err := g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
-	return err
+	_, err = g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
+	if err != nil {
+		return gantry.Errorf(gantry.ENOTFOUND, "Commit %s is not on this branch of %s: deploy the branch's latest commit instead",
+			commit[:7], shown(r.ref.WebURL))
+	}
+	return nil
 }
 
 // clone clones into dir with o's limits and identity (o.dir is set here),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 )
@@ -344,4 +345,52 @@ func (db *DB) FindProjectByDeployHook(ctx context.Context, hash string) (*gantry
 		return nil, fmt.Errorf("find deploy hook: %w", err)
 	}
 	return db.FindProject(ctx, "", id)
+}
+
+// ClaimWatch takes the next project the commit watcher should check at now
+// — watch on, auto-deploy on, its next check due, not claimed by another
+// watcher — and claims it until now+lease, in one transaction (SKIP LOCKED
+// on PostgreSQL), so two replicas never check one project at once.
+// ENOTFOUND when none is due.
+func (db *DB) ClaimWatch(ctx context.Context, now time.Time, lease time.Duration) (*gantry.WatchState, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	q := `SELECT id, watch_head, watch_backoff_ms FROM projects
+		WHERE watch_commits AND auto_deploy AND (watch_next_at IS NULL OR watch_next_at <= ?)
+			AND (watch_claimed_until IS NULL OR watch_claimed_until <= ?)
+		ORDER BY watch_next_at, id LIMIT 1`
+	if db.dialect == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	var w gantry.WatchState
+	var backoff int64
+	now = now.UTC()
+	if err := tx.queryRow(ctx, q, now, now).Scan(&w.ProjectID, &w.Head, &backoff); errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "No project to watch")
+	} else if err != nil {
+		return nil, fmt.Errorf("claim watch: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE projects SET watch_claimed_until = ? WHERE id = ?`, now.Add(lease), w.ProjectID); err != nil {
+		return nil, fmt.Errorf("claim watch: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	w.Backoff = time.Duration(backoff) * time.Millisecond
+	return &w, nil
+}
+
+// FinishWatch records a check of the project's watched branch: the head it
+// saw, when to check next and the interval it backs off to, and releases
+// the claim.
+func (db *DB) FinishWatch(ctx context.Context, projectID, head string, next time.Time, backoff time.Duration) error {
+	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET watch_head = ?, watch_next_at = ?, watch_backoff_ms = ?,
+		watch_claimed_until = NULL WHERE id = ?`), head, next.UTC(), backoff.Milliseconds(), projectID)
+	if err != nil {
+		return fmt.Errorf("finish watch: %w", err)
+	}
+	return nil
 }

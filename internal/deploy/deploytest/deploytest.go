@@ -66,10 +66,10 @@ type Stack struct {
 	// them with it. Secrets seals environment secrets (secret.EnvSecrets).
 	Tokens, Secrets *secret.Box
 	// Hooks seals deploy hook tokens (secret.DeployHooks).
-	Hooks *secret.Box
-	Hub             *events.Hub
-	Table           *edge.Table // the deploy service's sites
-	DataDir         string
+	Hooks   *secret.Box
+	Hub     *events.Hub
+	Table   *edge.Table // the deploy service's sites
+	DataDir string
 }
 
 // New builds a stack as opts says and registers its cleanup with tb.
@@ -152,5 +152,6 @@ func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
 		DataDir: old.DataDir, LiveURL: old.LiveURL, Concurrency: old.Concurrency, MaxPending: old.MaxPending,
 		BuildTimeout: old.BuildTimeout, BuildDisk: old.BuildDisk, AppDisk: old.AppDisk,
 		Poll: old.Poll, Logger: old.Logger, Now: old.Now, Heads: old.Heads, Finished: old.Finished,
+		WatchInterval: old.WatchInterval, Branches: old.Branches,
 	}
 }
