@@ -65,7 +65,7 @@ type Server struct {
 	Lookups        *auth.Limiter
 	LookupsRunning *auth.Slots
 	// DeployHooks limits the deployments of one deploy hook token
-	// (NewServer: DeployHookLimit per DeployHookWindow).
+	// (NewServer: DeployHookLimit per DeployHookWindow; nil: no limit).
 	DeployHooks *auth.Limiter
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database

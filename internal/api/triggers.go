@@ -122,7 +122,7 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// Every call that reaches the repository counts, a missing branch too.
-	if !s.DeployHooks.Take(project.HashDeployHook(token)) {
+	if s.DeployHooks != nil && !s.DeployHooks.Take(project.HashDeployHook(token)) {
 		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many deployments from this deploy hook. Please wait a minute and try again."))
 		return
 	}
