@@ -457,10 +457,10 @@ func (s *Service) route(r *gantry.Route) {
 }
 
 // routeKey names the route r is a version of: its project's subdomain, or
-// a preview label (versioned on its own).
+// one preview label of the project (versioned on its own).
 func routeKey(r *gantry.Route) string {
 	if r.Preview {
-		return "preview:" + r.Subdomain
+		return r.ProjectID + " " + r.Subdomain
 	}
 	return r.ProjectID
 }
@@ -484,6 +484,18 @@ func (s *Service) unroute(p *gantry.Project) {
 		s.routed = make(map[string]int64)
 	}
 	s.routed[p.ID] = math.MaxInt64
+}
+
+// unrouteLabel removes a deleted project's preview label from Sites for
+// good, as unroute does its subdomain.
+func (s *Service) unrouteLabel(projectID, label string) {
+	s.routeMu.Lock()
+	defer s.routeMu.Unlock()
+	s.Sites.Remove(label)
+	if s.routed == nil {
+		s.routed = make(map[string]int64)
+	}
+	s.routed[routeKey(&gantry.Route{ProjectID: projectID, Subdomain: label, Preview: true})] = math.MaxInt64
 }
 
 // dataDirModes are the modes of the data folder's sub-folders: sites/ is

@@ -587,6 +587,11 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 	}
 	s.unroute(p)
 	for _, d := range ds {
+		if d.IsPreview() {
+			s.unrouteLabel(p.ID, d.Subdomain)
+		}
+	}
+	for _, d := range ds {
 		s.stopApp(d.ID, false) // started again by a restart that committed first
 		s.removeFiles(d.ID)
 		s.publishDeleted(d.ID)
