@@ -78,7 +78,20 @@ func (s *Service) Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.
 }
 
 // branchHead looks branch's head commit of p's repository up.
+//
+// Outside GitHub one `git ls-remote` (Branches) answers: the build then
+// records the commit's message and author. GitHub's API (Heads) gives
+// them at once, with the owner's token for a private repository.
 func (s *Service) branchHead(ctx context.Context, p *gantry.Project, branch string) (*gantry.Commit, error) {
+	if s.Branches != nil && !p.Repository.OnGitHub() {
+		sha, err := s.Branches.LsRemoteBranch(ctx, gantry.FirstNonBlank(p.Repository.CloneURL, p.Repository.URL), branch)
+		if gantry.ErrorCode(err) == gantry.ENOTFOUND {
+			return nil, gantry.Errorf(gantry.ENOTFOUND, "Branch not found")
+		} else if err != nil {
+			return nil, err
+		}
+		return &gantry.Commit{SHA: sha}, nil
+	}
 	if s.Heads == nil {
 		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This server cannot look branches up")
 	}

@@ -385,18 +385,12 @@ func validCommit(s string) bool {
 	return true
 }
 
-// checkoutCommit makes commit the checked-out commit of the clone in
-// o.dir: fetched first unless the clone has it.
+// checkoutCommit makes commit (not the clone's head) the checked-out
+// commit of the clone in o.dir, fetched on its own first unless the clone
+// is full.
 func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit string) error {
 	local := o
 	local.local, local.maxSize = true, 0
-	head, err := g.run(ctx, r, local, "rev-parse", "HEAD")
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(string(head)) == commit {
-		return nil
-	}
 	if !r.dumb { // a dumb host's clone is full: the branch's history is there
 		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "--", r.url, commit}
 		if _, err := g.run(ctx, r, o, args...); err != nil {
@@ -407,8 +401,7 @@ func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit s
 				commit[:7], shown(r.ref.WebURL), gantry.ErrorMessage(err))
 		}
 	}
-	_, err = g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
-	if err != nil {
+	if _, err := g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
 		return gantry.Errorf(gantry.ENOTFOUND, "Commit %s is not on this branch of %s: deploy the branch's latest commit instead",
 			commit[:7], shown(r.ref.WebURL))
 	}
@@ -467,10 +460,12 @@ func (g *Git) clone(ctx context.Context, rawURL, branch, commit, dir, token stri
 	if err != nil {
 		return nil, err
 	}
-	if commit != "" {
-		if err := g.checkoutCommit(ctx, r, o, commit); err != nil {
-			return nil, err
-		}
+	c, err := g.headCommit(ctx, r, o)
+	if err != nil || commit == "" || c.SHA == commit {
+		return c, err
+	}
+	if err := g.checkoutCommit(ctx, r, o, commit); err != nil {
+		return nil, err
 	}
 	return g.headCommit(ctx, r, o)
 }

@@ -130,7 +130,7 @@ func New(tb testing.TB, opts Options) *Stack {
 		Decrypt: s.Tokens.Open, Secrets: s.Secrets, Hooks: s.Hooks, PublicURL: "http://localhost:8080"}
 	if opts.Repos != nil {
 		s.Projects.Repos = opts.Repos
-		s.Deploys.Heads = opts.Repos
+		s.Deploys.Heads, s.Deploys.Branches = opts.Repos, opts.Repos.Git
 	}
 	if opts.Workers {
 		if err := s.Deploys.Open(context.Background()); err != nil {
