@@ -114,7 +114,7 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch := ""
-	if q := r.URL.Query(); q.Has("branch") {
+	if q := r.URL.Query(); q.Get("branch") != "" { // ?branch= (empty): the production branch
 		branch = q.Get("branch")
 		if err := gantry.ValidateBranch(branch); err != nil {
 			s.writeError(w, r, err)

@@ -273,7 +273,8 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 		return nil, gantry.Errorf(gantry.ECONFLICT, MsgPromotePreview)
 	case d.Status == gantry.DeploymentLive:
 		return masked(d, nil)
-	case d.Status != gantry.DeploymentStopped || d.BuildInfo.EndTime == nil:
+	case d.Status != gantry.DeploymentStopped || d.BuildInfo.EndTime == nil || d.FilesSize <= 0 && d.PrunedAt == nil:
+		// Stopped while building: it has no files to serve.
 		return nil, gantry.Errorf(gantry.ECONFLICT, "Only a deployment that built successfully can be promoted (this one is %s)", d.Status)
 	case d.PrunedAt != nil:
 		return nil, gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
