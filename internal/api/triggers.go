@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -122,7 +123,8 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// Every call that reaches the repository counts, a missing branch too.
-	if s.DeployHooks != nil && !s.DeployHooks.Take(project.HashDeployHook(token)) {
+	if key := project.HashDeployHook(token); s.DeployHooks != nil && !s.DeployHooks.Take(key) {
+		w.Header().Set("Retry-After", strconv.Itoa(int((s.DeployHooks.Wait(key)+time.Second-1)/time.Second)))
 		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many deployments from this deploy hook. Please wait a minute and try again."))
 		return
 	}

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +96,13 @@ func TestPushToDeployAPI(t *testing.T) {
 			"A preview cannot be promoted to production: it was built with the preview's environment variables. Redeploy its commit to production instead."),
 		fail("redeploy with a bad body", request{method: "POST", url: "/api/deployments/" + first.ID + "/redeploy", headers: bearer(e.token), body: `{"noCache":1}`}, 400, `Invalid value for field "noCache": expected boolean`),
 		fail("redeploy with an unknown field", request{method: "POST", url: "/api/deployments/" + first.ID + "/redeploy", headers: bearer(e.token), body: `{"commit":"x"}`}, 400, `Unknown field "commit"`),
-		fail("the hook's limit", request{method: "POST", url: hook}, 429, "Too many deployments from this deploy hook. Please wait a minute and try again."),
+		{name: "the hook's limit", request: request{method: "POST", url: hook}, wantStatus: 429, wantFailure: true,
+			wantMessage: "Too many deployments from this deploy hook. Please wait a minute and try again.",
+			after: func(t *testing.T, e *testEnv, rec *httptest.ResponseRecorder) {
+				if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 3600 {
+					t.Errorf("Retry-After %q", rec.Header().Get("Retry-After"))
+				}
+			}},
 	})
 
 	// Redeploy, then promote the first deployment back.
