@@ -364,12 +364,22 @@ func (g *Git) Clone(ctx context.Context, rawURL, branch, dir, token string, uid,
 // clone is full, so a commit of the branch's history is there already. A
 // host that refuses to serve a single commit fails the clone with
 // "Commit … is no longer available from …": deploy the branch's head
-// again instead.
+// again instead. A branch the repository does not have (a pull request
+// from a fork) clones the default branch and fetches the commit.
 func (g *Git) CloneCommit(ctx context.Context, rawURL, branch, commit, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
 	if !validCommit(commit) {
 		return nil, gantry.Errorf(gantry.EINVALID, "Invalid commit: %q", commit)
 	}
-	return g.clone(ctx, rawURL, branch, commit, dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
+	o := runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid}
+	c, err := g.clone(ctx, rawURL, branch, commit, dir, token, o)
+	var f *gitFailure
+	if branch != "" && errors.As(err, &f) && f.kind == failBranch {
+		// A pull request from a fork: its branch is not in this
+		// repository, its commit is (refs/pull/<n>/head). Clone the
+		// default branch and fetch the commit.
+		return g.clone(ctx, rawURL, "", commit, dir, token, o)
+	}
+	return c, err
 }
 
 // validCommit reports whether s is a full lower-case hex commit hash.

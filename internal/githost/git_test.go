@@ -174,6 +174,17 @@ func testReads(t *testing.T, g *Git, s *gittest.Server, url string, history int)
 		if c, err := g.CloneCommit(ctx, url, "main", wantSHA, filepath.Join(t.TempDir(), "head"), "", 0, 0); err != nil || c.SHA != wantSHA {
 			t.Errorf("CloneCommit(head) = %+v, %v", c, err)
 		}
+		// A branch this repository does not have (a fork's pull request):
+		// the default branch is cloned and the commit fetched.
+		out, err = exec.Command("git", "-C", filepath.Join(s.Root, "alice/site.git"), "rev-parse", "dev").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev := strings.TrimSpace(string(out))
+		// (A dumb host cannot serve one commit: only smart hosts.)
+		if c, err := g.CloneCommit(ctx, url, "fork-branch", dev, filepath.Join(t.TempDir(), "fork"), "", 0, 0); history == 1 && (err != nil || c.SHA != dev) {
+			t.Errorf("CloneCommit(fork-branch, dev) = %+v, %v", c, err)
+		}
 		missing := strings.Repeat("ab", 20)
 		_, err = g.CloneCommit(ctx, url, "main", missing, filepath.Join(t.TempDir(), "missing"), "", 0, 0)
 		if gantry.ErrorCode(err) != gantry.ENOTFOUND || !strings.HasPrefix(gantry.ErrorMessage(err), "Commit ababab") {
