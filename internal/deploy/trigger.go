@@ -153,9 +153,9 @@ func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deploy
 		msg = fmt.Sprintf("Deployment queued: position %d, waiting for %d build%s ahead", pos, pos-1, plural(pos-1))
 	}
 	if d.Metadata.CommitHash != "" {
-		msg += fmt.Sprintf(" (%s %s)", gantry.ShortSHA(d.Metadata.CommitHash), firstLine(d.Metadata.CommitMessage))
+		msg += " (" + strings.TrimSpace(gantry.ShortSHA(d.Metadata.CommitHash)+" "+firstLine(d.Metadata.CommitMessage)) + ")"
 	}
-	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, strings.TrimSpace(msg))
+	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
 	s.kick()
 	d.Project = &gantry.DeploymentProject{ID: p.ID, Name: p.Name, Description: p.Description, Type: p.Type,
 		BuildConfig: p.BuildConfig, Repository: p.Repository}
