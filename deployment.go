@@ -71,7 +71,20 @@ type Deployment struct {
 	// PrunedAt is when the deployment's files were removed to save space
 	// (see Prunable); it can no longer be restarted. Nil while it has them.
 	PrunedAt *time.Time `json:"prunedAt"`
+
+	// Target is TargetProduction (what the project's subdomain serves) or
+	// TargetPreview (served on a label of its own, Subdomain, at URL).
+	Target string `json:"target"`
+	// PromotedAt is when the deployment was last promoted back to
+	// production (a rollback, POST /api/deployments/{id}/promote).
+	PromotedAt *time.Time `json:"promotedAt"`
+	// NoCache asks the build not to reuse cached dependencies (a redeploy
+	// with {"noCache":true}).
+	NoCache bool `json:"noCache,omitempty"`
 }
+
+// IsPreview reports whether d is a preview deployment.
+func (d *Deployment) IsPreview() bool { return d.Target == TargetPreview }
 
 // BuildInfo records a build's timing and result.
 type BuildInfo struct {
@@ -95,6 +108,8 @@ type DeploymentMetadata struct {
 	Author        string             `json:"author"`
 	Trigger       string             `json:"trigger"`
 	Repository    MetadataRepository `json:"repository"`
+	// PullRequest is the pull request a preview was built for (0: none).
+	PullRequest int `json:"pullRequest,omitempty"`
 }
 
 // MetadataRepository names the built repository.
@@ -123,6 +138,31 @@ type EnvVar struct {
 	Key      string `json:"key"`
 	Value    string `json:"value"`
 	IsSecret bool   `json:"isSecret"`
+	// Scope is which builds get the variable: EnvScopeAll (the default),
+	// EnvScopeProduction or EnvScopePreview.
+	Scope string `json:"scope"`
+}
+
+// Scopes of an environment variable (EnvVar.Scope).
+const (
+	EnvScopeAll        = "all"
+	EnvScopeProduction = TargetProduction
+	EnvScopePreview    = TargetPreview
+)
+
+// ValidateEnvScope checks a variable's scope ("" means EnvScopeAll; the
+// caller fills it in): one of all, production and preview.
+func ValidateEnvScope(key, scope string) error {
+	switch scope {
+	case EnvScopeAll, EnvScopeProduction, EnvScopePreview:
+		return nil
+	}
+	return Errorf(EINVALID, "The scope of %s must be all, production or preview", key)
+}
+
+// InScope reports whether a build for target gets v.
+func (v EnvVar) InScope(target string) bool {
+	return v.Scope == "" || v.Scope == EnvScopeAll || v.Scope == target
 }
 
 // SecretMask stands for a secret value in every answer and log line.
@@ -246,6 +286,7 @@ func ProjectStatusFor(deploymentStatus string) string {
 type DeploymentFilter struct {
 	ProjectID string
 	Status    string
+	Target    string // TargetProduction or TargetPreview
 	Limit     int
 }
 

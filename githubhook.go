@@ -108,16 +108,3 @@ func ValidateGitHubEvent(s string) error {
 	return nil
 }
 
-// ValidCommitSHA reports whether s is a full commit id: 40 (SHA-1) or 64
-// (SHA-256) lowercase hex digits.
-func ValidCommitSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
-			return false
-		}
-	}
-	return true
-}

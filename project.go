@@ -33,8 +33,20 @@ type Project struct {
 	ShowInDiscover   bool              `json:"showInDiscover"` // the owner's choice; starts as DefaultShowInDiscover
 	ActiveDeployment *ActiveDeployment `json:"activeDeployment"`
 	Deployments      []DeploymentRef   `json:"deployments"` // newest first, at most 20
-	CreatedAt        time.Time         `json:"createdAt"`
-	UpdatedAt        time.Time         `json:"updatedAt"`
+	// AutoDeploy lets pushes, pull requests, the deploy hook and the
+	// commit watcher start deployments (default on).
+	AutoDeploy bool `json:"autoDeploy"`
+	// WatchCommits polls the production branch of a repository outside
+	// GitHub for new commits (default off).
+	WatchCommits bool `json:"watchCommits"`
+	// DeployHookURL starts a deployment when POSTed to; only ever in
+	// answers to the owner.
+	DeployHookURL string `json:"deployHookUrl"`
+	// DeployHookSealed is the deploy hook's token sealed with the
+	// platform key (secret.DeployHooks); never answered.
+	DeployHookSealed string    `json:"-"`
+	CreatedAt        time.Time `json:"createdAt"`
+	UpdatedAt        time.Time `json:"updatedAt"`
 }
 
 // DefaultShowInDiscover is a new project's ShowInDiscover: on for a public

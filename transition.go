@@ -56,6 +56,9 @@ type Change struct {
 	// Line, when set, is appended to the deployment's log (its Seq set),
 	// so whoever sees the new status finds the line that says why.
 	Line *LogEntry
+	// Promote (GoLive) records the go-live as a promotion back to
+	// production: PromotedAt becomes At.
+	Promote bool
 }
 
 // Transition is what one committed change of a deployment's status did.
@@ -65,8 +68,12 @@ type Transition struct {
 	// Deployment is the deployment as committed; nil once deleted.
 	Deployment *Deployment
 	// Replaced lists the deployments a go-live stopped (the project's
-	// previous live one).
+	// previous live one; for a preview, the earlier live preview of its
+	// label and the previews beyond MaxLivePreviews).
 	Replaced []string
+	// Previews are the routes of preview labels the change moved, each
+	// with its own version.
+	Previews []*Route
 	// Route is the project's route after the change when the change moved
 	// it (another active deployment, or the active one's status); nil
 	// when the subdomain serves what it served before.
@@ -78,11 +85,15 @@ type Transition struct {
 // counts the route's changes (projects.route_version): of two routes of one
 // project, the higher version is the newer, so an in-memory routing table
 // applying them never lets an older one overwrite a newer one.
+//
+// A preview label has a route of its own (Preview set; Subdomain is the
+// label), versioned per label (preview_routes.version).
 type Route struct {
 	ProjectID string
 	Subdomain string
 	Version   int64
 	Active    *Deployment
+	Preview   bool
 }
 
 // ProjectStatusOf is a project's status as its deployments make it: that

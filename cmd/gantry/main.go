@@ -222,22 +222,20 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return err
 	}
-	deployer := deployerOf(deploys)
-	if _, off := deployer.(noDeployer); off {
-		logger.Warn("push to deploy from GitHub cannot queue deployments: the deploy service has no Trigger; deliveries are recorded as ignored")
-	}
-	hooks := &ghhook.Service{Store: db, GitHub: hosts.GitHub, Deployer: deployer, Secrets: githubHooks,
+	hooks := &ghhook.Service{Store: db, GitHub: hosts.GitHub, Deployer: deploys, Secrets: githubHooks,
 		Decrypt: githubTokens.Open, PublicURL: strings.TrimSuffix(cfg.PublicURL.String(), "/"), Logger: logger}
 	defer hooks.Close()
-	// TODO(issue 14, integration): once deploy.Service has Trigger,
-	// RemovePreviews and Finished, add:
-	//	deploys.Finished = hooks.DeploymentFinished
-	// (deployerOf already picks Trigger and RemovePreviews up).
+	// Pull requests' commit statuses and comments follow their previews.
+	deploys.Finished = hooks.DeploymentFinished
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
+	deployHooks, err := secret.New(cfg.SecretKey, secret.DeployHooks)
+	if err != nil {
+		return err
+	}
 	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
-		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Hooks: hooks}
+		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Webhooks: hooks, Hooks: deployHooks, PublicURL: cfg.PublicURL.String()}
 	srv.Webhooks = hooks
 	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
@@ -381,21 +379,24 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	}
 	table := edge.NewTable()
 	svc := &deploy.Service{
-		Store:        db,
-		Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
-		Decrypt:      decrypt,
-		Notify:       notifier,
-		Secrets:      envSecrets,
-		Hub:          events.NewHub(),
-		Sites:        deploy.EdgeSites{Table: table},
-		DataDir:      cfg.DataDir,
-		LiveURL:      cfg.LiveURL,
-		Concurrency:  cfg.BuildConcurrency,
-		MaxPending:   cfg.MaxPendingBuilds,
-		BuildTimeout: cfg.BuildTimeout,
-		BuildDisk:    sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
-		AppDisk:      cfg.AppDisk,
-		SandboxUIDs:  sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
+		Store:         db,
+		Builder:       &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
+		Decrypt:       decrypt,
+		Notify:        notifier,
+		Secrets:       envSecrets,
+		Heads:         hosts,
+		Branches:      hosts.Git,
+		WatchInterval: cfg.WatchInterval,
+		Hub:           events.NewHub(),
+		Sites:         deploy.EdgeSites{Table: table},
+		DataDir:       cfg.DataDir,
+		LiveURL:       cfg.LiveURL,
+		Concurrency:   cfg.BuildConcurrency,
+		MaxPending:    cfg.MaxPendingBuilds,
+		BuildTimeout:  cfg.BuildTimeout,
+		BuildDisk:     sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
+		AppDisk:       cfg.AppDisk,
+		SandboxUIDs:   sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
 		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
 		Logger: logger,
@@ -413,23 +414,3 @@ func redact(dsn string) string {
 	}
 	return dsn
 }
-
-// deployerOf returns the deploy service as ghhook's Deployer, or, while it
-// cannot queue deployments nobody clicked for, a Deployer that refuses
-// (each delivery is then recorded as failed on the project's Git card).
-func deployerOf(d any) ghhook.Deployer {
-	if dep, ok := d.(ghhook.Deployer); ok {
-		return dep
-	}
-	return noDeployer{}
-}
-
-type noDeployer struct{}
-
-var errNoPushDeploy = gantry.Errorf(gantry.EUNAVAILABLE, "This server cannot deploy pushes yet")
-
-func (noDeployer) Trigger(context.Context, gantry.DeployTrigger) (*gantry.Deployment, error) {
-	return nil, errNoPushDeploy
-}
-
-func (noDeployer) RemovePreviews(context.Context, string, int, string) error { return errNoPushDeploy }

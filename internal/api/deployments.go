@@ -51,10 +51,15 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, 
 }
 
 // handleListDeployments answers the user's deployments, newest first:
-// {deployments}. Optional query: status, projectId, limit.
+// {deployments}. Optional query: status, projectId, target (production or
+// preview), limit.
 func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	q := r.URL.Query()
-	f := gantry.DeploymentFilter{ProjectID: q.Get("projectId"), Status: q.Get("status")}
+	f := gantry.DeploymentFilter{ProjectID: q.Get("projectId"), Status: q.Get("status"), Target: q.Get("target")}
+	if f.Target != "" && f.Target != gantry.TargetProduction && f.Target != gantry.TargetPreview {
+		s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "target must be production or preview"))
+		return
+	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {

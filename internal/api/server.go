@@ -67,6 +67,9 @@ type Server struct {
 	// (NewServer: LookupLimit per LookupWindow, LookupConcurrency at once).
 	Lookups        *auth.Limiter
 	LookupsRunning *auth.Slots
+	// DeployHooks limits the deployments of one deploy hook token
+	// (NewServer: DeployHookLimit per DeployHookWindow; nil: no limit).
+	DeployHooks *auth.Limiter
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
 	// Version is reported by GET /api/health.
@@ -134,6 +137,7 @@ func NewServer() *Server {
 		GalleryWrites:  auth.NewLimiter(GalleryWriteLimit, GalleryWriteWindow),
 		Lookups:        auth.NewLimiter(LookupLimit, LookupWindow),
 		LookupsRunning: auth.NewSlots(LookupConcurrency),
+		DeployHooks:    auth.NewLimiter(DeployHookLimit, DeployHookWindow),
 	}
 	s.routes()
 	return s
@@ -149,6 +153,7 @@ func (s *Server) routes() {
 	s.projectRoutes()
 	s.envRoutes()
 	s.deploymentRoutes()
+	s.triggerRoutes()
 	s.githubRoutes()
 	s.webhookRoutes()
 	s.galleryRoutes()

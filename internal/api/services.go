@@ -35,6 +35,11 @@ type DeploymentService interface {
 	Logs(ctx context.Context, userID, id string, limit int) ([]gantry.LogEntry, int, error)
 	ClearLogs(ctx context.Context, userID, id string) error
 	FollowLogs(ctx context.Context, userID, id string, after int64, resume bool, heartbeat time.Duration) (<-chan deploy.LogEvent, error)
+	// Push to deploy, previews and rollback.
+	Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error)
+	Redeploy(ctx context.Context, userID, id string, noCache bool) (*gantry.Deployment, error)
+	Promote(ctx context.Context, userID, id string) (*gantry.Deployment, error)
+	Previews(ctx context.Context, userID, projectID string) ([]*gantry.Deployment, error)
 }
 
 // ProjectService keeps users' projects and their environment variables
@@ -50,6 +55,9 @@ type ProjectService interface {
 	DeleteProject(ctx context.Context, userID, id string) error
 	Env(ctx context.Context, userID, projectID string) ([]gantry.EnvVar, error)
 	SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error)
+	// Deploy hooks.
+	RotateDeployHook(ctx context.Context, userID, id string) (*gantry.Project, error)
+	ProjectByDeployHook(ctx context.Context, token string) (*gantry.Project, error)
 }
 
 // GitHubService connects accounts to GitHub: the OAuth sign-in, the

@@ -60,7 +60,7 @@ func withWebhooks(t *testing.T, g *githubEnv) (*ghhook.Service, *recordingDeploy
 	hooks := &ghhook.Service{Store: g.db, GitHub: client, Deployer: dep, Secrets: mustBox(t, secret.GitHubHooks),
 		Decrypt: g.tokens.Open, PublicURL: ts.URL, Logger: g.srv.Logger}
 	t.Cleanup(hooks.Close)
-	g.srv.Projects.(*project.Service).Hooks = hooks
+	g.srv.Projects.(*project.Service).Webhooks = hooks
 	g.srv.Webhooks = hooks
 	return hooks, dep
 }

@@ -44,6 +44,12 @@ type Cloner interface {
 	Clone(ctx context.Context, url, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error)
 }
 
+// CommitCloner is a Cloner that can check out a given commit of a branch
+// (Job.Commit): *githost.Git is one.
+type CommitCloner interface {
+	CloneCommit(ctx context.Context, url, branch, commit, dir, token string, uid, gid uint32) (*gantry.Commit, error)
+}
+
 // Logger receives a build's log lines as they are produced, in order.
 // Level is gantry.LevelInfo, LevelWarning, LevelError or LevelSuccess.
 type Logger interface {
@@ -62,7 +68,14 @@ type Job struct {
 	Repository   string // shown in the log, e.g. "alice/site"; default: taken from CloneURL
 	CloneURL     string
 	Branch       string
-	Token        string // optional clone credential
+	// Commit is the commit to build (a full SHA), which must be on
+	// Branch; "" builds the branch's head. The cloner must then implement
+	// CommitCloner.
+	Commit string
+	// NoCache asks the build not to reuse cached dependencies (a redeploy
+	// without cache); carried for the build steps that keep a cache.
+	NoCache bool
+	Token   string // optional clone credential
 
 	// Workspace is where the build happens: a sandbox.Volume is made
 	// there (anything already there is removed first), a filesystem of its
@@ -234,7 +247,17 @@ func (r *run) steps() (*Result, error) {
 		repo = repoName(job.CloneURL)
 	}
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
-	commit, err := r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token, job.UID, job.GID)
+	var commit *gantry.Commit
+	if job.Commit != "" {
+		cc, ok := r.p.Cloner.(CommitCloner)
+		if !ok {
+			return nil, &Error{Step: "clone", Message: "This platform cannot build a given commit", Platform: true,
+				Err: fmt.Errorf("cloner %T cannot check out commits", r.p.Cloner)}
+		}
+		commit, err = cc.CloneCommit(r.bctx, job.CloneURL, job.Branch, job.Commit, ws, job.Token, job.UID, job.GID)
+	} else {
+		commit, err = r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token, job.UID, job.GID)
+	}
 	if err != nil {
 		if e := r.interrupted("clone"); e != nil {
 			return nil, e

@@ -60,6 +60,7 @@ type Config struct {
 	Sandbox          string         // SandboxBwrap (default) or SandboxNone
 	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
 	BuildTimeout     time.Duration  // default 10m
+	WatchInterval    time.Duration  // how often the commit watcher polls a branch; default 1m
 	BuildConcurrency int            // builds at once, default 1
 	BuildCPUs        float64        // CPU quota of each build (install and build steps), in CPUs, default 1
 	AppCPUs          float64        // CPU quota of each server app, in CPUs, default 1
@@ -95,6 +96,7 @@ const (
 	DefaultGitHubAPIURL     = "https://api.github.com/"
 	DefaultGitHubWebURL     = "https://github.com/"
 	DefaultBuildTimeout     = 10 * time.Minute
+	DefaultWatchInterval    = time.Minute
 	DefaultBuildConcurrency = 1
 	DefaultMaxPendingBuilds = 3
 	DefaultBuildCPUs        = 1
@@ -137,6 +139,7 @@ var settings = []setting{
 	{"sandbox", SandboxBwrap, "how user code is confined: bwrap, or none (development only)"},
 	{"sandbox-allow", "", "comma-separated IPs and CIDR prefixes sandboxed builds and apps may reach although they are private, loopback, link-local or otherwise not public (a package mirror)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
+	{"watch-interval", DefaultWatchInterval.String(), "how often the commit watcher polls a watched branch (backing off to 15m while nothing changes)"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
 	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
 	{"build-cpus", strconv.Itoa(DefaultBuildCPUs), "CPU quota of each build, in CPUs (0.5: half of one)"},
@@ -283,6 +286,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))
 	} else if c.BuildTimeout <= 0 {
 		bad("build-timeout", "must be positive")
+	}
+	if c.WatchInterval, err = time.ParseDuration(v("watch-interval")); err != nil {
+		bad("watch-interval", "%q is not a duration (e.g. 1m, 30s)", v("watch-interval"))
+	} else if c.WatchInterval < time.Second {
+		bad("watch-interval", "must be at least 1s")
 	}
 	if c.BuildConcurrency, err = strconv.Atoi(v("build-concurrency")); err != nil {
 		bad("build-concurrency", "%q is not a whole number", v("build-concurrency"))

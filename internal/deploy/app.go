@@ -75,7 +75,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 			return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
 		}
 	}
-	vars, secrets, err := s.buildEnv(ctx, d.ProjectID)
+	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d))
 	if err != nil {
 		return nil, err
 	}

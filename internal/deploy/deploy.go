@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,13 @@ type Store interface {
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
 	SandboxSlot(ctx context.Context, userID string) (int64, error)
+}
+
+// Heads looks branch heads up; *githost.Service is the real one.
+type Heads interface {
+	// LatestCommit returns the head commit of branch of repo (token: the
+	// owner's GitHub token, or "").
+	LatestCommit(ctx context.Context, repo gantry.Repository, branch, token string) (*gantry.Commit, error)
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -105,9 +113,21 @@ type Service struct {
 	AppDisk   int64
 	// Poll is how often idle workers look at the queue even when nobody
 	// woke them (default 2 s): other replicas may have queued work.
-	Poll   time.Duration
-	Logger *slog.Logger
-	Now    func() time.Time
+	Poll time.Duration
+	// Heads looks a branch's head commit up (Trigger without a commit);
+	// *githost.Service is the real one. Nil: Trigger needs a commit.
+	Heads Heads
+	// Finished, when set, is called after a build ended live, failed or
+	// stopped (cancelled, superseded), with the deployment as it ended: the
+	// GitHub side sets commit statuses from it. It runs on the goroutine
+	// that ended the build, so it should return quickly.
+	Finished func(ctx context.Context, d *gantry.Deployment)
+	// WatchInterval, with Branches, runs the commit watcher (watch): how
+	// often a watched branch is polled at first. Zero: no watcher.
+	WatchInterval time.Duration
+	Branches      Branches
+	Logger        *slog.Logger
+	Now           func() time.Time
 
 	wake    chan struct{}
 	stop    context.CancelFunc
@@ -239,6 +259,10 @@ func (s *Service) Open(ctx context.Context) error {
 		s.wg.Add(1)
 		go s.worker(wctx)
 	}
+	if ws, ok := s.Store.(WatchStore); ok && s.WatchInterval > 0 && s.Branches != nil {
+		s.wg.Add(1)
+		go s.watch(wctx, ws)
+	}
 	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil
 }
@@ -367,13 +391,23 @@ func (s *Service) fail(ctx context.Context, d *gantry.Deployment, f failure) boo
 	if t.Deployment != nil {
 		*d = *t.Deployment
 	}
-	s.route(t.Route)
+	s.routeAll(t)
+	if slices.Contains(f.from, gantry.DeploymentBuilding) {
+		s.finished(ctx, d)
+	}
 	n := f.notice
 	if n == nil {
 		n = gantry.DeploymentFailedNotification(d, f.reason)
 	}
 	s.notify(ctx, n)
 	return true
+}
+
+// finished hands a build's end to Finished, when one is set.
+func (s *Service) finished(ctx context.Context, d *gantry.Deployment) {
+	if s.Finished != nil && d != nil {
+		s.Finished(context.WithoutCancel(ctx), d)
+	}
 }
 
 // lost reports whether err is a transition that lost its race: the
@@ -395,7 +429,8 @@ func (s *Service) route(r *gantry.Route) {
 	}
 	s.routeMu.Lock()
 	defer s.routeMu.Unlock()
-	if v, ok := s.routed[r.ProjectID]; ok && r.Version <= v {
+	key := routeKey(r)
+	if v, ok := s.routed[key]; ok && r.Version <= v {
 		return
 	}
 	d := r.Active
@@ -418,7 +453,24 @@ func (s *Service) route(r *gantry.Route) {
 	if s.routed == nil {
 		s.routed = make(map[string]int64)
 	}
-	s.routed[r.ProjectID] = r.Version
+	s.routed[key] = r.Version
+}
+
+// routeKey names the route r is a version of: its project's subdomain, or
+// one preview label of the project (versioned on its own).
+func routeKey(r *gantry.Route) string {
+	if r.Preview {
+		return r.ProjectID + " " + r.Subdomain
+	}
+	return r.ProjectID
+}
+
+// routeAll applies t's routes: the project's, then its preview labels'.
+func (s *Service) routeAll(t *gantry.Transition) {
+	s.route(t.Route)
+	for _, r := range t.Previews {
+		s.route(r)
+	}
 }
 
 // unroute removes a deleted project's subdomain from Sites for good: no
@@ -432,6 +484,18 @@ func (s *Service) unroute(p *gantry.Project) {
 		s.routed = make(map[string]int64)
 	}
 	s.routed[p.ID] = math.MaxInt64
+}
+
+// unrouteLabel removes a deleted project's preview label from Sites for
+// good, as unroute does its subdomain.
+func (s *Service) unrouteLabel(projectID, label string) {
+	s.routeMu.Lock()
+	defer s.routeMu.Unlock()
+	s.Sites.Remove(label)
+	if s.routed == nil {
+		s.routed = make(map[string]int64)
+	}
+	s.routed[routeKey(&gantry.Route{ProjectID: projectID, Subdomain: label, Preview: true})] = math.MaxInt64
 }
 
 // dataDirModes are the modes of the data folder's sub-folders: sites/ is

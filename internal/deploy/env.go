@@ -12,10 +12,19 @@ import (
 // buildEnv returns a project's variables with secrets opened, for a build
 // or an app, and the secret values to redact from log lines (longest
 // first, so a secret that contains another is hidden whole).
-func (s *Service) buildEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, []string, error) {
-	vars, err := s.Store.ProjectEnv(ctx, projectID)
+//
+// Only the variables whose scope matches target (production or preview)
+// are given: a preview never sees production-only secrets.
+func (s *Service) buildEnv(ctx context.Context, projectID, target string) ([]gantry.EnvVar, []string, error) {
+	all, err := s.Store.ProjectEnv(ctx, projectID)
 	if err != nil {
 		return nil, nil, err
+	}
+	vars := make([]gantry.EnvVar, 0, len(all))
+	for _, v := range all {
+		if v.InScope(target) {
+			vars = append(vars, v)
+		}
 	}
 	var secrets []string
 	for i, v := range vars {
@@ -36,6 +45,14 @@ func (s *Service) buildEnv(ctx context.Context, projectID string) ([]gantry.EnvV
 	}
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	return vars, secrets, nil
+}
+
+// targetOf is d's target, production for rows older than targets.
+func targetOf(d *gantry.Deployment) string {
+	if d.IsPreview() {
+		return gantry.TargetPreview
+	}
+	return gantry.TargetProduction
 }
 
 // redact replaces every secret value in line with the mask.

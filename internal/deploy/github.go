@@ -24,3 +24,17 @@ func (s *Service) cloneToken(ctx context.Context, deploymentID string, p *gantry
 	}
 	return token
 }
+
+// ownerToken is the project owner's GitHub token, or "" when the owner has
+// none that opens (a branch lookup then goes without one).
+func (s *Service) ownerToken(ctx context.Context, p *gantry.Project) string {
+	u, err := s.Store.FindUserByID(ctx, p.UserID)
+	if err != nil {
+		return ""
+	}
+	token, err := ghlink.OpenToken(u, s.Decrypt)
+	if err != nil {
+		return ""
+	}
+	return token
+}

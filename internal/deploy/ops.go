@@ -74,7 +74,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	}
 	d := &gantry.Deployment{
 		ProjectID: p.ID, UserID: userID, Version: req.Version,
-		Subdomain: p.Subdomain, URL: s.LiveURL(p.Subdomain),
+		Subdomain: p.Subdomain, URL: s.LiveURL(p.Subdomain), Target: gantry.TargetProduction,
 		Status: gantry.DeploymentPending,
 		BuildInfo: gantry.BuildInfo{
 			BuildCommand:    gantry.FirstNonBlank(req.BuildCommand, p.BuildConfig.BuildCommand),
@@ -83,7 +83,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 			StartCommand:    p.BuildConfig.StartCommand,
 		},
 		Metadata: gantry.DeploymentMetadata{
-			Branch: p.Branch, Trigger: "manual",
+			Branch: p.Branch, Trigger: gantry.TriggerManual,
 			Repository: gantry.MetadataRepository{FullName: p.Repository.FullName},
 		},
 		// Overrides of this call, kept apart from the project's settings.
@@ -162,7 +162,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if timeout <= 0 {
 		timeout = build.DefaultTimeout
 	}
-	env, secrets, err := s.buildEnv(ctx, p.ID)
+	env, secrets, err := s.buildEnv(ctx, p.ID, targetOf(d))
 	if err != nil {
 		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
 		return
@@ -187,7 +187,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		DeploymentID: d.ID,
 		Repository:   p.Repository.FullName,
 		CloneURL:     p.Repository.CloneURL,
-		Branch:       p.Branch,
+		Branch:       gantry.FirstNonBlank(d.Metadata.Branch, p.Branch),
+		Commit:       d.Metadata.CommitHash, // "" (a Deploy click): the branch's head
+		NoCache:      d.NoCache,
 		Workspace:    s.WorkDir(d.ID),
 		SitesDir:     s.sitesDir(),
 		Project:      p.BuildConfig,
@@ -213,6 +215,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	})
 	res, err := s.Builder.Run(ctx, job, logger)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errSuperseded) {
+			return // supersede recorded the status and its line
+		}
 		if errors.Is(context.Cause(ctx), errStopped) {
 			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Build stopped by user")
 			return // Stop already recorded the status
@@ -303,6 +308,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		return
 	}
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
+	s.finished(ctx, d)
 	s.prune(ctx, d.ProjectID)
 }
 
@@ -333,8 +339,13 @@ func (s *Service) saveBuild(ctx context.Context, d *gantry.Deployment) bool {
 // lost its race (lost(err): d stopped, deleted or pruned meanwhile)
 // changed nothing and is returned as it is.
 func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string) error {
+	return s.goLiveAs(ctx, d, from, info, liveLine, false)
+}
+
+// goLiveAs is goLive, recording a promotion when promote is set.
+func (s *Service) goLiveAs(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string, promote bool) error {
 	line := s.line(gantry.LevelSuccess, liveLine)
-	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line})
+	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line, Promote: promote})
 	if err != nil {
 		return err
 	}
@@ -342,7 +353,7 @@ func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, from string,
 	if t.Deployment != nil {
 		*d = *t.Deployment
 	}
-	s.route(t.Route)
+	s.routeAll(t)
 	for _, id := range t.Replaced {
 		s.stopAppLater(id)
 		s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, "Replaced by a newer deployment; restart this one to roll back")
@@ -413,9 +424,12 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 	} else if err != nil {
 		return nil, err
 	}
-	s.route(t.Route)
+	s.routeAll(t)
 	s.cancelBuild(d.ID)
 	s.stopApp(d.ID, false)
+	if t.From != gantry.DeploymentLive && t.Deployment != nil {
+		s.finished(ctx, t.Deployment)
+	}
 	if t.From == gantry.DeploymentLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
 	}
@@ -427,12 +441,15 @@ func errCannotStop(status string) error {
 }
 
 // cancelBuild kills d's running build and waits for it to end.
-func (s *Service) cancelBuild(id string) {
+func (s *Service) cancelBuild(id string) { s.cancelBuildCause(id, errStopped) }
+
+// cancelBuildCause is cancelBuild with the cause the build sees.
+func (s *Service) cancelBuildCause(id string, cause error) {
 	s.mu.Lock()
 	rb := s.running[id]
 	s.mu.Unlock()
 	if rb != nil {
-		rb.cancel(errStopped)
+		rb.cancel(cause)
 		<-rb.done
 	}
 }
@@ -526,7 +543,7 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	if err != nil {
 		return err
 	}
-	s.route(t.Route)
+	s.routeAll(t)
 	// A restart that went live before the delete committed started the
 	// app again: the store's outcome (gone) wins.
 	s.stopApp(d.ID, false)
@@ -569,6 +586,11 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 		return 0, err
 	}
 	s.unroute(p)
+	for _, d := range ds {
+		if d.IsPreview() {
+			s.unrouteLabel(p.ID, d.Subdomain)
+		}
+	}
 	for _, d := range ds {
 		s.stopApp(d.ID, false) // started again by a restart that committed first
 		s.removeFiles(d.ID)

@@ -269,6 +269,38 @@ func (g *Git) lsRemoteHead(ctx context.Context, rawURL, token string, timeout ti
 	return "", gantry.Errorf(gantry.EINVALID, "Could not determine the default branch of %s", shown(r.ref.WebURL))
 }
 
+// LsRemoteBranch returns the commit hash branch points at in the public
+// repository at rawURL, from "git ls-remote --heads URL refs/heads/<branch>"
+// (sandboxed, as every git command): what the commit watcher polls. A
+// branch the repository does not have is ENOTFOUND "Branch not found".
+func (g *Git) LsRemoteBranch(ctx context.Context, rawURL, branch string) (string, error) {
+	if !validBranch(branch) {
+		return "", gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
+	}
+	timeout := g.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := g.prepare(ctx, rawURL, "", timeout)
+	if err != nil {
+		return "", err
+	}
+	dir, remove, err := g.newLookupDir()
+	if err != nil {
+		return "", err
+	}
+	defer remove()
+	out, err := g.run(ctx, r, runOpts{timeout: timeout, dir: dir, branch: branch}, "ls-remote", "--heads", "--", r.url, "refs/heads/"+branch)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, ok := strings.CutSuffix(line, "\trefs/heads/"+branch); ok && validCommit(sha) {
+			return sha, nil
+		}
+	}
+	return "", gantry.Errorf(gantry.ENOTFOUND, "Branch not found")
+}
+
 // BranchHead returns the head commit of branch in the public repository at
 // rawURL, from a shallow bare clone of that one branch (depth 1, no tags,
 // trees and blobs filtered out where the server supports it; a full bare
@@ -321,11 +353,74 @@ func (g *Git) branchHead(ctx context.Context, rawURL, branch, token string, time
 // limited to CloneTimeout (or ctx's deadline, if sooner) and MaxSize; on
 // failure what was cloned into dir is removed, and dir is left empty.
 func (g *Git) Clone(ctx context.Context, rawURL, branch, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
-	return g.clone(ctx, rawURL, branch, dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
+	return g.clone(ctx, rawURL, branch, "", dir, token, runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid})
 }
 
-// clone clones into dir with o's limits and identity (o.dir is set here).
-func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o runOpts) (_ *gantry.Commit, err error) {
+// CloneCommit is Clone that then checks out commit (a full SHA): when the
+// branch's head is another commit (the branch moved on since commit was
+// pushed), that one commit is fetched on its own (git protocol v2 serves
+// any commit reachable from the repository's refs, as git-http-backend and
+// the large hosts do) and checked out, detached. From a dumb-HTTP host the
+// clone is full, so a commit of the branch's history is there already. A
+// host that refuses to serve a single commit fails the clone with
+// "Commit … is no longer available from …": deploy the branch's head
+// again instead. A branch the repository does not have (a pull request
+// from a fork) clones the default branch and fetches the commit.
+func (g *Git) CloneCommit(ctx context.Context, rawURL, branch, commit, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
+	if !validCommit(commit) {
+		return nil, gantry.Errorf(gantry.EINVALID, "Invalid commit: %q", commit)
+	}
+	o := runOpts{timeout: g.cloneTimeout(), maxSize: g.maxSize(), uid: uid, gid: gid}
+	c, err := g.clone(ctx, rawURL, branch, commit, dir, token, o)
+	var f *gitFailure
+	if branch != "" && errors.As(err, &f) && f.kind == failBranch {
+		// A pull request from a fork: its branch is not in this
+		// repository, its commit is (refs/pull/<n>/head). Clone the
+		// default branch and fetch the commit.
+		return g.clone(ctx, rawURL, "", commit, dir, token, o)
+	}
+	return c, err
+}
+
+// validCommit reports whether s is a full lower-case hex commit hash.
+func validCommit(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkoutCommit makes commit (not the clone's head) the checked-out
+// commit of the clone in o.dir, fetched on its own first unless the clone
+// is full.
+func (g *Git) checkoutCommit(ctx context.Context, r *remote, o runOpts, commit string) error {
+	local := o
+	local.local, local.maxSize = true, 0
+	if !r.dumb { // a dumb host's clone is full: the branch's history is there
+		args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "--", r.url, commit}
+		if _, err := g.run(ctx, r, o, args...); err != nil {
+			if gantry.ErrorCode(err) == gantry.EINTERNAL || gantry.ErrorCode(err) == gantry.ETIMEOUT {
+				return err
+			}
+			return gantry.Errorf(gantry.ENOTFOUND, "Commit %s is no longer available from %s (%s): deploy the branch's latest commit instead",
+				commit[:7], shown(r.ref.WebURL), gantry.ErrorMessage(err))
+		}
+	}
+	if _, err := g.run(ctx, r, local, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
+		return gantry.Errorf(gantry.ENOTFOUND, "Commit %s is not on this branch of %s: deploy the branch's latest commit instead",
+			commit[:7], shown(r.ref.WebURL))
+	}
+	return nil
+}
+
+// clone clones into dir with o's limits and identity (o.dir is set here),
+// then checks out commit when it is set.
+func (g *Git) clone(ctx context.Context, rawURL, branch, commit, dir, token string, o runOpts) (_ *gantry.Commit, err error) {
 	if branch != "" && !validBranch(branch) {
 		return nil, gantry.Errorf(gantry.EINVALID, "Invalid branch name: %q", branch)
 	}
@@ -373,6 +468,13 @@ func (g *Git) clone(ctx context.Context, rawURL, branch, dir, token string, o ru
 		return append(args, "--", r.url, ".")
 	})
 	if err != nil {
+		return nil, err
+	}
+	c, err := g.headCommit(ctx, r, o)
+	if err != nil || commit == "" || c.SHA == commit {
+		return c, err
+	}
+	if err := g.checkoutCommit(ctx, r, o, commit); err != nil {
 		return nil, err
 	}
 	return g.headCommit(ctx, r, o)

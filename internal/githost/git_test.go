@@ -146,6 +146,54 @@ func testReads(t *testing.T, g *Git, s *gittest.Server, url string, history int)
 			t.Errorf("BranchHead(dev) = %+v, %v; want the dev commit", dev, err)
 		}
 	})
+	t.Run("LsRemoteBranch", func(t *testing.T) {
+		if got, err := g.LsRemoteBranch(ctx, url, "main"); err != nil || got != wantSHA {
+			t.Errorf("LsRemoteBranch(main) = %q, %v; want %s", got, err, wantSHA)
+		}
+		if _, err := g.LsRemoteBranch(ctx, url, "nope"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			t.Errorf("LsRemoteBranch(nope): %v, want ENOTFOUND", err)
+		}
+	})
+	t.Run("CloneCommit", func(t *testing.T) {
+		out, err := exec.Command("git", "-C", filepath.Join(s.Root, "alice/site.git"), "rev-parse", "main~1").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.TrimSpace(string(out))
+		// The branch moved on: the first commit is fetched on its own (a
+		// dumb host's full clone has it already).
+		dir := filepath.Join(t.TempDir(), "work")
+		c, err := g.CloneCommit(ctx, url, "main", first, dir, "", 0, 0)
+		if err != nil || c.SHA != first || c.Message != "first" {
+			t.Fatalf("CloneCommit(first) = %+v, %v", c, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "about.html")); !os.IsNotExist(err) {
+			t.Errorf("the second commit's file is in a clone of the first: %v", err)
+		}
+		// The head itself: no fetch.
+		if c, err := g.CloneCommit(ctx, url, "main", wantSHA, filepath.Join(t.TempDir(), "head"), "", 0, 0); err != nil || c.SHA != wantSHA {
+			t.Errorf("CloneCommit(head) = %+v, %v", c, err)
+		}
+		// A branch this repository does not have (a fork's pull request):
+		// the default branch is cloned and the commit fetched.
+		out, err = exec.Command("git", "-C", filepath.Join(s.Root, "alice/site.git"), "rev-parse", "dev").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dev := strings.TrimSpace(string(out))
+		// (A dumb host cannot serve one commit: only smart hosts.)
+		if c, err := g.CloneCommit(ctx, url, "fork-branch", dev, filepath.Join(t.TempDir(), "fork"), "", 0, 0); history == 1 && (err != nil || c.SHA != dev) {
+			t.Errorf("CloneCommit(fork-branch, dev) = %+v, %v", c, err)
+		}
+		missing := strings.Repeat("ab", 20)
+		_, err = g.CloneCommit(ctx, url, "main", missing, filepath.Join(t.TempDir(), "missing"), "", 0, 0)
+		if gantry.ErrorCode(err) != gantry.ENOTFOUND || !strings.HasPrefix(gantry.ErrorMessage(err), "Commit ababab") {
+			t.Errorf("CloneCommit(missing) = %v", err)
+		}
+		if _, err := g.CloneCommit(ctx, url, "main", "HEAD", filepath.Join(t.TempDir(), "x"), "", 0, 0); gantry.ErrorCode(err) != gantry.EINVALID {
+			t.Errorf("CloneCommit(HEAD) = %v, want EINVALID", err)
+		}
+	})
 	t.Run("Clone", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "work")
 		c, err := g.Clone(ctx, url, "main", dir, "", 0, 0)

@@ -284,7 +284,7 @@ func (s *Service) finish(ctx context.Context, repo *gantry.Repository, branch, t
 		return nil, err
 	}
 	defer remove()
-	c, err := s.Git.clone(ctx, repo.CloneURL, branch, dir, token, runOpts{timeout: s.timeout, maxSize: s.Git.lookupMaxSize()})
+	c, err := s.Git.clone(ctx, repo.CloneURL, branch, "", dir, token, runOpts{timeout: s.timeout, maxSize: s.Git.lookupMaxSize()})
 	if err != nil {
 		return nil, err
 	}
@@ -346,4 +346,15 @@ func (s *Service) Clone(ctx context.Context, rawURL, branch, dir, token string, 
 func repoID(ref *RepoRef) string {
 	sum := sha256.Sum256([]byte(ref.WebURL))
 	return "git-" + hex.EncodeToString(sum[:8])
+}
+
+// CloneCommit is Git.CloneCommit for builds of a given commit (it
+// satisfies build.CommitCloner), with Clone's rule for token.
+func (s *Service) CloneCommit(ctx context.Context, rawURL, branch, commit, dir, token string, uid, gid uint32) (*gantry.Commit, error) {
+	if token != "" {
+		if ref, err := ParseRepoURL(rawURL); err != nil || !s.IsGitHub(ref) {
+			token = ""
+		}
+	}
+	return s.Git.CloneCommit(ctx, rawURL, branch, commit, dir, token, uid, gid)
 }

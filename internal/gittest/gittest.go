@@ -113,6 +113,17 @@ func (s *Server) Repo(tb testing.TB, fullName, branch, message string, files map
 	return s.URL + "/" + fullName + ".git"
 }
 
+// Head returns the commit hash branch of owner/name points at.
+func (s *Server) Head(tb testing.TB, fullName, branch string) string {
+	tb.Helper()
+	bare := filepath.Join(s.Root, fullName+".git")
+	out, err := exec.Command("git", "-C", bare, "rev-parse", "--verify", "refs/heads/"+branch).Output()
+	if err != nil {
+		tb.Fatalf("git rev-parse %s of %s: %v", branch, fullName, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 func run(tb testing.TB, dir string, name string, args ...string) {
 	tb.Helper()
 	cmd := exec.Command(name, args...)

@@ -1,8 +1,10 @@
 package project
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gantryhq/gantry"
@@ -40,11 +42,14 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 	if err != nil {
 		return nil, err
 	}
+	// A variable is one name in one scope: a secret sent back masked keeps
+	// the value stored for that name and scope.
 	prev := map[string]gantry.EnvVar{}
 	for _, v := range old {
-		prev[v.Key] = v
+		prev[v.Key+"\x00"+cmp.Or(v.Scope, gantry.EnvScopeAll)] = v
 	}
 	seen := map[string]bool{}
+	scopes := map[string][]string{}
 	out := make([]gantry.EnvVar, 0, len(vars))
 	for _, v := range vars {
 		v.Key = strings.TrimSpace(v.Key)
@@ -52,18 +57,26 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 			return nil, err
 		}
 		// The key is valid from here: short and plain, safe to repeat.
+		v.Scope = cmp.Or(strings.TrimSpace(v.Scope), gantry.EnvScopeAll)
+		if err := gantry.ValidateEnvScope(v.Key, v.Scope); err != nil {
+			return nil, err
+		}
+		id := v.Key + "\x00" + v.Scope
 		switch {
 		case reservedEnv[strings.ToUpper(v.Key)]:
 			return nil, gantry.Errorf(gantry.EINVALID, "%s is set by Gantry and cannot be changed", v.Key)
-		case seen[v.Key]:
+		case seen[id]:
 			return nil, gantry.Errorf(gantry.EINVALID, "Variable %s is listed twice", v.Key)
+		case len(scopes[v.Key]) > 0 && (v.Scope == gantry.EnvScopeAll || slices.Contains(scopes[v.Key], gantry.EnvScopeAll)):
+			return nil, gantry.Errorf(gantry.EINVALID, "Variable %s is set for all deployments and for one target: keep one, or give each its own scope (production, preview)", v.Key)
 		}
 		if err := gantry.ValidateEnvValue(v.Key, v.Value); err != nil {
 			return nil, err
 		}
-		seen[v.Key] = true
+		seen[id] = true
+		scopes[v.Key] = append(scopes[v.Key], v.Scope)
 		if v.IsSecret {
-			if p, ok := prev[v.Key]; ok && p.IsSecret && (v.Value == gantry.SecretMask || v.Value == "") {
+			if p, ok := prev[id]; ok && p.IsSecret && (v.Value == gantry.SecretMask || v.Value == "") {
 				v.Value = p.Value // still sealed
 			} else {
 				if s.Secrets == nil {

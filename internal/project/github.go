@@ -136,11 +136,11 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 	if err := s.Store.CreateProject(ctx, p); err != nil {
 		return nil, err
 	}
-	if s.Hooks != nil {
-		s.Hooks.Register(ctx, u, p)
+	if s.Webhooks != nil {
+		s.Webhooks.Register(ctx, u, p)
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
-	return s.Store.FindProject(ctx, u.ID, p.ID)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, p.ID))
 }
 
 // githubToken opens u's sealed GitHub access token (ghlink.OpenToken).

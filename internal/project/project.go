@@ -52,16 +52,21 @@ type Service struct {
 	// Secrets seals the values of secret environment variables; nil
 	// refuses to store secrets.
 	Secrets *secret.Box
-	// Hooks keeps the GitHub webhooks of projects made from a connected
+	// Webhooks keeps the GitHub webhooks of projects made from a connected
 	// repository (*ghhook.Service); nil registers none.
-	Hooks Hooks
+	Webhooks Webhooks
+	// Hooks seals deploy hook tokens (secret.DeployHooks); nil: projects
+	// have no deploy hook URL.
+	Hooks *secret.Box
+	// PublicURL is where the API is reached: deploy hook URLs start with it.
+	PublicURL string
 }
 
-// Hooks registers a project's repository webhook at GitHub when it is
+// Webhooks registers a project's repository webhook at GitHub when it is
 // created and removes it before the project is deleted. Both are best
 // effort: failures are the implementation's to log and record, never the
 // project's.
-type Hooks interface {
+type Webhooks interface {
 	Register(ctx context.Context, u *gantry.User, p *gantry.Project)
 	Unregister(ctx context.Context, p *gantry.Project)
 }
@@ -80,8 +85,8 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 	if err != nil {
 		return err
 	}
-	if s.Hooks != nil {
-		s.Hooks.Unregister(ctx, p)
+	if s.Webhooks != nil {
+		s.Webhooks.Unregister(ctx, p)
 	}
 	n, err := s.Deployments.RemoveProject(ctx, p)
 	if err != nil {
@@ -112,6 +117,12 @@ type Input struct {
 	// ShowInDiscover lists the project's live app in Discover; by default
 	// on for a public repository, off for a private one.
 	ShowInDiscover *bool `json:"showInDiscover"`
+	// AutoDeploy lets pushes, pull requests, the deploy hook and the
+	// commit watcher deploy (update only; a new project starts on).
+	AutoDeploy *bool `json:"autoDeploy"`
+	// WatchCommits polls the production branch for new commits (update
+	// only; a new project starts off).
+	WatchCommits *bool `json:"watchCommits"`
 }
 
 // RepositoryInput is the repository a client names when it creates a
@@ -187,12 +198,19 @@ var typeSlug = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
 
 // Projects returns the owner's projects, newest first.
 func (s *Service) Projects(ctx context.Context, userID string) ([]*gantry.Project, error) {
-	return s.Store.ListProjects(ctx, userID)
+	ps, err := s.Store.ListProjects(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		s.withHook(ctx, p)
+	}
+	return ps, nil
 }
 
 // Project returns the owner's project with its newest deployments.
 func (s *Service) Project(ctx context.Context, userID, id string) (*gantry.Project, error) {
-	return s.Store.FindProject(ctx, userID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, userID, id))
 }
 
 // LookupPublic describes the repository at repoURL for the New Project
@@ -286,7 +304,7 @@ func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*
 		return nil, err
 	}
 	s.notify(ctx, gantry.ProjectCreatedNotification(p))
-	return s.Store.FindProject(ctx, u.ID, p.ID)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, p.ID))
 }
 
 // checkProjectLimit refuses a project more than the owner's plan allows
@@ -323,7 +341,7 @@ func (s *Service) UpdateProject(ctx context.Context, userID, id string, in Input
 	if err := s.Store.UpdateProject(ctx, p); err != nil {
 		return nil, err
 	}
-	return s.Store.FindProject(ctx, userID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, userID, id))
 }
 
 // SyncProject fetches the latest commit of the project's branch.
@@ -340,7 +358,7 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 	if err := s.Store.SetRepository(ctx, u.ID, id, p.Repository); err != nil {
 		return nil, err
 	}
-	return s.Store.FindProject(ctx, u.ID, id)
+	return s.owned(ctx)(s.Store.FindProject(ctx, u.ID, id))
 }
 
 // applyProjectInput normalizes and validates in and copies its set fields
@@ -367,6 +385,12 @@ func applyProjectInput(p *gantry.Project, in Input) error {
 	}
 	if in.ShowInDiscover != nil {
 		p.ShowInDiscover = *in.ShowInDiscover
+	}
+	if in.AutoDeploy != nil {
+		p.AutoDeploy = *in.AutoDeploy
+	}
+	if in.WatchCommits != nil {
+		p.WatchCommits = *in.WatchCommits
 	}
 	return nil
 }

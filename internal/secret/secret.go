@@ -61,6 +61,7 @@ var (
 	GitHubStates = Purpose{"gantry github oauth state v1"} // OAuth state parameters
 	EnvSecrets   = Purpose{"gantry env secrets v1"}        // secret environment variables at rest
 	GitHubHooks  = Purpose{"gantry github hooks v1"}       // repository webhook secrets at rest
+	DeployHooks  = Purpose{"gantry deploy hooks v1"}       // deploy hook tokens at rest
 )
 
 // String returns the purpose's label.

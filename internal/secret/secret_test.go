@@ -121,8 +121,9 @@ func TestPurposeLabels(t *testing.T) {
 		secret.GitHubStates: "gantry github oauth state v1",
 		secret.EnvSecrets:   "gantry env secrets v1",
 		secret.GitHubHooks:  "gantry github hooks v1",
+		secret.DeployHooks:  "gantry deploy hooks v1",
 	}
-	if len(want) != 5 {
+	if len(want) != 6 {
 		t.Fatalf("two purposes share a label: %v", want)
 	}
 	for p, label := range want {

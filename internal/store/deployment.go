@@ -18,7 +18,7 @@ var _ gantry.DeploymentStore = (*DB)(nil)
 // (u) in the order scanDeployment reads them.
 const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
 	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
-	d.files_size, d.log_bytes, d.pruned_at, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
 
 const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
 
@@ -89,11 +89,14 @@ func (db *DB) insertDeployment(ctx context.Context, d *gantry.Deployment, maxPen
 			return err
 		}
 	}
+	if d.Target == "" {
+		d.Target = gantry.TargetProduction
+	}
 	if _, err := tx.exec(ctx, `INSERT INTO deployments (id, project_id, user_id, version, subdomain, url, status,
-			error, build_info, metadata, environment, is_public, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			error, build_info, metadata, environment, is_public, created_at, updated_at, target, no_cache)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, d.ProjectID, d.UserID, d.Version, d.Subdomain, d.URL, d.Status, d.Error, info, meta, env, true,
-		tx.now, tx.now); err != nil {
+		tx.now, tx.now, d.Target, d.NoCache); err != nil {
 		return fmt.Errorf("create deployment: %w", err)
 	}
 	if derive {
@@ -166,6 +169,10 @@ func (db *DB) ListDeployments(ctx context.Context, userID string, f gantry.Deplo
 	if f.Status != "" {
 		q += ` AND d.status = ?`
 		args = append(args, f.Status)
+	}
+	if f.Target != "" {
+		q += ` AND d.target = ?`
+		args = append(args, f.Target)
 	}
 	q += ` ORDER BY d.created_at DESC, d.id DESC`
 	if f.Limit > 0 {
@@ -534,12 +541,12 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 	for rows.Next() {
 		var d gantry.Deployment
 		var info, meta, env, cfg, repo string
-		var pruned sql.NullTime
+		var pruned, promoted sql.NullTime
 		p := &gantry.DeploymentProject{}
 		u := &gantry.DeploymentUser{}
 		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
 			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
-			&d.FilesSize, &d.LogSize, &pruned, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
 			return nil, fmt.Errorf("scan deployment: %w", err)
 		}
 		for _, f := range []struct {
@@ -559,6 +566,10 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 		if pruned.Valid {
 			t := pruned.Time.UTC()
 			d.PrunedAt = &t
+		}
+		if promoted.Valid {
+			t := promoted.Time.UTC()
+			d.PromotedAt = &t
 		}
 		out = append(out, &d)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -10,7 +11,7 @@ import (
 // ProjectEnv returns a project's environment variables in the order they
 // were saved, values as stored (secret ones sealed).
 func (db *DB) ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error) {
-	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT key, value, is_secret FROM project_env
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT key, value, is_secret, scope FROM project_env
 		WHERE project_id = ? ORDER BY position, key`), projectID)
 	if err != nil {
 		return nil, fmt.Errorf("project env: %w", err)
@@ -19,7 +20,7 @@ func (db *DB) ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar
 	out := []gantry.EnvVar{}
 	for rows.Next() {
 		var v gantry.EnvVar
-		if err := rows.Scan(&v.Key, &v.Value, &v.IsSecret); err != nil {
+		if err := rows.Scan(&v.Key, &v.Value, &v.IsSecret, &v.Scope); err != nil {
 			return nil, fmt.Errorf("scan env: %w", err)
 		}
 		out = append(out, v)
@@ -46,8 +47,8 @@ func (db *DB) SetProjectEnv(ctx context.Context, userID, projectID string, vars 
 		return fmt.Errorf("set env: %w", err)
 	}
 	for i, v := range vars {
-		if _, err := tx.exec(ctx, `INSERT INTO project_env (project_id, key, value, is_secret, position) VALUES (?, ?, ?, ?, ?)`,
-			projectID, v.Key, v.Value, v.IsSecret, i); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO project_env (project_id, key, value, is_secret, position, scope) VALUES (?, ?, ?, ?, ?, ?)`,
+			projectID, v.Key, v.Value, v.IsSecret, i, cmp.Or(v.Scope, gantry.EnvScopeAll)); err != nil {
 			return fmt.Errorf("set env %s: %w", v.Key, err)
 		}
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 )
@@ -16,7 +19,7 @@ var _ gantry.ProjectStore = (*DB)(nil)
 // scanProject reads them, with the active deployment's url joined in.
 const projectColumns = `p.id, p.user_id, p.name, p.description, p.status, p.type, p.repository, p.branch,
 	p.build_config, p.show_in_discover, COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''),
-	COALESCE(ad.url, ''), p.created_at, p.updated_at`
+	COALESCE(ad.url, ''), p.created_at, p.updated_at, p.auto_deploy, p.watch_commits, p.deploy_hook_sealed`
 
 const projectFrom = ` FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id `
 
@@ -68,16 +71,16 @@ func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
 		p.Status = gantry.ProjectDraft
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO projects (id, user_id, name, description, status, type, repository,
-			branch, build_config, show_in_discover, subdomain, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			branch, build_config, show_in_discover, subdomain, created_at, updated_at, auto_deploy, watch_commits)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, p.UserID, p.Name, p.Description, p.Status, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, sub,
-		tx.now, tx.now); err != nil {
+		tx.now, tx.now, true, p.WatchCommits); err != nil { // every project starts with auto-deploy on
 		return fmt.Errorf("create project: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	p.ID, p.Subdomain, p.CreatedAt, p.UpdatedAt = id, sub, tx.now, tx.now
+	p.ID, p.Subdomain, p.CreatedAt, p.UpdatedAt, p.AutoDeploy = id, sub, tx.now, tx.now, true
 	p.ActiveDeployment, p.Deployments = nil, []gantry.DeploymentRef{}
 	return nil
 }
@@ -94,7 +97,9 @@ func freeSubdomain(ctx context.Context, tx *Tx, name string) (string, error) {
 		if i > 1 {
 			suffix := "-" + strconv.Itoa(i)
 			if len(cand)+len(suffix) > 63 {
-				cand = cand[:63-len(suffix)]
+				// Trimmed, so the cut never leaves "--" (preview labels'
+				// separator, gantry.PreviewSeparator) before the suffix.
+				cand = strings.TrimRight(cand[:63-len(suffix)], "-")
 			}
 			cand += suffix
 		}
@@ -202,8 +207,9 @@ func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 	}
 	defer rollback(tx)
 	res, err := tx.exec(ctx, `UPDATE projects SET name = ?, description = ?, type = ?, repository = ?, branch = ?,
-		build_config = ?, show_in_discover = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
-		p.Name, p.Description, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, tx.now, p.ID, p.UserID)
+		build_config = ?, show_in_discover = ?, auto_deploy = ?, watch_commits = ?, updated_at = ?
+		WHERE id = ? AND user_id = ?`,
+		p.Name, p.Description, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, p.AutoDeploy, p.WatchCommits, tx.now, p.ID, p.UserID)
 	if err != nil {
 		return fmt.Errorf("update project: %w", err)
 	}
@@ -280,7 +286,8 @@ func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
 		var p gantry.Project
 		var repo, cfg, activeID, activeURL string
 		if err := rows.Scan(&p.ID, &p.UserID, &p.Name, &p.Description, &p.Status, &p.Type, &repo, &p.Branch,
-			&cfg, &p.ShowInDiscover, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			&cfg, &p.ShowInDiscover, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt,
+			&p.AutoDeploy, &p.WatchCommits, &p.DeployHookSealed); err != nil {
 			return nil, fmt.Errorf("scan project: %w", err)
 		}
 		if err := json.Unmarshal([]byte(repo), &p.Repository); err != nil {
@@ -303,4 +310,87 @@ func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
 		out = []*gantry.Project{}
 	}
 	return out, nil
+}
+
+// SetDeployHook stores the project's deploy hook token: hash (its SHA-256,
+// hex, what FindProjectByDeployHook looks up) and sealed (the token sealed
+// for the owner to see). With onlyIfNone it writes only when the project
+// has no token yet and reports whether it wrote (a first token made by two
+// requests at once is made once); otherwise it replaces the token (a
+// rotation). ENOTFOUND when the project is gone.
+func (db *DB) SetDeployHook(ctx context.Context, projectID, hash, sealed string, onlyIfNone bool) (bool, error) {
+	q := `UPDATE projects SET deploy_hook_hash = ?, deploy_hook_sealed = ?, updated_at = ? WHERE id = ?`
+	if onlyIfNone {
+		q += ` AND deploy_hook_hash IS NULL`
+	}
+	res, err := db.db.ExecContext(ctx, db.rebind(q), hash, sealed, db.now(), projectID)
+	if err != nil {
+		return false, fmt.Errorf("set deploy hook: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 && !onlyIfNone {
+		return false, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	}
+	return n == 1, nil
+}
+
+// FindProjectByDeployHook returns the project whose deploy hook token has
+// SHA-256 hash (hex); ENOTFOUND when none has.
+func (db *DB) FindProjectByDeployHook(ctx context.Context, hash string) (*gantry.Project, error) {
+	var id string
+	err := db.queryRow(ctx, `SELECT id FROM projects WHERE deploy_hook_hash = ?`, hash).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Deploy hook not found")
+	} else if err != nil {
+		return nil, fmt.Errorf("find deploy hook: %w", err)
+	}
+	return db.FindProject(ctx, "", id)
+}
+
+// ClaimWatch takes the next project the commit watcher should check at now
+// — watch on, auto-deploy on, its next check due, not claimed by another
+// watcher — and claims it until now+lease, in one transaction (SKIP LOCKED
+// on PostgreSQL), so two replicas never check one project at once.
+// ENOTFOUND when none is due.
+func (db *DB) ClaimWatch(ctx context.Context, now time.Time, lease time.Duration) (*gantry.WatchState, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	q := `SELECT id, watch_head, watch_backoff_ms FROM projects
+		WHERE watch_commits AND auto_deploy AND (watch_next_at IS NULL OR watch_next_at <= ?)
+			AND (watch_claimed_until IS NULL OR watch_claimed_until <= ?)
+		ORDER BY watch_next_at, id LIMIT 1`
+	if db.dialect == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	var w gantry.WatchState
+	var backoff int64
+	now = now.UTC()
+	if err := tx.queryRow(ctx, q, now, now).Scan(&w.ProjectID, &w.Head, &backoff); errors.Is(err, sql.ErrNoRows) {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "No project to watch")
+	} else if err != nil {
+		return nil, fmt.Errorf("claim watch: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE projects SET watch_claimed_until = ? WHERE id = ?`, now.Add(lease), w.ProjectID); err != nil {
+		return nil, fmt.Errorf("claim watch: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	w.Backoff = time.Duration(backoff) * time.Millisecond
+	return &w, nil
+}
+
+// FinishWatch records a check of the project's watched branch: the head it
+// saw, when to check next and the interval it backs off to, and releases
+// the claim.
+func (db *DB) FinishWatch(ctx context.Context, projectID, head string, next time.Time, backoff time.Duration) error {
+	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET watch_head = ?, watch_next_at = ?, watch_backoff_ms = ?,
+		watch_claimed_until = NULL WHERE id = ?`), head, next.UTC(), backoff.Milliseconds(), projectID)
+	if err != nil {
+		return fmt.Errorf("finish watch: %w", err)
+	}
+	return nil
 }

@@ -130,7 +130,7 @@ func setStatus(ctx context.Context, tx *Tx, d *gantry.Deployment, to, errMsg str
 // It returns the new route then, else nil.
 func settle(ctx context.Context, tx *Tx, before *projectState) (*gantry.Route, error) {
 	var latest, active, activeStatus sql.NullString
-	if err := tx.queryRow(ctx, `SELECT (SELECT status FROM deployments WHERE project_id = p.id
+	if err := tx.queryRow(ctx, `SELECT (SELECT status FROM deployments WHERE project_id = p.id AND target = 'production'
 			ORDER BY created_at DESC, id DESC LIMIT 1), p.active_deployment_id, ad.status
 		FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id WHERE p.id = ?`, before.id).
 		Scan(&latest, &active, &activeStatus); err != nil {
@@ -167,7 +167,11 @@ func settle(ctx context.Context, tx *Tx, before *projectState) (*gantry.Route, e
 
 // finish appends line (when set) to d's log, settles the project, commits
 // tx and returns the transition of d, re-read when it still exists.
-func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition) (*gantry.Transition, error) {
+//
+// labels are preview labels whose routes the change moved already (their
+// versions counted); a preview's own label is counted here when it serves
+// d. The transition carries their routes (Previews).
+func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition, labels ...string) (*gantry.Transition, error) {
 	if line != nil {
 		if err := appendLog(ctx, tx, d.ID, line); err != nil {
 			return nil, err
@@ -178,6 +182,17 @@ func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, 
 		return nil, err
 	}
 	t.From, t.Route = from, route
+	if d != nil && d.IsPreview() && !slices.Contains(labels, d.Subdomain) {
+		// The label's route moves when it serves d (d's status changed).
+		if ok, err := bumpPreview(ctx, tx, d.Subdomain, d.ID, false); err != nil {
+			return nil, err
+		} else if ok {
+			labels = append(labels, d.Subdomain)
+		}
+	}
+	if t.Previews, err = previewRoutes(ctx, tx, labels); err != nil {
+		return nil, err
+	}
 	if d != nil {
 		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, d.ID)
 		if err != nil {
@@ -228,8 +243,22 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 	if err := setStatus(ctx, tx, d, gantry.DeploymentLive, d.Error, info); err != nil {
 		return nil, err
 	}
-	rows, err := tx.query(ctx, `SELECT id FROM deployments WHERE project_id = ? AND status = ? AND id <> ?`,
-		p.id, gantry.DeploymentLive, id)
+	if c.Promote {
+		if _, err := tx.exec(ctx, `UPDATE deployments SET promoted_at = ? WHERE id = ?`, at(tx, c), id); err != nil {
+			return nil, fmt.Errorf("promote: %w", err)
+		}
+	}
+	if d.IsPreview() {
+		replaced, labels, err := goLivePreview(ctx, tx, p, d)
+		if err != nil {
+			return nil, err
+		}
+		return db.finish(ctx, tx, p, from, d, c.Line, &gantry.Transition{Replaced: replaced}, labels...)
+	}
+	// Previews stay live: only the project's production deployment is
+	// replaced.
+	rows, err := tx.query(ctx, `SELECT id FROM deployments WHERE project_id = ? AND status = ? AND id <> ?
+		AND target = 'production'`, p.id, gantry.DeploymentLive, id)
 	if err != nil {
 		return nil, fmt.Errorf("go live: %w", err)
 	}
@@ -332,10 +361,18 @@ func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transiti
 			return nil, fmt.Errorf("detach deployment: %w", err)
 		}
 	}
+	var labels []string
+	if d.IsPreview() {
+		if ok, err := bumpPreview(ctx, tx, d.Subdomain, d.ID, true); err != nil {
+			return nil, err
+		} else if ok {
+			labels = append(labels, d.Subdomain)
+		}
+	}
 	if _, err := tx.exec(ctx, `DELETE FROM deployments WHERE id = ?`, id); err != nil {
 		return nil, fmt.Errorf("delete deployment: %w", err)
 	}
-	return db.finish(ctx, tx, p, d.Status, nil, nil, &gantry.Transition{})
+	return db.finish(ctx, tx, p, d.Status, nil, nil, &gantry.Transition{}, labels...)
 }
 
 // SaveBuild saves d's build info, metadata and environment, and moves it
@@ -418,7 +455,29 @@ func (db *DB) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
 			r.Active = d
 		}
 	}
-	return out, nil
+	// Then every preview label that serves a deployment.
+	labels, err := tx.query(ctx, `SELECT subdomain FROM preview_routes WHERE deployment_id IS NOT NULL ORDER BY subdomain`)
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	var names []string
+	for labels.Next() {
+		var l string
+		if err := labels.Scan(&l); err != nil {
+			labels.Close()
+			return nil, fmt.Errorf("list routes: %w", err)
+		}
+		names = append(names, l)
+	}
+	labels.Close()
+	if err := labels.Err(); err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	previews, err := previewRoutes(ctx, tx, names)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, previews...), nil
 }
 
 // SetDetectedType records typ, the framework a build detected, as the
@@ -432,4 +491,110 @@ func (db *DB) SetDetectedType(ctx context.Context, id, typ string) error {
 		return fmt.Errorf("set project type: %w", err)
 	}
 	return nil
+}
+
+// bumpPreview counts one more version of preview label's route when it
+// serves deploymentID, detaching the deployment from it when detach is set
+// (a delete: the label answers "no app here"). It reports whether the
+// route moved.
+func bumpPreview(ctx context.Context, tx *Tx, label, deploymentID string, detach bool) (bool, error) {
+	q := `UPDATE preview_routes SET version = version + 1 WHERE subdomain = ? AND deployment_id = ?`
+	if detach {
+		q = `UPDATE preview_routes SET version = version + 1, deployment_id = NULL WHERE subdomain = ? AND deployment_id = ?`
+	}
+	res, err := tx.exec(ctx, q, label, deploymentID)
+	if err != nil {
+		return false, fmt.Errorf("preview route: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// servePreview points preview label at deploymentID of project, counting
+// one more version of its route (a new label starts at 1).
+func servePreview(ctx context.Context, tx *Tx, projectID, label, deploymentID string) error {
+	if _, err := tx.exec(ctx, `INSERT INTO preview_routes (subdomain, project_id, deployment_id, version)
+		VALUES (?, ?, ?, 1)
+		ON CONFLICT (subdomain) DO UPDATE SET deployment_id = excluded.deployment_id,
+			version = preview_routes.version + 1`, label, projectID, deploymentID); err != nil {
+		return fmt.Errorf("preview route: %w", err)
+	}
+	return nil
+}
+
+// previewRoutes reads the routes of preview labels as they are in tx.
+func previewRoutes(ctx context.Context, tx *Tx, labels []string) ([]*gantry.Route, error) {
+	var out []*gantry.Route
+	for _, label := range labels {
+		var r gantry.Route
+		var id sql.NullString
+		if err := tx.queryRow(ctx, `SELECT project_id, version, deployment_id FROM preview_routes WHERE subdomain = ?`, label).
+			Scan(&r.ProjectID, &r.Version, &id); errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("preview route: %w", err)
+		}
+		r.Subdomain, r.Preview = label, true
+		if id.Valid {
+			ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, id.String)
+			if err != nil {
+				return nil, err
+			}
+			if len(ds) == 1 {
+				r.Active = ds[0]
+			}
+		}
+		out = append(out, &r)
+	}
+	return out, nil
+}
+
+// goLivePreview is GoLive's work for a preview d (locked, its status set
+// live): it stops the earlier live preview of d's label and the
+// project's live previews beyond gantry.MaxLivePreviews, newest first (their
+// labels then answer the "stopped" page), points d's label at d, and
+// leaves the project's active deployment and route alone.
+func goLivePreview(ctx context.Context, tx *Tx, p *projectState, d *gantry.Deployment) (replaced, labels []string, err error) {
+	rows, err := tx.query(ctx, `SELECT id, subdomain FROM deployments WHERE project_id = ? AND target = ? AND status = ?
+		AND id <> ? ORDER BY created_at DESC, id DESC`, p.id, gantry.TargetPreview, gantry.DeploymentLive, d.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("go live: %w", err)
+	}
+	type live struct{ id, label string }
+	var others []live
+	for rows.Next() {
+		var l live
+		if err := rows.Scan(&l.id, &l.label); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("go live: %w", err)
+		}
+		others = append(others, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("go live: %w", err)
+	}
+	kept := 1 // d
+	for _, l := range others {
+		if l.label != d.Subdomain && kept < gantry.MaxLivePreviews {
+			kept++
+			continue
+		}
+		if _, err := tx.exec(ctx, `UPDATE deployments SET status = ?, updated_at = ? WHERE id = ? AND status = ?`,
+			gantry.DeploymentStopped, tx.now, l.id, gantry.DeploymentLive); err != nil {
+			return nil, nil, fmt.Errorf("stop replaced preview: %w", err)
+		}
+		replaced = append(replaced, l.id)
+		if l.label != d.Subdomain {
+			if ok, err := bumpPreview(ctx, tx, l.label, l.id, false); err != nil {
+				return nil, nil, err
+			} else if ok && !slices.Contains(labels, l.label) {
+				labels = append(labels, l.label)
+			}
+		}
+	}
+	if err := servePreview(ctx, tx, p.id, d.Subdomain, d.ID); err != nil {
+		return nil, nil, err
+	}
+	return replaced, append(labels, d.Subdomain), nil
 }

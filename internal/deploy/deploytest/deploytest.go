@@ -65,9 +65,11 @@ type Stack struct {
 	// Tokens seals GitHub tokens (secret.GitHubTokens); both services open
 	// them with it. Secrets seals environment secrets (secret.EnvSecrets).
 	Tokens, Secrets *secret.Box
-	Hub             *events.Hub
-	Table           *edge.Table // the deploy service's sites
-	DataDir         string
+	// Hooks seals deploy hook tokens (secret.DeployHooks).
+	Hooks   *secret.Box
+	Hub     *events.Hub
+	Table   *edge.Table // the deploy service's sites
+	DataDir string
 }
 
 // New builds a stack as opts says and registers its cleanup with tb.
@@ -83,6 +85,9 @@ func New(tb testing.TB, opts Options) *Stack {
 		tb.Fatal(err)
 	}
 	if s.Secrets, err = secret.New(key, secret.EnvSecrets); err != nil {
+		tb.Fatal(err)
+	}
+	if s.Hooks, err = secret.New(key, secret.DeployHooks); err != nil {
 		tb.Fatal(err)
 	}
 	if opts.Sandbox != nil {
@@ -122,9 +127,10 @@ func New(tb testing.TB, opts Options) *Stack {
 			StopGrace: 2 * time.Second, BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}
 	}
 	s.Projects = &project.Service{Store: opts.DB, Deployments: s.Deploys, Notify: opts.Notify,
-		Decrypt: s.Tokens.Open, Secrets: s.Secrets}
+		Decrypt: s.Tokens.Open, Secrets: s.Secrets, Hooks: s.Hooks, PublicURL: "http://localhost:8080"}
 	if opts.Repos != nil {
 		s.Projects.Repos = opts.Repos
+		s.Deploys.Heads, s.Deploys.Branches = opts.Repos, opts.Repos.Git
 	}
 	if opts.Workers {
 		if err := s.Deploys.Open(context.Background()); err != nil {
@@ -145,6 +151,7 @@ func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
 		DrainTimeout: old.DrainTimeout, RuntimeLogLimit: old.RuntimeLogLimit, SandboxUIDs: old.SandboxUIDs,
 		DataDir: old.DataDir, LiveURL: old.LiveURL, Concurrency: old.Concurrency, MaxPending: old.MaxPending,
 		BuildTimeout: old.BuildTimeout, BuildDisk: old.BuildDisk, AppDisk: old.AppDisk,
-		Poll: old.Poll, Logger: old.Logger, Now: old.Now,
+		Poll: old.Poll, Logger: old.Logger, Now: old.Now, Heads: old.Heads, Finished: old.Finished,
+		WatchInterval: old.WatchInterval, Branches: old.Branches,
 	}
 }
