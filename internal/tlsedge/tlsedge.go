@@ -100,7 +100,8 @@ type Manager struct {
 	logger  *slog.Logger
 	cache   *certmagic.Cache
 	dnsCfg  *certmagic.Config // the wildcard, by DNS-01
-	httpCfg *certmagic.Config // the public host and on-demand names, by HTTP-01
+	pubCfg  *certmagic.Config // the public host, by HTTP-01
+	httpCfg *certmagic.Config // on-demand names, by HTTP-01
 	httpIss *certmagic.ACMEIssuer
 	limiter *rate.Limiter
 
@@ -164,18 +165,21 @@ func New(cfg Config) (*Manager, error) {
 				if n == "*."+m.cfg.LiveDomain {
 					return m.dnsCfg, nil
 				}
+				if n == m.cfg.PublicHost {
+					return m.pubCfg, nil
+				}
 			}
 			return m.httpCfg, nil
 		},
 		RenewCheckInterval: cfg.RenewCheckInterval,
-		Logger:             zap.NewNop(),
+		Logger:             nopLogger(),
 	})
 	storage := &certmagic.FileStorage{Path: cfg.Storage}
 	base := certmagic.Config{
 		Storage:            storage,
 		RenewalWindowRatio: cfg.RenewalWindowRatio,
 		OnEvent:            m.onEvent,
-		Logger:             zap.NewNop(),
+		Logger:             nopLogger(),
 	}
 	// On a failed attempt certmagic retries against its test CA (Let's
 	// Encrypt staging, to spare the production rate limits): keep that for
@@ -188,20 +192,29 @@ func New(cfg Config) (*Manager, error) {
 	m.dnsCfg.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.dnsCfg, certmagic.ACMEIssuer{
 		CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
 		DNS01Solver: &certmagic.DNS01Solver{DNSManager: certmagic.DNSManager{
-			DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: zap.NewNop(),
+			DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: nopLogger(),
 		}},
-		Logger: zap.NewNop(),
+		Logger: nopLogger(),
 	})}
 
+	// HTTP-01 only: the plain listener answers the challenges (Handler);
+	// certmagic finds httpPort taken and starts no server of its own.
+	httpIssuer := func(c *certmagic.Config) *certmagic.ACMEIssuer {
+		return certmagic.NewACMEIssuer(c, certmagic.ACMEIssuer{
+			CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
+			AltHTTPPort:             httpPort,
+			DisableTLSALPNChallenge: true,
+			Logger:                  nopLogger(),
+		})
+	}
+	// A config with OnDemand set only defers names given to Manage, so the
+	// public host has a config of its own.
+	m.pubCfg = certmagic.New(m.cache, base)
+	m.pubCfg.Issuers = []certmagic.Issuer{httpIssuer(m.pubCfg)}
 	onDemand := base
 	onDemand.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: m.decide}
 	m.httpCfg = certmagic.New(m.cache, onDemand)
-	m.httpIss = certmagic.NewACMEIssuer(m.httpCfg, certmagic.ACMEIssuer{
-		CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
-		AltHTTPPort:             httpPort,
-		DisableTLSALPNChallenge: true,
-		Logger:                  zap.NewNop(),
-	})
+	m.httpIss = httpIssuer(m.httpCfg)
 	m.httpCfg.Issuers = []certmagic.Issuer{m.httpIss}
 	return m, nil
 }
@@ -218,7 +231,7 @@ func (m *Manager) Open(ctx context.Context) error {
 		return fmt.Errorf("manage the wildcard certificate: %w", err)
 	}
 	if h := m.cfg.PublicHost; h != "" && !m.underWildcard(h) && net.ParseIP(h) == nil {
-		if err := m.httpCfg.ManageAsync(ctx, []string{h}); err != nil {
+		if err := m.pubCfg.ManageAsync(ctx, []string{h}); err != nil {
 			return fmt.Errorf("manage the certificate of %s: %w", h, err)
 		}
 	}
@@ -290,10 +303,13 @@ func (m *Manager) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 		return m.files.current(), nil
 	}
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
-	if name == m.cfg.PublicHost || m.underWildcard(name) {
-		// Managed names: never obtained during a handshake (the
-		// wildcard config has no on-demand), only served once ready.
+	// Managed names are never obtained during a handshake (their configs
+	// have no on-demand), only served once ready.
+	if m.underWildcard(name) {
 		return m.dnsCfg.GetCertificate(hello)
+	}
+	if name == m.cfg.PublicHost {
+		return m.pubCfg.GetCertificate(hello)
 	}
 	return m.httpCfg.GetCertificate(hello)
 }
@@ -349,3 +365,14 @@ func WithHSTS(host string, next http.Handler) http.Handler {
 
 // StorageDir returns the certificate folder under dataDir.
 func StorageDir(dataDir string) string { return filepath.Join(dataDir, "certs") }
+
+// nopLogger is certmagic's logger: off, unless GANTRY_TLS_DEBUG is set
+// (certmagic's own debug output on stderr, to diagnose a CA or DNS
+// provider).
+func nopLogger() *zap.Logger {
+	if os.Getenv("GANTRY_TLS_DEBUG") != "" {
+		l, _ := zap.NewDevelopment()
+		return l
+	}
+	return zap.NewNop()
+}
