@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/gantryhq/gantry/internal/acmedns"
+	"github.com/gantryhq/gantry/internal/config"
+	"github.com/gantryhq/gantry/internal/tlsedge"
+)
+
+// openTLS prepares HTTPS as cfg says (acme or files) and starts obtaining or
+// watching certificates. httpPort is the bound port of the plain listener,
+// where ACME HTTP-01 challenges arrive. allow decides which other names
+// (custom domains) get certificates on demand; nil refuses them all. Every
+// error is one line naming the setting to fix.
+func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpPort int,
+	allow func(ctx context.Context, name string) error) (*tlsedge.Manager, error) {
+	tc := tlsedge.Config{
+		Mode:       cfg.TLS,
+		LiveDomain: cfg.LiveDomain,
+		PublicHost: cfg.PublicHost(),
+		HTTPSPort:  cfg.PublicURL.Port(),
+		Storage:    tlsedge.StorageDir(cfg.DataDir),
+		CA:         cfg.ACMECA,
+		Email:      cfg.ACMEEmail,
+		HTTPPort:   httpPort,
+		Allow:      allow,
+		CertFile:   cfg.TLSCert,
+		KeyFile:    cfg.TLSKey,
+		Logger:     logger,
+	}
+	if cfg.TLS == config.TLSACME {
+		if cfg.ACMECARoot != "" {
+			pem, err := os.ReadFile(cfg.ACMECARoot)
+			if err != nil {
+				return nil, fmt.Errorf("--acme-ca-root (GANTRY_ACME_CA_ROOT): %w: give a readable PEM file, or unset it for a public CA", err)
+			}
+			pool, err := x509.SystemCertPool()
+			if err != nil {
+				pool = x509.NewCertPool()
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--acme-ca-root (GANTRY_ACME_CA_ROOT): %s holds no PEM certificate", cfg.ACMECARoot)
+			}
+			tc.CARoots = pool
+		}
+		dns, err := dnsProvider(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		tc.DNS = dns
+	}
+	m, err := tlsedge.New(tc)
+	if err != nil {
+		if cfg.TLS == config.TLSFiles {
+			return nil, fmt.Errorf("--tls files: %w: set GANTRY_TLS_CERT and GANTRY_TLS_KEY to readable PEM files (the certificate chain and its key)", err)
+		}
+		return nil, err
+	}
+	if err := m.Open(ctx); err != nil {
+		return nil, err
+	}
+	switch cfg.TLS {
+	case config.TLSACME:
+		logger.Info("HTTPS with ACME: certificates are requested in the background", "ca", cfg.ACMECA,
+			"wildcard", "*."+cfg.LiveDomain, "dns_provider", cfg.DNSProvider, "storage", tc.Storage,
+			"on_demand", allow != nil)
+	case config.TLSFiles:
+		logger.Info("HTTPS with certificate files, reloaded when they change", "cert", cfg.TLSCert, "key", cfg.TLSKey)
+	}
+	return m, nil
+}
+
+// dnsProvider builds the DNS-01 provider cfg names, with its credentials.
+func dnsProvider(ctx context.Context, cfg *config.Config) (acmedns.Provider, error) {
+	switch cfg.DNSProvider {
+	case config.DNSRFC2136:
+		return &acmedns.RFC2136{Server: cfg.RFC2136Server, KeyName: cfg.RFC2136KeyName, KeyAlg: cfg.RFC2136KeyAlg,
+			Secret: cfg.RFC2136Secret}, nil
+	case config.DNSCloudflare:
+		return &acmedns.Cloudflare{APIToken: cfg.CloudflareAPIToken}, nil
+	case config.DNSRoute53:
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		aws, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("--dns-provider route53: AWS configuration: %w", err)
+		}
+		if _, err := aws.Credentials.Retrieve(ctx); err != nil {
+			return nil, fmt.Errorf("--dns-provider route53: no AWS credentials (%v): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an instance role", err)
+		}
+		return &acmedns.Route53{Config: aws, HostedZoneID: cfg.Route53HostedZoneID}, nil
+	}
+	return nil, fmt.Errorf("--dns-provider (GANTRY_DNS_PROVIDER): %q must be rfc2136, cloudflare or route53", cfg.DNSProvider)
+}
