@@ -35,6 +35,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		CertFile:   cfg.TLSCert,
 		KeyFile:    cfg.TLSKey,
 		Logger:     logger,
+		Debug:      cfg.LogLevel == "debug",
 	}
 	if cfg.TLS == config.TLSACME {
 		if cfg.ACMECARoot != "" {

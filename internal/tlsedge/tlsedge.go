@@ -92,6 +92,7 @@ type Config struct {
 	ReloadInterval    time.Duration // how often the files are checked for changes; default DefaultReloadInterval
 
 	Logger *slog.Logger
+	Debug  bool // certmagic's debug log on stderr
 }
 
 // Manager provides the TLS configuration and the plain HTTP handler.
@@ -172,14 +173,14 @@ func New(cfg Config) (*Manager, error) {
 			return m.httpCfg, nil
 		},
 		RenewCheckInterval: cfg.RenewCheckInterval,
-		Logger:             nopLogger(),
+		Logger:             m.zapLogger(),
 	})
 	storage := &certmagic.FileStorage{Path: cfg.Storage}
 	base := certmagic.Config{
 		Storage:            storage,
 		RenewalWindowRatio: cfg.RenewalWindowRatio,
 		OnEvent:            m.onEvent,
-		Logger:             nopLogger(),
+		Logger:             m.zapLogger(),
 	}
 	// On a failed attempt certmagic retries against its test CA (Let's
 	// Encrypt staging, to spare the production rate limits): keep that for
@@ -192,9 +193,9 @@ func New(cfg Config) (*Manager, error) {
 	m.dnsCfg.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.dnsCfg, certmagic.ACMEIssuer{
 		CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
 		DNS01Solver: &certmagic.DNS01Solver{DNSManager: certmagic.DNSManager{
-			DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: nopLogger(),
+			DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: m.zapLogger(),
 		}},
-		Logger: nopLogger(),
+		Logger: m.zapLogger(),
 	})}
 
 	// HTTP-01 only: the plain listener answers the challenges (Handler);
@@ -204,7 +205,7 @@ func New(cfg Config) (*Manager, error) {
 			CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
 			AltHTTPPort:             httpPort,
 			DisableTLSALPNChallenge: true,
-			Logger:                  nopLogger(),
+			Logger:                  m.zapLogger(),
 		})
 	}
 	// A config with OnDemand set only defers names given to Manage, so the
@@ -366,13 +367,13 @@ func WithHSTS(host string, next http.Handler) http.Handler {
 // StorageDir returns the certificate folder under dataDir.
 func StorageDir(dataDir string) string { return filepath.Join(dataDir, "certs") }
 
-// nopLogger is certmagic's logger: off, unless GANTRY_TLS_DEBUG is set
-// (certmagic's own debug output on stderr, to diagnose a CA or DNS
-// provider).
-func nopLogger() *zap.Logger {
-	if os.Getenv("GANTRY_TLS_DEBUG") != "" {
-		l, _ := zap.NewDevelopment()
-		return l
+// zapLogger is certmagic's logger: off, unless Config.Debug (certmagic's
+// own account of every step, on stderr, to diagnose a CA or DNS provider).
+func (m *Manager) zapLogger() *zap.Logger {
+	if m.cfg.Debug {
+		if l, err := zap.NewDevelopment(); err == nil {
+			return l
+		}
 	}
 	return zap.NewNop()
 }
