@@ -54,21 +54,33 @@ var buildOnce sync.Once
 var buildDir string
 var buildErr error
 
-// binaries builds pebble and pebble-challtestsrv once per test binary.
+// binaries builds pebble and pebble-challtestsrv once per machine and
+// version, into a folder of the system's temporary folder (rebuilt when
+// missing; each binary is built under a temporary name and renamed, so
+// test binaries running side by side never see half a file).
 func binaries(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gantry-pebble-")
-		if err != nil {
+		dir := filepath.Join(os.TempDir(), "gantry-pebble-"+PebbleVersion)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			buildErr = err
 			return
 		}
 		for _, cmd := range []string{"pebble", "pebble-challtestsrv"} {
+			target := filepath.Join(dir, cmd)
+			if _, err := os.Stat(target); err == nil {
+				continue
+			}
+			tmp := fmt.Sprintf("%s.%d.tmp", target, os.Getpid())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, cmd),
+			out, err := exec.CommandContext(ctx, "go", "build", "-o", tmp,
 				"github.com/letsencrypt/pebble/v2/cmd/"+cmd).CombinedOutput()
 			cancel()
+			if err == nil {
+				err = os.Rename(tmp, target)
+			}
 			if err != nil {
+				os.Remove(tmp)
 				buildErr = fmt.Errorf("go build %s: %v\n%s", cmd, err, out)
 				return
 			}
