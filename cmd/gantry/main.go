@@ -284,6 +284,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		}
 		httpServer.Handler = tlsedge.WithHSTS(cfg.PublicHost(), srv)
 		httpServer.TLSConfig = tlsMgr.TLSConfig()
+		httpServer.ErrorLog = httpsErrorLog(logger)
 		plain = &http.Server{
 			Handler:           tlsMgr.Handler(),
 			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,

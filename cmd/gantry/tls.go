@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"log"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -100,4 +102,24 @@ func dnsProvider(ctx context.Context, cfg *config.Config) (acmedns.Provider, err
 		return &acmedns.Route53{Config: aws, HostedZoneID: cfg.Route53HostedZoneID}, nil
 	}
 	return nil, fmt.Errorf("--dns-provider (GANTRY_DNS_PROVIDER): %q must be rfc2136, cloudflare or route53", cfg.DNSProvider)
+}
+
+// httpsErrorLog is the error log of the HTTPS server: as serve's, but a
+// failed TLS handshake (a scanner, a client that refuses the certificate,
+// a name refused a certificate on demand) is a debug line, not a warning
+// anyone on the internet could fill the log with.
+func httpsErrorLog(logger *slog.Logger) *log.Logger {
+	return log.New(errorLogWriter{logger}, "", 0)
+}
+
+type errorLogWriter struct{ logger *slog.Logger }
+
+func (w errorLogWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.Contains(msg, "TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	w.logger.Log(context.Background(), level, msg)
+	return len(p), nil
 }
