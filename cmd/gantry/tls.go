@@ -32,6 +32,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		Storage:    tlsedge.StorageDir(cfg.DataDir),
 		CA:         cfg.ACMECA,
 		Email:      cfg.ACMEEmail,
+		Resolvers:  cfg.ACMEResolvers,
 		HTTPPort:   httpPort,
 		Allow:      allow,
 		CertFile:   cfg.TLSCert,

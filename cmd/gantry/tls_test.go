@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gantryhq/gantry/internal/acmedns/acmednstest"
 )
 
 // selfSigned writes a certificate for names and its key into dir.
@@ -160,5 +163,108 @@ func TestServeTLSMisconfigured(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("got exit %d, stderr:\n%s\nwant a line with %q", code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestServeACME runs `gantry serve` with GANTRY_TLS=acme against pebble:
+// the wildcard of the live domain by DNS-01 through the rfc2136 provider
+// (acmednstest's DNS server applies the updates to challtestsrv), the
+// public host by HTTP-01 on the plain listener, a site served over HTTPS
+// with the wildcard, HSTS on the public host, and a custom name refused
+// (no decision function is wired).
+func TestServeACME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pebble")
+	}
+	httpPort, httpsPort := acmednstest.FreePort(t), acmednstest.FreePort(t)
+	ca := acmednstest.Start(t, acmednstest.Options{HTTPPort: httpPort})
+	dnsAddr := ca.DNSServer(t, "apps.test")
+	dir := reachableDir(t)
+	var logs lockedBuffer
+	readyTLS := make(chan net.Addr, 1)
+	m := &Main{
+		Stdout: io.Discard, Stderr: &logs,
+		Getenv: testEnv(map[string]string{
+			"GANTRY_DATA_DIR": filepath.Join(dir, "data"), "GANTRY_PASSWORD_COST": "1",
+			"GANTRY_TLS": "acme", "GANTRY_ACME_CA": ca.DirectoryURL, "GANTRY_ACME_CA_ROOT": ca.APIRootFile,
+			"GANTRY_ACME_RESOLVERS": dnsAddr, "GANTRY_DNS_PROVIDER": "rfc2136", "GANTRY_RFC2136_SERVER": dnsAddr,
+			"GANTRY_RFC2136_KEY_NAME": acmednstest.TSIGKeyName, "GANTRY_RFC2136_SECRET": acmednstest.TSIGSecret,
+			"GANTRY_PUBLIC_URL": fmt.Sprintf("https://gantry.test:%d", httpsPort), "GANTRY_LIVE_DOMAIN": "apps.test",
+		}),
+		ReadyHTTPS: func(a net.Addr) { readyTLS <- a },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	exit := make(chan int, 1)
+	go func() {
+		exit <- m.Run(ctx, []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
+			"--https-addr", fmt.Sprintf("127.0.0.1:%d", httpsPort), "--log-format", "json"})
+	}()
+	select {
+	case <-readyTLS:
+	case code := <-exit:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", logs.String())
+	}
+	roots := ca.IssuerRoots(t)
+	client := &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: roots},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				_, port, _ := net.SplitHostPort(addr)
+				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
+			},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	get := func(url string) *http.Response {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			res, err := client.Get(url)
+			if err == nil {
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v\n%s", url, err, logs.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	res := get(fmt.Sprintf("https://blog.apps.test:%d/", httpsPort))
+	if leaf := res.TLS.PeerCertificates[0]; res.StatusCode != 404 || len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != "*.apps.test" {
+		t.Errorf("site: got %d with a certificate for %v, want the placeholder 404 with *.apps.test", res.StatusCode, leaf.DNSNames)
+	}
+	res = get(fmt.Sprintf("https://gantry.test:%d/api/health", httpsPort))
+	if res.StatusCode != 200 || res.Header.Get("Strict-Transport-Security") == "" || res.TLS.PeerCertificates[0].DNSNames[0] != "gantry.test" {
+		t.Errorf("public host: got %d HSTS %q cert %v", res.StatusCode, res.Header.Get("Strict-Transport-Security"), res.TLS.PeerCertificates[0].DNSNames)
+	}
+	if _, err := client.Get(fmt.Sprintf("https://custom.example.org:%d/", httpsPort)); err == nil {
+		t.Error("custom.example.org: served over HTTPS, want the handshake refused (no decision function)")
+	}
+	res, err := client.Get(fmt.Sprintf("http://blog.apps.test:%d/p", httpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if want := fmt.Sprintf("https://blog.apps.test:%d/p", httpsPort); res.StatusCode != http.StatusPermanentRedirect || res.Header.Get("Location") != want {
+		t.Errorf("plain HTTP: got %d %q, want 308 %q", res.StatusCode, res.Header.Get("Location"), want)
+	}
+	if out := logs.String(); !strings.Contains(out, `"msg":"certificate obtained"`) {
+		t.Errorf("logs lack certificate obtained:\n%s", out)
+	}
+	cancel()
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Errorf("serve exited with %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
 	}
 }

@@ -83,20 +83,23 @@ type Config struct {
 	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
 	// HTTPS (see docs/operations.md "HTTPS and domains").
-	TLS                 string // TLSOff (default), TLSACME or TLSFiles
-	HTTPSAddr           string // HTTPS listen address when TLS is on, default ":443"
-	ACMECA              string // ACME directory URL, default Let's Encrypt production
-	ACMEEmail           string // contact address given to the CA; optional
-	ACMECARoot          string // PEM file of an extra root trusted for the CA's API (a test CA); optional
-	DNSProvider         string // DNS-01 provider for the wildcard certificate: rfc2136, cloudflare or route53
-	RFC2136Server       string // host:port of the DNS server taking dynamic updates
-	RFC2136KeyName      string // TSIG key name
-	RFC2136KeyAlg       string // TSIG algorithm, default hmac-sha256
-	RFC2136Secret       string // TSIG secret, base64
-	CloudflareAPIToken  string // Cloudflare API token with Zone:DNS:Edit
-	Route53HostedZoneID string // Route 53 hosted zone; default: looked up by name
-	TLSCert             string // certificate chain (PEM) for TLSFiles
-	TLSKey              string // private key (PEM) for TLSFiles
+	TLS                 string   // TLSOff (default), TLSACME or TLSFiles
+	HTTPSAddr           string   // HTTPS listen address when TLS is on, default ":443"
+	ACMECA              string   // ACME directory URL, default Let's Encrypt production
+	ACMEEmail           string   // contact address given to the CA; optional
+	ACMECARoot          string   // PEM file of an extra root trusted for the CA's API (a test CA); optional
+	ACMEResolvers       []string // DNS servers (host:port) for DNS-01 zone lookups and propagation checks; default the system's
+	DNSProvider         string   // DNS-01 provider for the wildcard certificate: rfc2136, cloudflare or route53
+	RFC2136Server       string   // host:port of the DNS server taking dynamic updates
+	RFC2136KeyName      string   // TSIG key name
+	RFC2136KeyAlg       string   // TSIG algorithm, default hmac-sha256
+	RFC2136Secret       string   // TSIG secret, base64
+	CloudflareAPIToken  string   // Cloudflare API token with Zone:DNS:Edit
+	Route53HostedZoneID string   // Route 53 hosted zone; default: looked up by name
+	TLSCert             string   // certificate chain (PEM) for TLSFiles
+	TLSKey              string   // private key (PEM) for TLSFiles
+
+	acmeResolvers string // as given, parsed by checkTLS
 
 	// secretKeySet records that the key came from the environment or a flag.
 	secretKeySet bool
@@ -193,6 +196,7 @@ var settings = []setting{
 	{"acme-ca", DefaultACMECA, "ACME directory URL of the certificate authority"},
 	{"acme-email", "", "contact address given to the certificate authority (expiry warnings)"},
 	{"acme-ca-root", "", "PEM file of an extra root certificate to trust for the CA's API (a test CA such as pebble)"},
+	{"acme-resolvers", "", "comma-separated DNS servers (host:port) asked for the live domain's zone and whether the DNS-01 record is visible (default: the system's resolvers and the zone's own servers)"},
 	{"dns-provider", "", "DNS provider that answers the DNS-01 challenge for the live domain's wildcard certificate: rfc2136, cloudflare or route53"},
 	{"rfc2136-server", "", "rfc2136: host:port of the DNS server accepting dynamic updates"},
 	{"rfc2136-key-name", "", "rfc2136: TSIG key name"},
@@ -258,6 +262,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		ACMECA:              v("acme-ca"),
 		ACMEEmail:           v("acme-email"),
 		ACMECARoot:          v("acme-ca-root"),
+		acmeResolvers:       v("acme-resolvers"),
 		DNSProvider:         strings.ToLower(v("dns-provider")),
 		RFC2136Server:       v("rfc2136-server"),
 		RFC2136KeyName:      v("rfc2136-key-name"),
@@ -464,6 +469,15 @@ func (c *Config) checkTLS(bad func(name, format string, args ...any)) {
 	}
 	if c.LiveURLScheme == "http" {
 		bad("live-url-scheme", "must be https (or unset) when --tls is %s", c.TLS)
+	}
+	for _, r := range strings.Split(c.acmeResolvers, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		} else if _, _, err := net.SplitHostPort(r); err != nil {
+			bad("acme-resolvers", "%q is not host:port (e.g. 1.1.1.1:53)", r)
+		} else {
+			c.ACMEResolvers = append(c.ACMEResolvers, r)
+		}
 	}
 	if c.TLS == TLSFiles {
 		if c.TLSCert == "" || c.TLSKey == "" {

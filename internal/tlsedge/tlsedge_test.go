@@ -52,7 +52,7 @@ func startACME(t *testing.T, validity time.Duration, tune func(*tlsedge.Config))
 		CA:         ca.DirectoryURL,
 		CARoots:    ca.APIRoots,
 		DNS:        dns,
-		Resolvers:  []string{ca.Resolver(t, liveDomain)},
+		Resolvers:  []string{ca.DNSServer(t, liveDomain)},
 		HTTPPort:   s.httpPort,
 		Allow: func(ctx context.Context, name string) error {
 			s.mu.Lock()

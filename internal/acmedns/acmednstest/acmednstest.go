@@ -44,6 +44,7 @@ type Options struct {
 type CA struct {
 	DirectoryURL string         // ACME directory
 	APIRoots     *x509.CertPool // trusts pebble's API certificate
+	APIRootFile  string         // the same root, a PEM file (GANTRY_ACME_CA_ROOT)
 	DNSAddr      string         // challtestsrv's DNS server, host:port
 	mgmt         string         // challtestsrv's management API
 	pebbleMgmt   string         // pebble's management API (roots)
@@ -163,7 +164,8 @@ func Start(t testing.TB, o Options) *CA {
 	cmd.Env = append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0", "PEBBLE_AUTHZREUSE=0")
 	start(t, dir, "pebble", cmd)
 
-	root, err := os.ReadFile(filepath.Join(mod, "test/certs/pebble.minica.pem"))
+	ca.APIRootFile = filepath.Join(mod, "test/certs/pebble.minica.pem")
+	root, err := os.ReadFile(ca.APIRootFile)
 	if err != nil {
 		t.Fatal(err)
 	}
