@@ -225,16 +225,30 @@ func waitHTTP(t testing.TB, url string, c *http.Client) {
 	}
 }
 
-// IssuerRoots returns pool trusting the certificates pebble issues (its
-// root changes on every start).
-func (ca *CA) IssuerRoots(t testing.TB) *x509.CertPool {
+// ManagementURL is challtestsrv's management API (/set-txt, /set-cname,
+// /add-a, …).
+func (ca *CA) ManagementURL() string { return ca.mgmt }
+
+// IssuerRootPEM returns the root of the certificates pebble issues (it
+// changes on every start), PEM-encoded.
+func (ca *CA) IssuerRootPEM(t testing.TB) []byte {
 	t.Helper()
 	resp, err := ca.client.Get(ca.pebbleMgmt + "/roots/0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// IssuerRoots returns a pool trusting the certificates pebble issues.
+func (ca *CA) IssuerRoots(t testing.TB) *x509.CertPool {
+	t.Helper()
+	b := ca.IssuerRootPEM(t)
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(b) {
 		t.Fatalf("pebble's root: not PEM: %.200s", b)
