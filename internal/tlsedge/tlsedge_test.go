@@ -234,11 +234,61 @@ func TestACMEKeysPrivate(t *testing.T) {
 		t.Skip("runs pebble")
 	}
 	t.Parallel()
-	var storage string
-	s, _, _ := startACME(t, 0, func(c *tlsedge.Config) { storage = c.Storage })
-	s.get(t, "blog."+liveDomain, 90*time.Second)
+	var cfg tlsedge.Config
+	s, ca, _ := startACME(t, 0, func(c *tlsedge.Config) { cfg = *c })
+	storage := cfg.Storage
+	resp, _ := s.get(t, "blog."+liveDomain, 90*time.Second)
+	first := resp.TLS.PeerCertificates[0]
+
+	// A restart (a second Manager on the same storage) serves the stored
+	// certificate: no new order, no DNS record written.
+	dns2 := ca.Provider()
+	cfg.DNS = dns2
+	m2, err := tlsedge.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := tls.NewListener(ln, m2.TLSConfig())
+	defer tl.Close()
+	go func() {
+		for {
+			c, err := tl.Accept()
+			if err != nil {
+				return
+			}
+			go func() { c.(*tls.Conn).Handshake(); c.Close() }()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: "blog." + liveDomain, RootCAs: s.roots})
+		if err == nil {
+			got := conn.ConnectionState().PeerCertificates[0]
+			conn.Close()
+			if got.SerialNumber.Cmp(first.SerialNumber) != 0 {
+				t.Errorf("after a restart: got certificate %v, want the stored %v", got.SerialNumber, first.SerialNumber)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a restart: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if calls := dns2.CallLog(); len(calls) != 0 {
+		t.Errorf("after a restart: DNS provider calls %v, want none", calls)
+	}
+
 	var keys int
-	err := filepath.WalkDir(storage, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(storage, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
