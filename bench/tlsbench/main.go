@@ -57,6 +57,8 @@ func main() {
 	conns := flag.Int("c", 64, "wrk connections")
 	threads := flag.Int("t", 2, "wrk threads")
 	rounds := flag.Int("rounds", 3, "runs of each server per test; the medians are reported")
+	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .page, .asset and .handshake")
+	only := flag.String("only", "", "run only the tests whose names contain this (page, asset, handshake)")
 	flag.Parse()
 	for _, tool := range []string{"wrk", "nginx"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -138,12 +140,20 @@ http {
 		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
 
 	tests := []struct {
-		name, path string
-		headers    []string
+		name, key, path string
+		headers         []string
 	}{
-		{"/ (keep-alive)", "/", nil},
-		{"200 KB asset (keep-alive)", "/assets/app-3f9a2c1d.js", nil},
-		{"new TLS connections", "/", []string{"Connection: close"}},
+		{"/ (keep-alive)", "page", "/", nil},
+		{"200 KB asset (keep-alive)", "asset", "/assets/app-3f9a2c1d.js", nil},
+		{"new TLS connections", "handshake", "/", []string{"Connection: close"}},
+	}
+	if *only != "" {
+		tests = slices.DeleteFunc(tests, func(tc struct {
+			name, key, path string
+			headers         []string
+		}) bool {
+			return !strings.Contains(tc.key, *only)
+		})
 	}
 	type row struct {
 		name string
@@ -158,11 +168,16 @@ http {
 				slices.Reverse(order)
 			}
 			for _, s := range order {
+				stop := func() {}
+				if s.name == "gantry" && *cpuprofile != "" && round == 0 {
+					stop = load.StartProfile(*cpuprofile + "." + tc.key)
+				}
 				before := s.cpu()
 				r := load.WrkHeaders(*threads, *conns, *duration, s.url+tc.path, append([]string{"Host: " + s.host}, tc.headers...)...)
 				if r.Requests > 0 {
 					r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
 				}
+				stop()
 				runs[s.name] = append(runs[s.name], r)
 			}
 		}
