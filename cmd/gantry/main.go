@@ -184,6 +184,11 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		logger.Info("GitHub connect is not configured (set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET)")
 	}
 
+	if cfg.TLSOn() {
+		if err := checkTLS(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err

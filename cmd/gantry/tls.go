@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"log"
@@ -80,6 +81,28 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		logger.Info("HTTPS with certificate files, reloaded when they change", "cert", cfg.TLSCert, "key", cfg.TLSKey)
 	}
 	return m, nil
+}
+
+// checkTLS finds, before anything else starts, what openTLS would stop
+// on: certificate files that do not load, an unreadable CA root, DNS
+// provider credentials that are missing.
+func checkTLS(ctx context.Context, cfg *config.Config) error {
+	switch cfg.TLS {
+	case config.TLSFiles:
+		if _, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return fmt.Errorf("--tls files: %w: set GANTRY_TLS_CERT and GANTRY_TLS_KEY to readable PEM files (the certificate chain and its key)", err)
+		}
+	case config.TLSACME:
+		if cfg.ACMECARoot != "" {
+			if _, err := os.ReadFile(cfg.ACMECARoot); err != nil {
+				return fmt.Errorf("--acme-ca-root (GANTRY_ACME_CA_ROOT): %w: give a readable PEM file, or unset it for a public CA", err)
+			}
+		}
+		if _, err := dnsProvider(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dnsProvider builds the DNS-01 provider cfg names, with its credentials.
