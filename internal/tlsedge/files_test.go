@@ -88,6 +88,12 @@ func TestFiles(t *testing.T) {
 	if got := serial(); got != 1 {
 		t.Fatalf("got serial %d, want 1", got)
 	}
+	if _, ok := m.Certificate("blog.apps.test"); !ok {
+		t.Error("Certificate(blog.apps.test): got none, want the files' wildcard")
+	}
+	if _, ok := m.Certificate("other.example"); ok {
+		t.Error("Certificate(other.example): got one, want none")
+	}
 
 	// A half-written pair (garbage key) keeps the previous certificate.
 	os.WriteFile(keyFile, []byte("not a key"), 0o600)

@@ -91,8 +91,21 @@ type Config struct {
 	CertFile, KeyFile string
 	ReloadInterval    time.Duration // how often the files are checked for changes; default DefaultReloadInterval
 
+	// OnEvent, when set, is told of every certificate obtained or renewed
+	// and every failed attempt (e.g. to record a custom domain's
+	// "Certificate issued" or its error). It is called on certmagic's
+	// goroutines and must return quickly.
+	OnEvent func(Event)
+
 	Logger *slog.Logger
 	Debug  bool // certmagic's debug log on stderr
+}
+
+// Event is a certificate obtained (Err nil) or an attempt that failed.
+type Event struct {
+	Name    string // the name requested: "*.<live-domain>", the public host, a custom domain
+	Renewal bool
+	Err     error
 }
 
 // Manager provides the TLS configuration and the plain HTTP handler.
@@ -275,14 +288,55 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 }
 
 func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any) error {
+	name, _ := data["identifier"].(string)
+	renewal, _ := data["renewal"].(bool)
+	var ev Event
 	switch event {
 	case "cert_obtained":
-		m.logger.Info("certificate obtained", "names", fmt.Sprint(data["identifier"]), "renewal", data["renewal"])
+		m.logger.Info("certificate obtained", "name", name, "renewal", renewal)
+		ev = Event{Name: name, Renewal: renewal}
 	case "cert_failed":
-		m.logger.Error("certificate request failed", "names", fmt.Sprint(data["identifier"]),
-			"renewal", data["renewal"], "err", fmt.Sprint(data["error"]))
+		err, _ := data["error"].(error)
+		if err == nil {
+			err = fmt.Errorf("%v", data["error"])
+		}
+		m.logger.Error("certificate request failed", "name", name, "renewal", renewal, "err", err)
+		ev = Event{Name: name, Renewal: renewal, Err: err}
+	default:
+		return nil
+	}
+	if m.cfg.OnEvent != nil {
+		m.cfg.OnEvent(ev)
 	}
 	return nil
+}
+
+// Certificate returns the certificate in memory that serves name (its
+// own, or the wildcard that covers it), if there is one that has not
+// expired.
+func (m *Manager) Certificate(name string) (*x509.Certificate, bool) {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if m.files != nil {
+		c := m.files.current()
+		if c.Leaf != nil && c.Leaf.VerifyHostname(name) == nil && time.Now().Before(c.Leaf.NotAfter) {
+			return c.Leaf, true
+		}
+		return nil, false
+	}
+	for _, c := range m.cache.AllMatchingCertificates(name) {
+		if c.Expired() || len(c.Certificate.Certificate) == 0 {
+			continue
+		}
+		leaf := c.Leaf
+		if leaf == nil {
+			var err error
+			if leaf, err = x509.ParseCertificate(c.Certificate.Certificate[0]); err != nil {
+				continue
+			}
+		}
+		return leaf, true
+	}
+	return nil, false
 }
 
 // TLSConfig returns the configuration of the HTTPS listener: TLS 1.2 and

@@ -155,7 +155,11 @@ func TestACME(t *testing.T) {
 		t.Skip("runs pebble")
 	}
 	t.Parallel()
-	s, _, dns := startACME(t, 0, nil)
+	var evMu sync.Mutex
+	var events []tlsedge.Event
+	s, _, dns := startACME(t, 0, func(c *tlsedge.Config) {
+		c.OnEvent = func(ev tlsedge.Event) { evMu.Lock(); events = append(events, ev); evMu.Unlock() }
+	})
 
 	// The wildcard, by DNS-01 through the provider.
 	resp, body := s.get(t, "blog."+liveDomain, 90*time.Second)
@@ -199,6 +203,28 @@ func TestACME(t *testing.T) {
 	resp, body = s.get(t, allowed, 90*time.Second)
 	if leaf := resp.TLS.PeerCertificates[0]; !slices.Equal(leaf.DNSNames, []string{allowed}) {
 		t.Errorf("got certificate for %v, want %s", leaf.DNSNames, allowed)
+	}
+	if leaf, ok := s.m.Certificate(allowed); !ok || leaf.DNSNames[0] != allowed {
+		t.Errorf("Certificate(%s): got %v, %v; want its own", allowed, leaf, ok)
+	}
+	if leaf, ok := s.m.Certificate("any." + liveDomain); !ok || leaf.DNSNames[0] != "*."+liveDomain {
+		t.Errorf("Certificate(any.%s): got %v, %v; want the wildcard", liveDomain, leaf, ok)
+	}
+	if _, ok := s.m.Certificate("evil.example.org"); ok {
+		t.Error("Certificate(evil.example.org): got one, want none")
+	}
+	evMu.Lock()
+	var obtained []string
+	for _, ev := range events {
+		if ev.Err == nil {
+			obtained = append(obtained, ev.Name)
+		}
+	}
+	evMu.Unlock()
+	for _, want := range []string{"*." + liveDomain, publicHost, allowed} {
+		if !slices.Contains(obtained, want) {
+			t.Errorf("OnEvent: obtained %v, want %s among them", obtained, want)
+		}
 	}
 	s.mu.Lock()
 	asked := slices.Clone(s.asked)
