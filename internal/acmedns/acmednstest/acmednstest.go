@@ -109,7 +109,7 @@ func moduleDir(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/letsencrypt/pebble/v2").Output()
 	if err != nil {
-		t.Fatalf("locate pebble's module: %v", err)
+		t.Fatalf("locate pebble's module (run inside the repository: go list -m needs its go.mod): %v", err)
 	}
 	return strings.TrimSpace(string(out))
 }
