@@ -74,7 +74,8 @@ type Config struct {
 	HTTPPort int
 	// Allow decides whether a name that is neither the public host nor
 	// under the live domain may get a certificate on demand: nil error
-	// means yes. Nil refuses every name.
+	// means yes. Nil refuses every name. A refusal stands for 10 s (the
+	// same name is not asked about again meanwhile).
 	Allow func(ctx context.Context, name string) error
 	// OnDemandEvery and OnDemandBurst limit on-demand issuance (a token
 	// bucket): defaults DefaultOnDemandEvery and DefaultOnDemandBurst.
@@ -118,6 +119,9 @@ type Manager struct {
 	httpCfg *certmagic.Config // on-demand names, by HTTP-01
 	httpIss *certmagic.ACMEIssuer
 	limiter *rate.Limiter
+
+	refusedMu sync.Mutex
+	refused   map[string]time.Time // name → until when Allow's refusal stands
 
 	files *fileCert
 
@@ -273,12 +277,33 @@ func (m *Manager) underWildcard(name string) bool {
 	return ok && sub != "" && !strings.Contains(sub, ".")
 }
 
+// Refusals of Config.Allow are remembered this long, for at most
+// maxRefused names, so that handshakes naming unknown hosts (scanners,
+// stale DNS) do not each cost a call to Allow.
+const (
+	refusalTTL = 10 * time.Second
+	maxRefused = 10_000
+)
+
 // decide is the on-demand decision: Config.Allow, then the rate limit.
 func (m *Manager) decide(ctx context.Context, name string) error {
 	if m.cfg.Allow == nil {
 		return fmt.Errorf("%s: on-demand certificates are off", name)
 	}
+	now := time.Now()
+	m.refusedMu.Lock()
+	until, ok := m.refused[name]
+	m.refusedMu.Unlock()
+	if ok && now.Before(until) {
+		return fmt.Errorf("%s: not a name Gantry serves (refused in the last %s)", name, refusalTTL)
+	}
 	if err := m.cfg.Allow(ctx, name); err != nil {
+		m.refusedMu.Lock()
+		if m.refused == nil || len(m.refused) >= maxRefused {
+			m.refused = map[string]time.Time{}
+		}
+		m.refused[name] = now.Add(refusalTTL)
+		m.refusedMu.Unlock()
 		return err
 	}
 	if !m.limiter.Allow() {

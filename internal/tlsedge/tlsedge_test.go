@@ -195,6 +195,15 @@ func TestACME(t *testing.T) {
 	if _, err := s.handshake("evil.example.org", nil); err == nil {
 		t.Error("evil.example.org: handshake succeeded, want it refused")
 	}
+	// A second handshake right after is refused without asking again.
+	if _, err := s.handshake("evil.example.org", nil); err == nil {
+		t.Error("evil.example.org again: handshake succeeded, want it refused")
+	}
+	s.mu.Lock()
+	if n := strings.Count(strings.Join(s.asked, " "), "evil.example.org"); n != 1 {
+		t.Errorf("decision function asked %d times about evil.example.org, want once (the refusal remembered)", n)
+	}
+	s.mu.Unlock()
 	// …and for a name two labels under the live domain (no wildcard match).
 	if _, err := s.handshake("a.b."+liveDomain, nil); err == nil {
 		t.Error("a.b." + liveDomain + ": handshake succeeded, want it refused")
