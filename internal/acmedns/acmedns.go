@@ -6,6 +6,7 @@
 package acmedns
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -46,3 +47,6 @@ func txts(zone string, recs []libdns.Record) ([]txt, error) {
 
 // fqdn returns name with exactly one trailing dot.
 func fqdn(name string) string { return strings.TrimSuffix(name, ".") + "." }
+
+// errNoZone is returned when a provider cannot find the zone of a name.
+var errNoZone = errors.New("zone not found")

@@ -2,7 +2,6 @@ package acmedns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -86,6 +85,3 @@ func rcodeText(rcode int) string {
 	}
 	return fmt.Sprint(rcode)
 }
-
-// errNoZone is returned when a provider cannot find the zone of a name.
-var errNoZone = errors.New("zone not found")
