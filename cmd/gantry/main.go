@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +42,7 @@ import (
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
 	"github.com/gantryhq/gantry/internal/store"
+	"github.com/gantryhq/gantry/internal/tlsedge"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,6 +75,9 @@ type Main struct {
 	// Ready, when set, is called with the listening address once serve
 	// accepts connections.
 	Ready func(addr net.Addr)
+	// ReadyHTTPS, when set and TLS is on, is called with the HTTPS
+	// listening address once serve accepts connections.
+	ReadyHTTPS func(addr net.Addr)
 }
 
 // Run runs the command in args and returns the exit status: 0 on success,
@@ -181,6 +186,11 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		logger.Info("GitHub connect is not configured (set GANTRY_GITHUB_CLIENT_ID and GANTRY_GITHUB_CLIENT_SECRET)")
 	}
 
+	if cfg.TLSOn() {
+		if err := checkTLS(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	db, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -273,37 +283,78 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		return fmt.Errorf("listen: %w", err)
 	}
 	addr := ln.Addr()
-	// The edge's event loops take the listener: they answer the common
-	// requests of live sites themselves and hand every other connection to
-	// httpServer (see edge.Loop). With GANTRY_EDGE_LOOPS=off, httpServer
-	// (with the edge's reverse proxy) serves the listener alone: the
-	// reference the loops are tested against, and the remedy should they
-	// misbehave.
+	served := make(chan error, 2)
+	servers := 1
 	var loop *edge.Loop
-	served := make(chan error, 1)
-	loopOpts := edge.LoopOptions{
-		IsLive:            srv.IsLiveHost,
-		Log:               api.WriteRequestLine,
-		NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
-		LogOutput:         m.Stderr,
-		Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
-		ClientIP:          srv.ClientIP,
-		ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
-		IdleTimeout:       httpServer.IdleTimeout,
-		MaxHeaderBytes:    httpServer.MaxHeaderBytes,
-	}
-	if cfg.EdgeLoops {
-		loopOpts.Loops = edge.ReserveLoopProcs()
-		if loop, err = liveEdge.NewLoop(ln, loopOpts); err != nil {
-			return fmt.Errorf("listen: %w", err)
+	var plain *http.Server
+	if cfg.TLSOn() {
+		// HTTPS: net/http through crypto/tls serves every request (the
+		// event loops speak plain HTTP only); plain HTTP answers ACME
+		// challenges and redirects everything else to HTTPS.
+		// Custom domains get certificates on demand only through a
+		// decision function; none is wired yet, so every such name is
+		// refused.
+		var allow func(ctx context.Context, name string) error
+		tlsMgr, err := openTLS(ctx, cfg, logger, addr.(*net.TCPAddr).Port, allow)
+		if err != nil {
+			ln.Close()
+			return err
 		}
-		loop.Serve()
-		go func() { served <- httpServer.Serve(loop.Listener()) }()
+		defer tlsMgr.Close()
+		httpsLn, err := net.Listen("tcp", cfg.HTTPSAddr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen (HTTPS): %w", err)
+		}
+		httpServer.Handler = tlsedge.WithHSTS(cfg.PublicHost(), srv)
+		httpServer.TLSConfig = tlsMgr.TLSConfig()
+		httpServer.ErrorLog = httpsErrorLog(logger)
+		plain = &http.Server{
+			Handler:           tlsMgr.Handler(),
+			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
+			IdleTimeout:       httpServer.IdleTimeout,
+			MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+			ErrorLog:          httpServer.ErrorLog,
+		}
+		servers = 2
+		go func() { served <- httpServer.Serve(tls.NewListener(httpsLn, httpServer.TLSConfig)) }()
+		go func() { served <- plain.Serve(ln) }()
+		logger.Info("listening", "addr", addr.String(), "https_addr", httpsLn.Addr().String(),
+			"url", cfg.PublicURL.String(), "tls", cfg.TLS)
+		if m.ReadyHTTPS != nil {
+			m.ReadyHTTPS(httpsLn.Addr())
+		}
 	} else {
-		logger.Info("edge loops off (GANTRY_EDGE_LOOPS=off): net/http serves every request")
-		go func() { served <- httpServer.Serve(ln) }()
+		// The edge's event loops take the listener: they answer the common
+		// requests of live sites themselves and hand every other connection to
+		// httpServer (see edge.Loop). With GANTRY_EDGE_LOOPS=off, httpServer
+		// (with the edge's reverse proxy) serves the listener alone: the
+		// reference the loops are tested against, and the remedy should they
+		// misbehave.
+		loopOpts := edge.LoopOptions{
+			IsLive:            srv.IsLiveHost,
+			Log:               api.WriteRequestLine,
+			NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
+			LogOutput:         m.Stderr,
+			Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
+			ClientIP:          srv.ClientIP,
+			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
+			IdleTimeout:       httpServer.IdleTimeout,
+			MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+		}
+		if cfg.EdgeLoops {
+			loopOpts.Loops = edge.ReserveLoopProcs()
+			if loop, err = liveEdge.NewLoop(ln, loopOpts); err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			loop.Serve()
+			go func() { served <- httpServer.Serve(loop.Listener()) }()
+		} else {
+			logger.Info("edge loops off (GANTRY_EDGE_LOOPS=off): net/http serves every request")
+			go func() { served <- httpServer.Serve(ln) }()
+		}
+		logger.Info("listening", "addr", addr.String(), "url", cfg.PublicURL.String(), "edge_loops", cfg.EdgeLoops)
 	}
-	logger.Info("listening", "addr", addr.String(), "url", cfg.PublicURL.String(), "edge_loops", cfg.EdgeLoops)
 	if m.Ready != nil {
 		m.Ready(addr)
 	}
@@ -321,12 +372,17 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			logger.Warn("live-site answers still being sent at the shutdown timeout were cut off")
 		}
 	}
+	if plain != nil {
+		plain.Shutdown(shutdownCtx)
+	}
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("requests still running at the shutdown timeout were cut off", "err", err)
 		httpServer.Close()
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
+	for range servers {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	logger.Info("stopped")
 	return nil

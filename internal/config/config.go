@@ -83,12 +83,48 @@ type Config struct {
 	LogFormat        string         // "text" (default) or "json"
 	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
+	// HTTPS (see docs/operations.md "HTTPS and domains").
+	TLS                 string   // TLSOff (default), TLSACME or TLSFiles
+	HTTPSAddr           string   // HTTPS listen address when TLS is on, default ":443"
+	ACMECA              string   // ACME directory URL, default Let's Encrypt production
+	ACMEEmail           string   // contact address given to the CA; optional
+	ACMECARoot          string   // PEM file of an extra root trusted for the CA's API (a test CA); optional
+	ACMEResolvers       []string // DNS servers (host:port) for DNS-01 zone lookups and propagation checks; default the system's
+	DNSProvider         string   // DNS-01 provider for the wildcard certificate: rfc2136, cloudflare or route53
+	RFC2136Server       string   // host:port of the DNS server taking dynamic updates
+	RFC2136KeyName      string   // TSIG key name
+	RFC2136KeyAlg       string   // TSIG algorithm, default hmac-sha256
+	RFC2136Secret       string   // TSIG secret, base64
+	CloudflareAPIToken  string   // Cloudflare API token with Zone:DNS:Edit
+	Route53HostedZoneID string   // Route 53 hosted zone; default: looked up by name
+	TLSCert             string   // certificate chain (PEM) for TLSFiles
+	TLSKey              string   // private key (PEM) for TLSFiles
+
+	acmeResolvers string // as given, parsed by checkTLS
+
 	// secretKeySet records that the key came from the environment or a flag.
 	secretKeySet bool
 }
 
+// TLS modes.
+const (
+	TLSOff   = "off"   // plain HTTP only, the default
+	TLSACME  = "acme"  // certificates from an ACME CA (Let's Encrypt)
+	TLSFiles = "files" // the operator's certificate and key files
+)
+
+// DNS-01 providers.
+const (
+	DNSRFC2136    = "rfc2136"
+	DNSCloudflare = "cloudflare"
+	DNSRoute53    = "route53"
+)
+
 // Defaults of the settings that have one.
 const (
+	DefaultHTTPSAddr        = ":443"
+	DefaultACMECA           = "https://acme-v02.api.letsencrypt.org/directory"
+	DefaultRFC2136KeyAlg    = "hmac-sha256"
 	DefaultAddr             = ":8080"
 	DefaultDataDir          = "./data"
 	DefaultPublicURL        = "http://localhost:8080"
@@ -158,6 +194,21 @@ var settings = []setting{
 	{"body-timeout", DefaultBodyTimeout.String(), "how long the whole body of an API request may take to arrive"},
 	{"upload-timeout", DefaultUploadTimeout.String(), "how long the whole body of a request to a live site (an upload to an app) may take to arrive"},
 	{"idle-timeout", DefaultIdleTimeout.String(), "how long a keep-alive connection may stay idle between requests"},
+	{"tls", TLSOff, "HTTPS: off (plain HTTP), acme (certificates from an ACME CA: a wildcard for the live domain by DNS-01, the public host, custom domains on demand) or files (--tls-cert and --tls-key)"},
+	{"https-addr", DefaultHTTPSAddr, "HTTPS listen address when --tls is acme or files (plain HTTP on --addr then redirects to it)"},
+	{"acme-ca", DefaultACMECA, "ACME directory URL of the certificate authority"},
+	{"acme-email", "", "contact address given to the certificate authority (expiry warnings)"},
+	{"acme-ca-root", "", "PEM file of an extra root certificate to trust for the CA's API (a test CA such as pebble)"},
+	{"acme-resolvers", "", "comma-separated DNS servers (host:port) asked for the live domain's zone and whether the DNS-01 record is visible (default: the system's resolvers and the zone's own servers)"},
+	{"dns-provider", "", "DNS provider that answers the DNS-01 challenge for the live domain's wildcard certificate: rfc2136, cloudflare or route53"},
+	{"rfc2136-server", "", "rfc2136: host:port of the DNS server accepting dynamic updates"},
+	{"rfc2136-key-name", "", "rfc2136: TSIG key name"},
+	{"rfc2136-key-alg", DefaultRFC2136KeyAlg, "rfc2136: TSIG algorithm (hmac-sha256, hmac-sha512, hmac-sha1)"},
+	{"rfc2136-secret", "", "rfc2136: TSIG secret, base64"},
+	{"cloudflare-api-token", "", "cloudflare: API token with Zone:DNS:Edit on the live domain's zone"},
+	{"route53-hosted-zone-id", "", "route53: hosted zone of the live domain (default: found by name); credentials come from the standard AWS variables or files"},
+	{"tls-cert", "", "files: certificate chain (PEM), reloaded when it changes"},
+	{"tls-key", "", "files: private key (PEM), reloaded when it changes"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -208,6 +259,22 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		Sandbox:        strings.ToLower(v("sandbox")),
 		LogFormat:      strings.ToLower(v("log-format")),
 		LogLevel:       strings.ToLower(v("log-level")),
+
+		TLS:                 strings.ToLower(v("tls")),
+		HTTPSAddr:           v("https-addr"),
+		ACMECA:              v("acme-ca"),
+		ACMEEmail:           v("acme-email"),
+		ACMECARoot:          v("acme-ca-root"),
+		acmeResolvers:       v("acme-resolvers"),
+		DNSProvider:         strings.ToLower(v("dns-provider")),
+		RFC2136Server:       v("rfc2136-server"),
+		RFC2136KeyName:      v("rfc2136-key-name"),
+		RFC2136KeyAlg:       strings.ToLower(v("rfc2136-key-alg")),
+		RFC2136Secret:       v("rfc2136-secret"),
+		CloudflareAPIToken:  v("cloudflare-api-token"),
+		Route53HostedZoneID: v("route53-hosted-zone-id"),
+		TLSCert:             v("tls-cert"),
+		TLSKey:              v("tls-key"),
 	}
 	c.secretKeySet = c.SecretKey != ""
 
@@ -385,11 +452,79 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	default:
 		bad("log-level", "%q must be debug, info, warn or error", c.LogLevel)
 	}
+	c.checkTLS(bad)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
 	}
 	return c, nil
 }
+
+// checkTLS validates the HTTPS settings, each fault with its remedy.
+func (c *Config) checkTLS(bad func(name, format string, args ...any)) {
+	switch c.TLS {
+	case TLSOff:
+		return
+	case TLSACME, TLSFiles:
+	default:
+		bad("tls", "%q must be off, acme or files", c.TLS)
+		return
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPSAddr); err != nil {
+		bad("https-addr", "%q is not a host:port listen address (e.g. :443)", c.HTTPSAddr)
+	}
+	if c.PublicURL != nil && c.PublicURL.Scheme != "https" {
+		bad("public-url", "must start with https:// when --tls is %s (e.g. https://%s)", c.TLS, c.PublicURL.Host)
+	}
+	if c.LiveURLScheme == "http" {
+		bad("live-url-scheme", "must be https (or unset) when --tls is %s", c.TLS)
+	}
+	for _, r := range strings.Split(c.acmeResolvers, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		} else if _, _, err := net.SplitHostPort(r); err != nil {
+			bad("acme-resolvers", "%q is not host:port (e.g. 1.1.1.1:53)", r)
+		} else {
+			c.ACMEResolvers = append(c.ACMEResolvers, r)
+		}
+	}
+	if c.TLS == TLSFiles {
+		if c.TLSCert == "" || c.TLSKey == "" {
+			bad("tls", "files needs --tls-cert and --tls-key (GANTRY_TLS_CERT, GANTRY_TLS_KEY): the PEM certificate chain and its private key")
+		}
+		return
+	}
+	if u, err := url.Parse(c.ACMECA); err != nil || u.Scheme != "https" || u.Host == "" {
+		bad("acme-ca", "%q must be an https:// ACME directory URL", c.ACMECA)
+	}
+	if c.LiveDomain == "localhost" || !strings.Contains(c.LiveDomain, ".") {
+		bad("live-domain", "%q cannot get a public certificate: set a domain you own (e.g. apps.example.com)", c.LiveDomain)
+	}
+	switch c.DNSProvider {
+	case DNSRFC2136:
+		if c.RFC2136Server == "" || c.RFC2136KeyName == "" || c.RFC2136Secret == "" {
+			bad("dns-provider", "rfc2136 needs GANTRY_RFC2136_SERVER (host:port), GANTRY_RFC2136_KEY_NAME and GANTRY_RFC2136_SECRET (the TSIG key allowed to update the zone)")
+		} else if _, _, err := net.SplitHostPort(c.RFC2136Server); err != nil {
+			bad("rfc2136-server", "%q is not host:port (e.g. ns1.example.com:53)", c.RFC2136Server)
+		}
+		switch c.RFC2136KeyAlg {
+		case "hmac-sha256", "hmac-sha512", "hmac-sha1", "hmac-sha224", "hmac-sha384":
+		default:
+			bad("rfc2136-key-alg", "%q must be hmac-sha256, hmac-sha512 or hmac-sha1", c.RFC2136KeyAlg)
+		}
+	case DNSCloudflare:
+		if c.CloudflareAPIToken == "" {
+			bad("dns-provider", "cloudflare needs GANTRY_CLOUDFLARE_API_TOKEN: an API token with Zone:DNS:Edit on the live domain's zone")
+		}
+	case DNSRoute53:
+	case "":
+		bad("dns-provider", "--tls acme needs a DNS provider for the live domain's wildcard certificate: set GANTRY_DNS_PROVIDER to rfc2136, cloudflare or route53 with its credentials")
+	default:
+		bad("dns-provider", "%q must be rfc2136, cloudflare or route53", c.DNSProvider)
+	}
+}
+
+// TLSOn reports whether Gantry serves HTTPS.
+func (c *Config) TLSOn() bool { return c.TLS == TLSACME || c.TLS == TLSFiles }
 
 // parseCPUs reads a CPU quota in CPUs, from 0.01 (the kernel's smallest)
 // to 1024, reporting a bad value with bad.
@@ -554,13 +689,17 @@ func (c *Config) PublicHost() string { return strings.ToLower(c.PublicURL.Hostna
 
 // LiveURL returns the URL of a deployment served on subdomain:
 // scheme://<subdomain>.<live-domain>[:port], with no trailing slash. Scheme and port follow the
-// public URL unless --live-url-scheme or --live-url-port say otherwise; a
+// public URL unless --live-url-scheme or --live-url-port say otherwise (with
+// TLS on the scheme is https whatever the public URL says); a
 // port that is the scheme's default (80 for http, 443 for https) or "none"
 // is left out.
 func (c *Config) LiveURL(subdomain string) string {
 	scheme := c.LiveURLScheme
 	if scheme == "" {
 		scheme = c.PublicURL.Scheme
+	}
+	if c.TLSOn() {
+		scheme = "https"
 	}
 	port := c.LiveURLPort
 	if port == "" {

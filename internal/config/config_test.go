@@ -300,3 +300,66 @@ func TestHelpHidesConfiguredValues(t *testing.T) {
 		t.Errorf("usage shows a configured secret: %s", out.String())
 	}
 }
+
+// TestTLS: the HTTPS settings, each mistake reported with its remedy.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(nil, env(nil), io.Discard)
+	if err != nil || c.TLS != config.TLSOff || c.TLSOn() || c.HTTPSAddr != ":443" || c.ACMECA != config.DefaultACMECA {
+		t.Fatalf("defaults: got %q %q %q, %v", c.TLS, c.HTTPSAddr, c.ACMECA, err)
+	}
+	acme := map[string]string{
+		"GANTRY_TLS": "acme", "GANTRY_PUBLIC_URL": "https://gantry.example.com", "GANTRY_LIVE_DOMAIN": "apps.example.com",
+		"GANTRY_DNS_PROVIDER": "cloudflare", "GANTRY_CLOUDFLARE_API_TOKEN": "tok",
+	}
+	c, err = config.Load(nil, env(acme), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.LiveURL("blog"), "https://blog.apps.example.com"; got != want {
+		t.Errorf("LiveURL = %q, want %q", got, want)
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range acme {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"bad mode", with("GANTRY_TLS", "on"), `--tls (GANTRY_TLS): "on" must be off, acme or files`},
+		{"http public URL", with("GANTRY_PUBLIC_URL", "http://gantry.example.com"), "--public-url (GANTRY_PUBLIC_URL): must start with https:// when --tls is acme"},
+		{"no provider", with("GANTRY_DNS_PROVIDER", ""), "set GANTRY_DNS_PROVIDER to rfc2136, cloudflare or route53"},
+		{"unknown provider", with("GANTRY_DNS_PROVIDER", "godaddy"), `"godaddy" must be rfc2136, cloudflare or route53`},
+		{"cloudflare without token", with("GANTRY_CLOUDFLARE_API_TOKEN", ""), "cloudflare needs GANTRY_CLOUDFLARE_API_TOKEN"},
+		{"rfc2136 without key", with("GANTRY_DNS_PROVIDER", "rfc2136", "GANTRY_RFC2136_SERVER", "ns1.example.com:53"), "rfc2136 needs GANTRY_RFC2136_SERVER"},
+		{"rfc2136 bad server", with("GANTRY_DNS_PROVIDER", "rfc2136", "GANTRY_RFC2136_SERVER", "ns1", "GANTRY_RFC2136_KEY_NAME", "k", "GANTRY_RFC2136_SECRET", "cw=="), `"ns1" is not host:port`},
+		{"rfc2136 bad algorithm", with("GANTRY_DNS_PROVIDER", "rfc2136", "GANTRY_RFC2136_SERVER", "ns1:53", "GANTRY_RFC2136_KEY_NAME", "k", "GANTRY_RFC2136_SECRET", "cw==", "GANTRY_RFC2136_KEY_ALG", "md5"), `"md5" must be hmac-sha256`},
+		{"localhost live domain", with("GANTRY_LIVE_DOMAIN", "localhost"), `"localhost" cannot get a public certificate`},
+		{"plain CA", with("GANTRY_ACME_CA", "http://ca.example/dir"), "must be an https:// ACME directory URL"},
+		{"bad https addr", with("GANTRY_HTTPS_ADDR", "443"), `"443" is not a host:port listen address`},
+		{"http live URLs", with("GANTRY_LIVE_URL_SCHEME", "http"), "must be https (or unset)"},
+		{"files without key", with("GANTRY_TLS", "files", "GANTRY_TLS_CERT", "/etc/cert.pem"), "files needs --tls-cert and --tls-key"},
+	} {
+		_, err := config.Load(nil, env(tc.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, ok := range []map[string]string{
+		with("GANTRY_DNS_PROVIDER", "route53"),
+		with("GANTRY_DNS_PROVIDER", "rfc2136", "GANTRY_RFC2136_SERVER", "ns1.example.com:53", "GANTRY_RFC2136_KEY_NAME", "gantry", "GANTRY_RFC2136_SECRET", "cw=="),
+		with("GANTRY_TLS", "files", "GANTRY_TLS_CERT", "/c.pem", "GANTRY_TLS_KEY", "/k.pem", "GANTRY_DNS_PROVIDER", "", "GANTRY_LIVE_DOMAIN", "localhost"),
+	} {
+		if _, err := config.Load(nil, env(ok), io.Discard); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+}

@@ -63,9 +63,19 @@ var (
 // Fatalf when wrk fails, when some answers are not 2xx or 3xx, or when it
 // gives no result.
 func Wrk(threads, conns int, d time.Duration, url, host string) Result {
-	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency"}
+	var headers []string
 	if host != "" {
-		args = append(args, "-H", "Host: "+host)
+		headers = append(headers, "Host: "+host)
+	}
+	return WrkHeaders(threads, conns, d, url, headers...)
+}
+
+// WrkHeaders is Wrk with any request headers ("Name: value"), e.g.
+// "Connection: close" for a new connection (and TLS handshake) per request.
+func WrkHeaders(threads, conns int, d time.Duration, url string, headers ...string) Result {
+	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", d.String(), "--latency"}
+	for _, h := range headers {
+		args = append(args, "-H", h)
 	}
 	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
 	if err != nil {

@@ -1,0 +1,226 @@
+// Command tlsbench compares Gantry's HTTPS with nginx's on the same
+// published site and the same certificate, in the same run, with wrk:
+// requests per second and p99 latency for a small HTML page and a 200 KB
+// asset over kept-alive TLS connections, and new TLS connections per
+// second (wrk with "Connection: close": one full handshake per request),
+// and the ratios.
+//
+//	go run ./bench/tlsbench [-d 5s] [-c 64] [-t 2] [-rounds 3]
+//
+// Gantry serves as `gantry serve` does with GANTRY_TLS=files: the real
+// top-level handler with the edge as live handler, on an http.Server with
+// serve's settings, through crypto/tls with tlsedge's configuration (TLS
+// 1.2 and 1.3, HTTP/2 offered; wrk speaks HTTP/1.1). nginx has the same
+// protocols, the same ECDSA P-256 certificate, sendfile, and no access log
+// (neither logs here: the TLS cost is what is measured; bench/edgebench
+// compares them with logs). Session resumption is left as each server
+// ships it; wrk opens each connection with a full handshake. The servers
+// are loaded in turn, the order swapped each round; the figures are the
+// medians over the rounds.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/bench/internal/load"
+	"github.com/gantryhq/gantry/internal/api"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/tlsedge"
+)
+
+const liveDomain = "bench.test"
+
+func main() {
+	duration := flag.Duration("d", 5*time.Second, "duration of each wrk run")
+	conns := flag.Int("c", 64, "wrk connections")
+	threads := flag.Int("t", 2, "wrk threads")
+	rounds := flag.Int("rounds", 3, "runs of each server per test; the medians are reported")
+	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .page, .asset and .handshake")
+	only := flag.String("only", "", "run only the tests whose names contain this (page, asset, handshake)")
+	flag.Parse()
+	for _, tool := range []string{"wrk", "nginx"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			log.Fatalf("%s is not installed: run `make deps-bench` (apt-get install nginx wrk)", tool)
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "gantry-tlsbench-")
+	load.Must(err)
+	load.AtExit(func() { os.RemoveAll(dir) })
+	defer load.RunExit()
+	load.Must(os.Chmod(dir, 0o755))
+	site := filepath.Join(dir, "site")
+	load.Must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
+	load.Must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
+	asset := make([]byte, 150*1024)
+	_, _ = rand.Read(asset)
+	load.Must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
+	certFile, keyFile := writeCert(dir)
+
+	// Gantry.
+	table := edge.NewTable()
+	table.Set("bench", edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive})
+	srv := api.NewServer()
+	srv.PublicHost, srv.LiveDomain = "gantry."+liveDomain, liveDomain
+	srv.LiveHandler = edge.New(liveDomain, table, "https://gantry."+liveDomain)
+	srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
+	mgr, err := tlsedge.New(tlsedge.Config{Mode: tlsedge.ModeFiles, LiveDomain: liveDomain, PublicHost: "gantry." + liveDomain,
+		CertFile: certFile, KeyFile: keyFile})
+	load.Must(err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	load.Must(err)
+	hs := load.HTTPServer(tlsedge.WithHSTS(srv.PublicHost, srv))
+	hs.TLSConfig = mgr.TLSConfig()
+	hs.ErrorLog = log.New(io.Discard, "", 0)
+	go hs.Serve(tls.NewListener(ln, hs.TLSConfig))
+
+	// nginx.
+	nport := load.FreePort()
+	conf := fmt.Sprintf(`worker_processes auto;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+daemon off;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log off;
+  sendfile on; tcp_nopush on; keepalive_requests 100000;
+  client_body_temp_path %[1]s/tmp; proxy_temp_path %[1]s/tmp; fastcgi_temp_path %[1]s/tmp; uwsgi_temp_path %[1]s/tmp; scgi_temp_path %[1]s/tmp;
+  ssl_protocols TLSv1.2 TLSv1.3;
+  server {
+    listen 127.0.0.1:%[2]d ssl http2;
+    ssl_certificate %[4]s; ssl_certificate_key %[5]s;
+    root %[3]s; index index.html; etag on;
+  }
+}
+`, dir, nport, site, certFile, keyFile)
+	nginxPid := load.StartNginx(dir, conf, nport)
+
+	type server struct {
+		name, url, host string
+		cpu             func() time.Duration
+	}
+	servers := []server{
+		{"gantry", "https://" + ln.Addr().String(), "bench." + liveDomain, load.SelfCPU},
+		{"nginx", fmt.Sprintf("https://127.0.0.1:%d", nport), "bench." + liveDomain, func() time.Duration { return load.TreeCPU(nginxPid) }},
+	}
+	// Both negotiate TLS 1.3 with a client that offers it, as wrk does.
+	for _, s := range servers {
+		c, err := tls.Dial("tcp", strings.TrimPrefix(s.url, "https://"), &tls.Config{ServerName: s.host, InsecureSkipVerify: true})
+		load.Must(err)
+		if v := c.ConnectionState().Version; v != tls.VersionTLS13 {
+			load.Fatalf("%s negotiated %s, want TLS 1.3", s.name, tls.VersionName(v))
+		}
+		c.Close()
+	}
+	fmt.Printf("wrk -t%d -c%d -d%s, %d rounds, over TLS 1.3 (ECDSA P-256 certificate); Gantry (GOMAXPROCS %d) vs %s (%d workers); %d CPUs\n\n",
+		*threads, *conns, *duration, *rounds, runtime.GOMAXPROCS(0), load.NginxVersion(), runtime.NumCPU(), runtime.NumCPU())
+
+	tests := []struct {
+		name, key, path string
+		headers         []string
+	}{
+		{"/ (keep-alive)", "page", "/", nil},
+		{"200 KB asset (keep-alive)", "asset", "/assets/app-3f9a2c1d.js", nil},
+		{"new TLS connections", "handshake", "/", []string{"Connection: close"}},
+	}
+	if *only != "" {
+		tests = slices.DeleteFunc(tests, func(tc struct {
+			name, key, path string
+			headers         []string
+		}) bool {
+			return !strings.Contains(tc.key, *only)
+		})
+	}
+	type row struct {
+		name string
+		res  map[string]load.Result
+	}
+	var rows []row
+	for _, tc := range tests {
+		runs := map[string][]load.Result{}
+		for round := range *rounds {
+			order := slices.Clone(servers)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, s := range order {
+				stop := func() {}
+				if s.name == "gantry" && *cpuprofile != "" && round == 0 {
+					stop = load.StartProfile(*cpuprofile + "." + tc.key)
+				}
+				before := s.cpu()
+				r := load.WrkHeaders(*threads, *conns, *duration, s.url+tc.path, append([]string{"Host: " + s.host}, tc.headers...)...)
+				if r.Requests > 0 {
+					r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
+				}
+				stop()
+				runs[s.name] = append(runs[s.name], r)
+			}
+		}
+		rw := row{name: tc.name, res: map[string]load.Result{}}
+		for name, rs := range runs {
+			rw.res[name] = load.Median(rs)
+		}
+		rows = append(rows, rw)
+	}
+
+	fmt.Printf("%-28s %-8s %10s %10s %12s\n", "test", "server", "req/s", "p99", "CPU µs/req")
+	for _, rw := range rows {
+		for _, s := range servers {
+			r := rw.res[s.name]
+			fmt.Printf("%-28s %-8s %10.0f %10s %12.1f\n", rw.name, s.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq)
+		}
+	}
+	fmt.Printf("\n%-28s %12s %12s %14s\n", "Gantry / nginx", "req/s ratio", "p99 ratio", "CPU/req ratio")
+	for _, rw := range rows {
+		g, n := rw.res["gantry"], rw.res["nginx"]
+		fmt.Printf("%-28s %11.2fx %11.2fx %13.2fx\n", rw.name, g.RPS/n.RPS, float64(g.P99)/float64(n.P99), g.CPUPerReq/n.CPUPerReq)
+	}
+	fmt.Println("\nreq/s ratio > 1: Gantry served more; p99 and CPU/req ratios < 1: Gantry was faster or cheaper.")
+	fmt.Println("\"new TLS connections\": one request per connection, so its req/s is handshakes per second.")
+}
+
+// writeCert writes a self-signed ECDSA P-256 certificate for the live
+// domain's wildcard (what ACME would issue) and its key into dir.
+func writeCert(dir string) (certFile, keyFile string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	load.Must(err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "*." + liveDomain},
+		DNSNames:  []string{"*." + liveDomain, liveDomain},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	load.Must(err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	load.Must(err)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	load.Must(os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	load.Must(os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
+	return certFile, keyFile
+}
