@@ -107,4 +107,3 @@ func ValidateGitHubEvent(s string) error {
 	}
 	return nil
 }
-
