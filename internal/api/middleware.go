@@ -150,8 +150,16 @@ func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time)
 	if !s.Logger.Handler().Enabled(r.Context(), logLevel(w.status)) {
 		return
 	}
-	s.writeLogLine(r.Context(), r.Method, r.Host, r.URL.Path, w.status, time.Since(start), w.bytes, s.clientIP(r))
+	path := r.URL.Path
+	if strings.HasPrefix(path, deployHookPrefix) {
+		path = deployHookPrefix + "[token]" // a credential: never in the log
+	}
+	s.writeLogLine(r.Context(), r.Method, r.Host, path, w.status, time.Since(start), w.bytes, s.clientIP(r))
 }
+
+// deployHookPrefix starts the path of a deploy hook, whose last segment is
+// the project's token.
+const deployHookPrefix = "/api/hooks/deploy/"
 
 func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
 	writeRequestLine(ctx, s.Logger.Handler(), method, host, path, status, d, bytes, ip)

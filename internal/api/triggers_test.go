@@ -119,6 +119,14 @@ func TestPushToDeployAPI(t *testing.T) {
 		t.Fatalf("promote: %d %s", rec.Code, rec.Body.String())
 	}
 
+	// The token is a credential: the request log never holds it.
+	if token := strings.TrimPrefix(hook, "/api/hooks/deploy/"); strings.Contains(e.logs.String(), token) {
+		t.Fatalf("the deploy hook's token is in the log")
+	}
+	if !strings.Contains(e.logs.String(), `"path":"/api/hooks/deploy/[token]"`) {
+		t.Fatalf("no request line of the deploy hook: %s", e.logs.String())
+	}
+
 	// Rotation: the old URL stops working. Auto-deploy off: the hook is refused.
 	rec = e.do(request{method: "POST", url: "/api/projects/" + id + "/deploy-hook", headers: bearer(e.token)})
 	rotated := dataField[gantry.Project](t, rec, "project")
