@@ -29,6 +29,7 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/config"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/ghlink"
@@ -216,13 +217,29 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 
 	srv := api.NewServer()
 	srv.Deploys = deploys
-	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
+	projects := &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
 		Decrypt: githubTokens.Open, Secrets: deploys.Secrets}
+	srv.Projects = projects
 	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
 	srv.LiveHandler = liveEdge
+	// Custom domains: the edge answers for them (verified ones show their
+	// project's site), the API adds and checks them, and a background loop
+	// verifies their DNS records. customDomains.AllowCertificate is the
+	// decision function of on-demand TLS.
+	customDomains := &domains.Service{Store: db, Routes: liveEdge, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
+		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
+	if err := customDomains.Open(ctx); err != nil {
+		return fmt.Errorf("load custom domains: %w", err)
+	}
+	domainsCtx, stopDomains := context.WithCancel(ctx)
+	defer stopDomains()
+	go customDomains.Run(domainsCtx)
+	srv.Domains = customDomains
+	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
+	srv.CustomHost = liveEdge.HasDomain
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db, db

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/project"
@@ -18,6 +19,7 @@ var (
 	_ DeploymentService = (*deploy.Service)(nil)
 	_ ProjectService    = (*project.Service)(nil)
 	_ GitHubService     = (*ghlink.Accounts)(nil)
+	_ DomainService     = (*domains.Service)(nil)
 )
 
 // DeploymentService runs deployments: the build queue, stop and restart,
@@ -57,4 +59,16 @@ type GitHubService interface {
 	Callback(ctx context.Context, cb ghlink.Callback) (*ghlink.Connected, error)
 	Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error)
 	Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error)
+}
+
+// DomainService keeps projects' custom domains (domains.Service). Every
+// call is scoped to the owner: another user's project or domain is
+// ENOTFOUND.
+type DomainService interface {
+	Domains(ctx context.Context, userID, projectID string) ([]*gantry.Domain, error)
+	Add(ctx context.Context, u *gantry.User, projectID, name string) (*gantry.Domain, error)
+	Remove(ctx context.Context, userID, projectID, id string) error
+	SetPrimary(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error)
+	SetRedirect(ctx context.Context, userID, projectID, id, redirect string) (*gantry.Domain, error)
+	Verify(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error)
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/miekg/dns"
 )
 
+// RefreshEvery is how often Run reloads the routes even without a change
+// of its own.
+const RefreshEvery = 30 * time.Second
+
 // dnsTimeout bounds one DNS exchange.
 const dnsTimeout = 5 * time.Second
 
@@ -22,6 +26,7 @@ func (s *Service) Run(ctx context.Context) {
 	s.init()
 	t := time.NewTicker(s.CheckEvery)
 	defer t.Stop()
+	lastRefresh := s.Now()
 	for {
 		s.CheckDue(ctx)
 		select {
@@ -29,6 +34,12 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-s.wake:
+		}
+		// Domains also go with their project when it is deleted: reload
+		// the routes now and then.
+		if now := s.Now(); now.Sub(lastRefresh) >= RefreshEvery {
+			lastRefresh = now
+			s.refreshAfter(ctx)
 		}
 	}
 }

@@ -152,6 +152,10 @@ func (s *Service) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// RefreshAfterChange reloads the routes after a change committed
+// elsewhere (a project deleted with its domains), logging a failure.
+func (s *Service) RefreshAfterChange(ctx context.Context) { s.refreshAfter(ctx) }
+
 // refreshAfter reloads the routes after a change was committed, logging a
 // failure (the change stands; the next refresh picks it up).
 func (s *Service) refreshAfter(ctx context.Context) {

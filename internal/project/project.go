@@ -52,6 +52,9 @@ type Service struct {
 	// Secrets seals the values of secret environment variables; nil
 	// refuses to store secrets.
 	Secrets *secret.Box
+	// Deleted, when set, is called after a project is deleted (cmd/gantry:
+	// reload the custom domain routes, which went with the project).
+	Deleted func(ctx context.Context)
 }
 
 func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
@@ -72,6 +75,9 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 		return err
 	}
 	s.notify(ctx, gantry.ProjectDeletedNotification(p, n))
+	if s.Deleted != nil {
+		s.Deleted(ctx)
+	}
 	return nil
 }
 
