@@ -56,8 +56,13 @@ func hostOnly(host string) string {
 // false.
 func (e *Edge) customDomain(w http.ResponseWriter, r *http.Request) (string, bool) {
 	route, ok := e.customRoute(r.Host)
-	if !ok || !route.Serve || route.Subdomain == "" {
-		e.page(w, r, http.StatusNotFound, pageNoApp, hostOnly(r.Host))
+	if !ok {
+		// The page never repeats a Host the platform does not know.
+		e.page(w, r, http.StatusNotFound, pageNoApp, e.domain)
+		return "", false
+	}
+	if !route.Serve || route.Subdomain == "" {
+		e.page(w, r, http.StatusNotFound, pageNoApp, route.Name)
 		return "", false
 	}
 	if route.RedirectTo != "" {
