@@ -16,6 +16,7 @@ import {
   uniqueUser,
 } from './lib/harness.mjs'
 import { DISCOVER_SCREENS } from './lib/discover-screens.mjs'
+import { DOMAIN_SCREENS } from './lib/domain-screens.mjs'
 import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 
@@ -141,6 +142,7 @@ export const SCREENS = [
     act: (page) => page.getByRole('button', { name: 'Open navigation' }).click(),
   },
   ...PROJECT_SCREENS,
+  ...DOMAIN_SCREENS,
   ...DISCOVER_SCREENS,
   {
     name: 'profile',

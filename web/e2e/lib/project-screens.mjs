@@ -236,10 +236,12 @@ async function withData(page, { path, extra = {} } = {}) {
         ...extra,
       }
       const project = /^\/api\/projects\/([^/]+)$/.exec(url.pathname)
+      const domains = /^\/api\/projects\/([^/]+)\/domains$/.exec(url.pathname)
       const dep = /^\/api\/deployments\/([^/]+)$/.exec(url.pathname)
       let answer
       if (table[key]) answer = table[key]()
       else if (method === 'GET' && project) answer = ok({ project: projects(page).find((p) => p._id === project[1]) })
+      else if (method === 'GET' && domains) answer = ok({ domains: [] })
       else if (method === 'GET' && dep) answer = ok({ deployment: deployments(page).find((d) => d._id === dep[1]) })
       if (answer) await route.fulfill(answer)
       else await route.continue()
