@@ -150,8 +150,8 @@ function DomainItem({
             <p
               className={
                 d.status === 'error'
-                  ? 'text-sm text-red-700 dark:text-red-300'
-                  : 'text-sm text-zinc-600 dark:text-zinc-400'
+                  ? 'text-sm [overflow-wrap:anywhere] text-red-700 dark:text-red-300'
+                  : 'text-sm [overflow-wrap:anywhere] text-zinc-600 dark:text-zinc-400'
               }
             >
               <span className="font-medium">{d.status === 'error' ? 'What to fix: ' : 'Still missing: '}</span>
@@ -201,7 +201,7 @@ function DomainItem({
         <div className="mt-3">
           <Select
             label="Redirect"
-            inline
+            className="max-w-xs"
             value={d.redirect}
             disabled={redirect.isPending || (!pairAdded && d.redirect === 'none')}
             onChange={(e) => redirect.mutate({ domainId: d._id, redirect: e.target.value as DomainRedirect })}
@@ -224,7 +224,29 @@ function RecordsTable({ records }: { records: DnsRecord[] }) {
   return (
     <div className="mt-3">
       <p className="mb-2 text-sm text-zinc-600 dark:text-zinc-400">Create these records at your DNS provider:</p>
-      <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800">
+      {/* Phones: one block per record; wider screens: the table. */}
+      <ul className="divide-y divide-zinc-200 rounded-lg border border-zinc-200 sm:hidden dark:divide-zinc-800 dark:border-zinc-800">
+        {records.map((r) => (
+          <li key={`${r.type} ${r.name} ${r.value}`} className="space-y-1.5 px-3 py-2.5">
+            <span className="font-mono text-xs font-semibold text-zinc-700 dark:text-zinc-300">{r.type}</span>
+            <dl className="space-y-1 text-xs">
+              <div>
+                <dt className="text-zinc-500 dark:text-zinc-400">Name</dt>
+                <dd>
+                  <CopyValue value={r.name} label={`Copy ${r.type} name`} />
+                </dd>
+              </div>
+              <div>
+                <dt className="text-zinc-500 dark:text-zinc-400">Value</dt>
+                <dd>
+                  <CopyValue value={r.value} label={`Copy ${r.type} value`} />
+                </dd>
+              </div>
+            </dl>
+          </li>
+        ))}
+      </ul>
+      <div className="hidden overflow-x-auto rounded-lg border border-zinc-200 sm:block dark:border-zinc-800">
         <table className="w-full text-left text-sm">
           <thead className="bg-zinc-50 text-xs text-zinc-600 uppercase dark:bg-zinc-800/60 dark:text-zinc-400">
             <tr>
@@ -272,7 +294,7 @@ function CopyValue({ value, label }: { value: string; label: string }) {
   }
   return (
     <span className="flex items-center gap-1">
-      <code className="font-mono text-xs break-all text-zinc-900 dark:text-zinc-100">{value}</code>
+      <code className="font-mono text-xs [overflow-wrap:anywhere] text-zinc-900 dark:text-zinc-100">{value}</code>
       <button
         type="button"
         onClick={copy}
