@@ -197,24 +197,24 @@ function DomainItem({
 
       {!live && <RecordsTable records={d.records} />}
 
-      {pair !== null && (
-        <div className="mt-3">
+      {pair !== null &&
+        (pairAdded || d.redirect !== 'none' ? (
           <Select
             label="Redirect"
-            className="max-w-xs"
+            className="mt-3 max-w-xs"
             value={d.redirect}
-            disabled={redirect.isPending || (!pairAdded && d.redirect === 'none')}
+            disabled={redirect.isPending}
             onChange={(e) => redirect.mutate({ domainId: d._id, redirect: e.target.value as DomainRedirect })}
             options={[
               { value: 'none', label: 'Serve the site here' },
               { value: d.apex ? 'to-www' : 'to-apex', label: `Redirect to ${pair}` },
             ]}
           />
-          {!pairAdded && d.redirect === 'none' && (
-            <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Add {pair} to redirect between the two.</p>
-          )}
-        </div>
-      )}
+        ) : (
+          <p className="mt-3 text-xs text-zinc-500 dark:text-zinc-400">
+            Add {pair} too to redirect one of the two names to the other.
+          </p>
+        ))}
     </li>
   )
 }
