@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,7 +139,11 @@ func TestDomainsAPI(t *testing.T) {
 			wantStatus: 403, wantMessage: "Your Free plan allows 1 custom domain per project. Upgrade to add more.",
 		},
 		{name: "list", auth: true,
-			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); first = d.addDomain(t, "www.one.example"); return "" },
+			setup: func(t *testing.T, e *testEnv) string {
+				d = base(t, e)
+				first = d.addDomain(t, "www.one.example")
+				return ""
+			},
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
 				sc.request = request{method: "GET", url: url("")}
 				sc.wantContains = []string{`"_id":"` + first.ID + `"`, `"records":[{"type":"CNAME"`}
@@ -147,21 +151,33 @@ func TestDomainsAPI(t *testing.T) {
 			wantStatus: 200,
 		},
 		{name: "set primary", auth: true,
-			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); first = d.addDomain(t, "www.one.example"); return "" },
+			setup: func(t *testing.T, e *testEnv) string {
+				d = base(t, e)
+				first = d.addDomain(t, "www.one.example")
+				return ""
+			},
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
 				sc.request = request{method: "POST", url: url("/" + first.ID + "/primary")}
 			},
 			wantStatus: 200, wantData: map[string]string{"domain.primary": "true"},
 		},
 		{name: "redirect needs its pair", auth: true,
-			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); first = d.addDomain(t, "example.org"); return "" },
+			setup: func(t *testing.T, e *testEnv) string {
+				d = base(t, e)
+				first = d.addDomain(t, "example.org")
+				return ""
+			},
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
 				sc.request = request{method: "PUT", url: url("/" + first.ID), body: `{"redirect":"to-www"}`}
 			},
 			wantStatus: 400, wantMessage: "Add www.example.org to this project first: example.org would redirect to it",
 		},
 		{name: "verify tells what is missing", auth: true,
-			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); first = d.addDomain(t, "www.one.example"); return "" },
+			setup: func(t *testing.T, e *testEnv) string {
+				d = base(t, e)
+				first = d.addDomain(t, "www.one.example")
+				return ""
+			},
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
 				d.dns.Set("_gantry-challenge.www.one.example", "TXT", first.Token)
 				d.dns.Set("www.one.example", "CNAME", "elsewhere.example")
@@ -172,7 +188,11 @@ func TestDomainsAPI(t *testing.T) {
 			wantStatus: 200,
 		},
 		{name: "remove", auth: true,
-			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); first = d.addDomain(t, "www.one.example"); return "" },
+			setup: func(t *testing.T, e *testEnv) string {
+				d = base(t, e)
+				first = d.addDomain(t, "www.one.example")
+				return ""
+			},
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
 				sc.request = request{method: "DELETE", url: url("/" + first.ID)}
 			},

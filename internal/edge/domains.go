@@ -75,4 +75,3 @@ func (e *Edge) customDomain(w http.ResponseWriter, r *http.Request) (string, boo
 	}
 	return route.Subdomain, true
 }
-

@@ -73,7 +73,7 @@ type Edge struct {
 	platformURL string
 	resolver    Resolver
 	cache       *fileCache
-	proxy       proxyState // server apps: see proxy.go
+	proxy       proxyState                  // server apps: see proxy.go
 	domains     atomic.Pointer[customHosts] // custom domains: see domains.go
 }
 
