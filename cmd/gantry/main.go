@@ -31,6 +31,7 @@ import (
 	"github.com/gantryhq/gantry/internal/build"
 	"github.com/gantryhq/gantry/internal/config"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/ghhook"
@@ -244,14 +245,30 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	if err != nil {
 		return err
 	}
-	srv.Projects = &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
+	projects := &project.Service{Store: db, Repos: hosts, Deployments: deploys, Notify: notifier,
 		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Webhooks: hooks, Hooks: deployHooks, PublicURL: cfg.PublicURL.String()}
+	srv.Projects = projects
 	srv.Webhooks = hooks
 	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
 	srv.LiveHandler = liveEdge
+	// Custom domains: the edge answers for them (verified ones show their
+	// project's site), the API adds and checks them, and a background loop
+	// verifies their DNS records. customDomains.AllowCertificate is the
+	// decision function of on-demand TLS.
+	customDomains := &domains.Service{Store: db, Routes: liveEdge, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
+		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
+	if err := customDomains.Open(ctx); err != nil {
+		return fmt.Errorf("load custom domains: %w", err)
+	}
+	domainsCtx, stopDomains := context.WithCancel(ctx)
+	defer stopDomains()
+	go customDomains.Run(domainsCtx)
+	srv.Domains = customDomains
+	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
+	srv.CustomHost = liveEdge.HasDomain
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db, db
@@ -291,11 +308,20 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		// HTTPS: net/http through crypto/tls serves every request (the
 		// event loops speak plain HTTP only); plain HTTP answers ACME
 		// challenges and redirects everything else to HTTPS.
-		// Custom domains get certificates on demand only through a
-		// decision function; none is wired yet, so every such name is
-		// refused.
-		var allow func(ctx context.Context, name string) error
-		tlsMgr, err := openTLS(ctx, cfg, logger, addr.(*net.TCPAddr).Port, allow)
+		// Custom domains get certificates on demand only when the domains
+		// service allows them (a verified domain of a live project, rate
+		// limited), and their status follows what the CA answered.
+		certIssued := func(ev tlsedge.Event) {
+			if ev.Err != nil {
+				return
+			}
+			go func() { // certmagic's goroutine must not wait on the store
+				if err := customDomains.CertificateIssued(context.WithoutCancel(ctx), ev.Name); err != nil {
+					logger.Warn("custom domain: recording its certificate failed", "domain", ev.Name, "err", err)
+				}
+			}()
+		}
+		tlsMgr, err := openTLS(ctx, cfg, logger, addr.(*net.TCPAddr).Port, customDomains.AllowCertificate, certIssued)
 		if err != nil {
 			ln.Close()
 			return err

@@ -24,7 +24,7 @@ import (
 // (custom domains) get certificates on demand; nil refuses them all. Every
 // error is one line naming the setting to fix.
 func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpPort int,
-	allow func(ctx context.Context, name string) error) (*tlsedge.Manager, error) {
+	allow func(ctx context.Context, name string) error, onEvent func(tlsedge.Event)) (*tlsedge.Manager, error) {
 	tc := tlsedge.Config{
 		Mode:       cfg.TLS,
 		LiveDomain: cfg.LiveDomain,
@@ -36,6 +36,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		Resolvers:  cfg.ACMEResolvers,
 		HTTPPort:   httpPort,
 		Allow:      allow,
+		OnEvent:    onEvent,
 		CertFile:   cfg.TLSCert,
 		KeyFile:    cfg.TLSKey,
 		Logger:     logger,

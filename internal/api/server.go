@@ -1,6 +1,7 @@
 // Package api is Gantry's HTTP front: the JSON API under /api, the
 // embedded React app on every other path of the public host, and the
-// hand-off of live-site hosts (<sub>.<live-domain>) to the edge.
+// hand-off of live-site hosts (<sub>.<live-domain>, and custom domains) to
+// the edge.
 //
 // Adding a resource: write <resource>.go with a method
 //
@@ -52,6 +53,8 @@ type Server struct {
 	Deploys DeploymentService
 	// Projects keeps projects and their environment variables.
 	Projects ProjectService
+	// Domains keeps projects' custom domains; nil answers 503.
+	Domains DomainService
 	// GitHub connects accounts to GitHub (OAuth, repository lists); nil
 	// answers as when no OAuth app is configured.
 	GitHub GitHubService
@@ -81,7 +84,10 @@ type Server struct {
 	// LiveDomain is the domain whose subdomains are deployments (lowercase,
 	// e.g. "localhost" for <sub>.localhost).
 	LiveDomain string
-	// LiveHandler serves requests for <sub>.<LiveDomain>. NewServer sets a
+	// CustomHost reports whether a host (lowercase, no port) is a custom
+	// domain the LiveHandler answers for (the edge's HasDomain); nil: none.
+	CustomHost func(host string) bool
+	// LiveHandler serves requests for <sub>.<LiveDomain> and custom domains. NewServer sets a
 	// handler that answers a 404 page; cmd/gantry replaces it with the edge.
 	LiveHandler http.Handler
 	// Web is the built React app (index.html and assets/), served on every
@@ -157,6 +163,7 @@ func (s *Server) routes() {
 	s.githubRoutes()
 	s.webhookRoutes()
 	s.galleryRoutes()
+	s.domainRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).
 	s.mux.HandleFunc("/api/", s.handleAPINotFound)
@@ -182,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { s.logRequest(r, rw, start) }()
 	defer s.recoverPanic(rw, r)
 
-	if s.isLiveHost(r.Host) {
+	if s.isLiveHost(r.Host) || s.isCustomHost(r.Host) {
 		s.LiveHandler.ServeHTTP(rw, r)
 		return
 	}
@@ -248,6 +255,16 @@ func (s *Server) isLiveHost(hostport string) bool {
 	// host ends with "." + LiveDomain, with something before it.
 	n := len(host) - len(s.LiveDomain)
 	return n >= 2 && host[n-1] == '.' && host[n:] == s.LiveDomain
+}
+
+// isCustomHost reports whether a Host header names one of the custom
+// domains CustomHost knows (never the public host).
+func (s *Server) isCustomHost(hostport string) bool {
+	if s.CustomHost == nil {
+		return false
+	}
+	host := hostName(hostport)
+	return host != s.PublicHost && s.CustomHost(host)
 }
 
 // setSecurityHeaders sets the headers every public-host answer carries: a

@@ -7,6 +7,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/ghhook"
+	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/project"
@@ -20,6 +21,7 @@ var (
 	_ ProjectService    = (*project.Service)(nil)
 	_ GitHubService     = (*ghlink.Accounts)(nil)
 	_ WebhookService    = (*ghhook.Service)(nil)
+	_ DomainService     = (*domains.Service)(nil)
 )
 
 // DeploymentService runs deployments: the build queue, stop and restart,
@@ -76,4 +78,16 @@ type WebhookService interface {
 	Status(ctx context.Context, userID, projectID string) (*ghhook.View, error)
 	Reregister(ctx context.Context, userID, projectID string) (*ghhook.View, error)
 	Approve(ctx context.Context, userID, projectID string, number int) (*ghhook.PullRequestView, error)
+}
+
+// DomainService keeps projects' custom domains (domains.Service). Every
+// call is scoped to the owner: another user's project or domain is
+// ENOTFOUND.
+type DomainService interface {
+	Domains(ctx context.Context, userID, projectID string) ([]*gantry.Domain, error)
+	Add(ctx context.Context, u *gantry.User, projectID, name string) (*gantry.Domain, error)
+	Remove(ctx context.Context, userID, projectID, id string) error
+	SetPrimary(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error)
+	SetRedirect(ctx context.Context, userID, projectID, id, redirect string) (*gantry.Domain, error)
+	Verify(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error)
 }

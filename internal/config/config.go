@@ -80,6 +80,9 @@ type Config struct {
 	BodyTimeout      time.Duration  // how long an API request's whole body may take to arrive, default 30s
 	UploadTimeout    time.Duration  // how long the whole body of a request to a live site may take, default 5m
 	IdleTimeout      time.Duration  // how long a keep-alive connection may stay idle, default 1m
+	PublicIPv4       []netip.Addr   // the platform's public IPv4 addresses: apex custom domains' A records; default none
+	PublicIPv6       []netip.Addr   // the platform's public IPv6 addresses: apex custom domains' AAAA records; default none
+	DNSResolver      string         // host:port of the DNS server custom domains are checked against; default the system's
 	LogFormat        string         // "text" (default) or "json"
 	LogLevel         string         // "debug", "info" (default), "warn", "error"
 
@@ -209,6 +212,9 @@ var settings = []setting{
 	{"route53-hosted-zone-id", "", "route53: hosted zone of the live domain (default: found by name); credentials come from the standard AWS variables or files"},
 	{"tls-cert", "", "files: certificate chain (PEM), reloaded when it changes"},
 	{"tls-key", "", "files: private key (PEM), reloaded when it changes"},
+	{"public-ipv4", "", "comma-separated public IPv4 addresses of this platform: the A records apex custom domains point at"},
+	{"public-ipv6", "", "comma-separated public IPv6 addresses of this platform: the AAAA records apex custom domains point at"},
+	{"dns-resolver", "", "host:port of the DNS server custom domains' records are checked against (default: the system's, from /etc/resolv.conf)"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -339,6 +345,13 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 			bad("git-allow-hosts", "%q is not a host name or IP address", h)
 		} else {
 			c.GitAllowHosts = append(c.GitAllowHosts, h)
+		}
+	}
+	c.PublicIPv4 = parseAddrs(v("public-ipv4"), true, func(format string, args ...any) { bad("public-ipv4", format, args...) })
+	c.PublicIPv6 = parseAddrs(v("public-ipv6"), false, func(format string, args ...any) { bad("public-ipv6", format, args...) })
+	if c.DNSResolver = v("dns-resolver"); c.DNSResolver != "" {
+		if host, port, err := net.SplitHostPort(c.DNSResolver); err != nil || host == "" || port == "" {
+			bad("dns-resolver", "%q must be host:port (e.g. 127.0.0.1:53)", c.DNSResolver)
 		}
 	}
 	switch c.Sandbox {
@@ -752,4 +765,27 @@ func parseUIDRange(s string) (first, last uint32, ok bool) {
 		return 0, 0, false
 	}
 	return uint32(f), uint32(l), true
+}
+
+// parseAddrs parses a comma-separated list of IPv4 (v4) or IPv6 addresses,
+// calling bad for each entry that is not one.
+func parseAddrs(list string, v4 bool, bad func(format string, args ...any)) []netip.Addr {
+	var out []netip.Addr
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		switch {
+		case err != nil:
+			bad("%q is not an IP address", f)
+		case v4 && !a.Is4():
+			bad("%q is not an IPv4 address", f)
+		case !v4 && (!a.Is6() || a.Is4In6()):
+			bad("%q is not an IPv6 address", f)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }

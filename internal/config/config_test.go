@@ -124,6 +124,19 @@ func TestLiveURL(t *testing.T) {
 
 // TestEdgeLoops: GANTRY_EDGE_LOOPS turns the loops off (any case), and
 // the flag wins over it.
+func TestCustomDomainSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(nil, env(map[string]string{
+		"GANTRY_PUBLIC_IPV4": " 203.0.113.7, 203.0.113.8", "GANTRY_PUBLIC_IPV6": "2001:db8::7", "GANTRY_DNS_RESOLVER": "127.0.0.1:5353",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintln(c.PublicIPv4, c.PublicIPv6, c.DNSResolver); got != "[203.0.113.7 203.0.113.8] [2001:db8::7] 127.0.0.1:5353\n" {
+		t.Errorf("got %s", got)
+	}
+}
+
 func TestEdgeLoops(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -189,6 +202,9 @@ func TestValidation(t *testing.T) {
 		{"database scheme", []string{"--database-url", "mysql://x"}, nil, `scheme "mysql" is not supported`},
 		{"database url", nil, map[string]string{"GANTRY_DATABASE_URL": "postgres://u:hunter2@%zz/db"}, "--database-url (GANTRY_DATABASE_URL): is not a valid URL"},
 		{"log format", []string{"--log-format", "xml"}, nil, "must be text or json"},
+		{"public ipv4", nil, map[string]string{"GANTRY_PUBLIC_IPV4": "203.0.113.7,2001:db8::1"}, `--public-ipv4 (GANTRY_PUBLIC_IPV4): "2001:db8::1" is not an IPv4 address`},
+		{"public ipv6", []string{"--public-ipv6", "gantry.example"}, nil, `--public-ipv6 (GANTRY_PUBLIC_IPV6): "gantry.example" is not an IP address`},
+		{"dns resolver", nil, map[string]string{"GANTRY_DNS_RESOLVER": "127.0.0.1"}, `--dns-resolver (GANTRY_DNS_RESOLVER): "127.0.0.1" must be host:port`},
 		{"extra argument", []string{"now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined: -nope"},
 	} {

@@ -59,6 +59,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/gantryhq/gantry"
@@ -72,7 +73,8 @@ type Edge struct {
 	platformURL string
 	resolver    Resolver
 	cache       *fileCache
-	proxy       proxyState // server apps: see proxy.go
+	proxy       proxyState                  // server apps: see proxy.go
+	domains     atomic.Pointer[customHosts] // custom domains: see domains.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -129,8 +131,9 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h["X-Content-Type-Options"] = nosniff
 	sub, ok := e.Subdomain(r.Host)
 	if !ok {
-		e.page(w, r, http.StatusNotFound, pageNoApp, e.domain)
-		return
+		if sub, ok = e.customDomain(w, r); !ok {
+			return
+		}
 	}
 	var site Site
 	var root *siteRoot

@@ -60,6 +60,9 @@ type Service struct {
 	Hooks *secret.Box
 	// PublicURL is where the API is reached: deploy hook URLs start with it.
 	PublicURL string
+	// Deleted, when set, is called after a project is deleted (cmd/gantry:
+	// reload the custom domain routes, which went with the project).
+	Deleted func(ctx context.Context)
 }
 
 // Webhooks registers a project's repository webhook at GitHub when it is
@@ -93,6 +96,9 @@ func (s *Service) DeleteProject(ctx context.Context, userID, projectID string) e
 		return err
 	}
 	s.notify(ctx, gantry.ProjectDeletedNotification(p, n))
+	if s.Deleted != nil {
+		s.Deleted(ctx)
+	}
 	return nil
 }
 

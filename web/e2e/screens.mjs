@@ -16,6 +16,7 @@ import {
   uniqueUser,
 } from './lib/harness.mjs'
 import { DISCOVER_SCREENS } from './lib/discover-screens.mjs'
+import { DOMAIN_SCREENS } from './lib/domain-screens.mjs'
 import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 // Issue 14's screens with made-up answers until the server has them (delete with the file).
@@ -144,6 +145,7 @@ export const SCREENS = [
   },
   ...PROJECT_SCREENS,
   ...PUSH_TO_DEPLOY_SCREENS,
+  ...DOMAIN_SCREENS,
   ...DISCOVER_SCREENS,
   {
     name: 'profile',

@@ -236,12 +236,14 @@ async function withData(page, { path, extra = {} } = {}) {
         ...extra,
       }
       const project = /^\/api\/projects\/([^/]+)$/.exec(url.pathname)
+      const domains = /^\/api\/projects\/([^/]+)\/domains$/.exec(url.pathname)
       const dep = /^\/api\/deployments\/([^/]+)$/.exec(url.pathname)
       let answer
       if (table[key]) answer = table[key]()
       // Issue 14's previews of a project (none here; push-to-deploy-screens.mjs shows some).
       else if (method === 'GET' && /^\/api\/projects\/[^/]+\/previews$/.test(url.pathname)) answer = ok({ previews: [] })
       else if (method === 'GET' && project) answer = ok({ project: projects(page).find((p) => p._id === project[1]) })
+      else if (method === 'GET' && domains) answer = ok({ domains: [] })
       else if (method === 'GET' && dep) answer = ok({ deployment: deployments(page).find((d) => d._id === dep[1]) })
       if (answer) await route.fulfill(answer)
       else await route.continue()

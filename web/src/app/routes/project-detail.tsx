@@ -11,6 +11,7 @@ import { Skeleton } from '@/components/ui/skeleton'
 import { REDIRECT_AFTER_ACTION_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
 import { useDeployProject } from '@/features/deployments/api/create-deployment'
+import { DomainsCard } from '@/features/domains/components/domains-card'
 import { DeploymentStatusBadge } from '@/features/deployments/components/deployment-status'
 import { HistoryCard } from '@/features/deployments/components/history-card'
 import { PreviewsCard } from '@/features/deployments/components/previews-card'
@@ -29,6 +30,7 @@ import {
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
 import { ShowInDiscoverSwitch, showsInDiscover } from '@/features/projects/components/show-in-discover'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
+import { projectLiveURL } from '@/features/projects/live-url'
 import { useRetry } from '@/lib/use-retry'
 import { formatDate } from '@/utils/format'
 
@@ -179,6 +181,8 @@ export function ProjectDetailRoute() {
           />
         </CardContent>
       </Card>
+
+      <DomainsCard projectId={project._id} liveUrl={projectLiveURL(project)} />
 
       <div className="grid gap-6 lg:grid-cols-2">
         <RepositoryInfoCard project={project} />
