@@ -11,10 +11,18 @@
 // no-referrer; token stored, address and history entry cleaned, no request
 // carrying it in its Referer; 2 s → /dashboard) → the account and its
 // repositories → the detail modal → Deploy This Repository →
-// /projects/new?repo=<id>; then Refresh and
+// /projects/new?repo=<id>; then push to deploy (below), Refresh and
 // Disconnect. Prints "ok" and exits 0, or the failure and exits 1.
+//
+// Push to deploy: the portfolio repository is deployed from the New Project
+// page (its webhook is registered at the fake), then a commit is pushed to
+// it and the fake delivers the signed push event: the new deployment shows
+// up on the project page by itself ("Pushed by …"), goes Live and the site
+// serves the new page; promoting the first deployment from the History
+// brings the old page back, with no build.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import http from 'node:http'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -127,6 +135,8 @@ async function journey() {
     await dialog.getByRole('link', { name: 'Deploy This Repository' }).click()
     await page.waitForURL(/\/projects\/new\?repo=\d+$/)
 
+    await pushToDeploy(page, server, gh, stored)
+
     await page.goto('/github-integration')
     await page.getByRole('button', { name: 'Refresh Repositories' }).click()
     await page.getByText('GitHub repositories refreshed successfully').waitFor()
@@ -141,6 +151,107 @@ async function journey() {
     gh.stop()
     if (buildDir) await rm(buildDir, { recursive: true, force: true })
   }
+}
+
+/** GET path on the API with the session's token; answers the data. */
+async function apiGet(server, token, path) {
+  const res = await fetch(`${server.apiURL}${path}`, { headers: { authorization: `Bearer ${token}` } })
+  assert.equal(res.status, 200, `GET ${path}: ${res.status}`)
+  return (await res.json()).data
+}
+
+/** GETs url from 127.0.0.1 with its host name in the Host header (Node does not resolve *.localhost). */
+function getPage(url) {
+  const u = new URL(url)
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port: u.port, path: u.pathname, headers: { host: u.host } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c) => (body += c))
+      res.on('end', () => resolve(body))
+    })
+    req.on('error', (e) => resolve(String(e)))
+  })
+}
+
+/** Waits until the live site answers a page holding text. */
+async function siteShows(url, text, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs
+  let last = ''
+  while (Date.now() < until) {
+    last = await getPage(url)
+    if (last.includes(text)) return
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  assert.fail(`${url} never showed ${JSON.stringify(text)}; last answer: ${last.slice(0, 200)}`)
+}
+
+async function pushToDeploy(page, server, gh, token) {
+  await page.goto('/github-integration')
+  await page.getByRole('button', { name: /^maya-chen\/portfolio/ }).click()
+  await page.getByRole('dialog', { name: 'portfolio' }).getByRole('link', { name: 'Deploy This Repository' }).click()
+  await page.waitForURL(/\/projects\/new\?repo=\d+$/)
+  await page.getByRole('button', { name: 'Create & Deploy Project' }).click()
+  await page.waitForURL(/\/deployments\/[^/]+$/, { timeout: 15_000 })
+  await page.getByRole('img', { name: 'Status: Live' }).waitFor({ timeout: 90_000 })
+
+  const [project] = (await apiGet(server, token, '/api/projects')).projects.filter((p) => p.name === 'portfolio')
+  assert.ok(project, 'the project was created')
+  const port = new URL(server.baseURL).port
+  const siteURL = `http://${project.subdomain}.localhost:${port}/`
+  await siteShows(siteURL, '<h1>Maya Chen</h1>')
+  const hooks = await apiGet(server, token, `/api/projects/${project._id}/github`)
+  assert.equal(hooks.webhook?.active, true, 'the webhook is registered at GitHub')
+
+  await page.goto(`/projects/${project._id}`)
+  const history = page.getByRole('list', { name: 'Production deployments' })
+  await history.getByTestId('history-row').first().waitFor()
+  assert.equal(await history.getByTestId('history-row').count(), 1)
+
+  // A commit is pushed; the fake signs and delivers the push event.
+  const res = await fetch(`${gh.url}/_githubtest/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      repo: 'maya-chen/portfolio',
+      branch: 'main',
+      message: 'Say hello from a push',
+      files: { 'index.html': '<!doctype html><title>Portfolio</title><h1>Hello from a push</h1>' },
+    }),
+  })
+  assert.equal(res.status, 200, `the fake's push: ${res.status}`)
+  const deliveries = await res.json()
+  assert.deepEqual(deliveries.map((d) => d.status), [202], 'Gantry accepted the delivery')
+
+  // The page shows the new deployment on its own, as the pusher's, and it goes live.
+  const pushed = history.getByTestId('history-row').filter({ hasText: 'Say hello from a push' })
+  await pushed.waitFor({ timeout: 30_000 })
+  await pushed.getByText(/^Pushed by /).waitFor()
+  await pushed
+    .locator('[data-status="live"]')
+    .waitFor({ timeout: 90_000 })
+    .catch(async (err) => {
+      const { deployments } = await apiGet(server, token, `/api/deployments?projectId=${project._id}`)
+      for (const d of deployments) {
+        const { logs } = await apiGet(server, token, `/api/deployments/${d._id}/logs?limit=200`)
+        console.error(d.status, d.metadata?.commitMessage, d.error ?? '', logs.map((e) => e.message).join('\n  '))
+      }
+      throw err
+    })
+  await siteShows(siteURL, '<h1>Hello from a push</h1>')
+  const production = page.getByTestId('production-card')
+  await production.getByText('Say hello from a push').waitFor({ timeout: 15_000 })
+
+  // Promote the first deployment back: the old page, and no new build.
+  const first = history.getByTestId('history-row').filter({ hasNotText: 'Say hello from a push' })
+  await first.getByRole('button', { name: /^Promote / }).click()
+  const dialog = page.getByRole('dialog', { name: 'Promote to production?' })
+  await dialog.getByRole('button', { name: 'Promote' }).click()
+  await siteShows(siteURL, '<h1>Maya Chen</h1>', 10_000)
+  await production.getByTestId('production-trigger').filter({ hasText: 'Rollback' }).waitFor({ timeout: 15_000 })
+  await first.getByText('Current').waitFor()
+  const all = await apiGet(server, token, `/api/deployments?projectId=${project._id}`)
+  assert.equal(all.deployments.length, 2, 'promoting built nothing')
 }
 
 journey().then(

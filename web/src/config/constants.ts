@@ -20,6 +20,12 @@ export const NOTIFICATIONS_DROPDOWN_SHOWN = 6
 export const NOTIFICATIONS_PAGE_LIMIT = 200
 /** A deployment detail refetches this often while building or deploying. */
 export const DEPLOYMENT_REFETCH_MS = 5000
+/**
+ * A project's deployment lists (History, Previews) refetch this often while nothing is
+ * on its way, so a deployment a push, pull request or deploy hook started shows up on
+ * its own.
+ */
+export const PROJECT_DEPLOYMENTS_IDLE_REFETCH_MS = 10_000
 
 /** The sidebar's storage usage refetches this often. */
 export const STORAGE_REFETCH_MS = 60_000

@@ -1,5 +1,5 @@
 import { queryOptions, useQuery } from '@tanstack/react-query'
-import { DEPLOYMENT_REFETCH_MS } from '@/config/constants'
+import { DEPLOYMENT_REFETCH_MS, PROJECT_DEPLOYMENTS_IDLE_REFETCH_MS } from '@/config/constants'
 import { api } from '@/lib/api-client'
 import { inProgress } from '../status'
 import type { Deployment, DeploymentTarget } from '../types'
@@ -21,9 +21,14 @@ export function deploymentsQueryOptions(filter?: DeploymentsFilter) {
     queryKey: filter ? deploymentKeys.list(filter) : deploymentKeys.lists(),
     queryFn: ({ signal }) => getDeployments(filter, signal),
     meta: { errorMessage: 'Failed to fetch deployments' },
-    // Refresh while anything is still on its way.
+    // Refresh while anything is still on its way; a project's list also now and then, for
+    // the deployments that pushes and hooks start.
     refetchInterval: (query) =>
-      query.state.data?.some((d) => inProgress(d.status)) ? DEPLOYMENT_REFETCH_MS : false,
+      query.state.data?.some((d) => inProgress(d.status))
+        ? DEPLOYMENT_REFETCH_MS
+        : filter?.projectId
+          ? PROJECT_DEPLOYMENTS_IDLE_REFETCH_MS
+          : false,
   })
 }
 

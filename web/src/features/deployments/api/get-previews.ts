@@ -1,5 +1,5 @@
 import { queryOptions, useQuery } from '@tanstack/react-query'
-import { DEPLOYMENT_REFETCH_MS } from '@/config/constants'
+import { DEPLOYMENT_REFETCH_MS, PROJECT_DEPLOYMENTS_IDLE_REFETCH_MS } from '@/config/constants'
 import { api } from '@/lib/api-client'
 import { inProgress } from '../status'
 import type { Deployment } from '../types'
@@ -19,8 +19,9 @@ export function previewsQueryOptions(projectId: string) {
     queryKey: deploymentKeys.previews(projectId),
     queryFn: ({ signal }) => getPreviews(projectId, signal),
     meta: { errorMessage: 'Failed to fetch previews' },
+    // Pushes and pull requests start previews at any time.
     refetchInterval: (query) =>
-      query.state.data?.some((d) => inProgress(d.status)) ? DEPLOYMENT_REFETCH_MS : false,
+      query.state.data?.some((d) => inProgress(d.status)) ? DEPLOYMENT_REFETCH_MS : PROJECT_DEPLOYMENTS_IDLE_REFETCH_MS,
   })
 }
 
