@@ -10,7 +10,9 @@ describe('promote rules', () => {
   ]
 
   it('finds the live production deployment', () => {
-    expect(liveProduction(list, 'd2')?._id).toBe('d2')
+    // A live one wins over an older active id (the project was read before a push went live).
+    expect(liveProduction(list, 'd2')?._id).toBe('d3')
+    expect(liveProduction(list.slice(2), 'd2')?._id).toBe('d2')
     expect(liveProduction(list, undefined)?._id).toBe('d3')
     expect(liveProduction(list, 'gone')?._id).toBe('d3')
     expect(liveProduction([], undefined)).toBeUndefined()

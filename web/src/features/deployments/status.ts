@@ -50,14 +50,20 @@ export function succeeded(status: string): boolean {
 }
 
 /**
- * The production deployment being served: the project's active one when it
- * names it, else the newest live one of `list` (newest first).
+ * The production deployment being served: the live one of `list` (the active
+ * one first), else the project's active one (stopped).
  */
 export function liveProduction<T extends Pick<Deployment, '_id' | 'status'>>(
   list: T[],
   activeId: string | undefined,
 ): T | undefined {
-  return (activeId ? list.find((d) => d._id === activeId) : undefined) ?? list.find((d) => d.status === 'live')
+  // The list refetches on its own (pushes, hooks) while the project's activeId may be older:
+  // a live deployment wins over a stopped active one.
+  return (
+    list.find((d) => d._id === activeId && d.status === 'live') ??
+    list.find((d) => d.status === 'live') ??
+    (activeId ? list.find((d) => d._id === activeId) : undefined)
+  )
 }
 
 /**

@@ -177,6 +177,13 @@ describe('History card', () => {
         live = 'd2'
         return ok({ deployment: { ...production[2], status: 'live', promotedAt: new Date().toISOString() } })
       },
+      // As the server answers: the promoted one live, the one it replaced stopped.
+      'GET /api/deployments': () =>
+        ok({
+          deployments: production.map((d) =>
+            d._id === 'd2' || d._id === 'd3' ? { ...d, status: d._id === live ? 'live' : 'stopped' } : d,
+          ),
+        }),
     })
     const rows = await screen.findAllByTestId('history-row')
     await userEvent.click(within(rows[2]).getByRole('button', { name: 'Promote 2222222' }))
