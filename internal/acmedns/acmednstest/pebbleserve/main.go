@@ -72,8 +72,8 @@ func main() {
 		}
 	}
 	fmt.Printf("listening on %s\n", ca.DirectoryURL)
-	fmt.Printf("GANTRY_TLS=acme GANTRY_ACME_CA=%s GANTRY_ACME_CA_ROOT=%s GANTRY_ACME_RESOLVERS=%s GANTRY_DNS_PROVIDER=rfc2136 GANTRY_RFC2136_SERVER=%s GANTRY_RFC2136_KEY_NAME=%s GANTRY_RFC2136_SECRET=%s\n",
-		ca.DirectoryURL, ca.APIRootFile, dns, dns, acmednstest.TSIGKeyName, acmednstest.TSIGSecret)
+	fmt.Printf("GANTRY_TLS=acme GANTRY_ACME_CA=%s GANTRY_ACME_CA_ROOT=%s GANTRY_ACME_RESOLVERS=%s GANTRY_DNS_PROVIDER=rfc2136 GANTRY_RFC2136_SERVER=%s GANTRY_RFC2136_KEY_NAME=%s GANTRY_RFC2136_SECRET=%s GANTRY_DNS_RESOLVER=%s\n",
+		ca.DirectoryURL, ca.APIRootFile, dns, dns, acmednstest.TSIGKeyName, acmednstest.TSIGSecret, ca.DNSAddr)
 	fmt.Printf("challtestsrv %s\n", ca.ManagementURL())
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)

@@ -181,10 +181,12 @@ describe('domain rules', () => {
     expect(domainNameError('www.example.com')).toBeNull()
   })
 
-  it('polls only while a domain waits for DNS', () => {
+  it('polls only while a domain waits for DNS or for its certificate', () => {
     const interval = domainsQueryOptions('p1').refetchInterval as (q: { state: { data?: Domain[] } }) => number | false
     expect(interval({ state: { data: [makeDomain()] } })).toBe(DOMAINS_POLL_MS)
-    expect(interval({ state: { data: [makeDomain({ status: 'verified' })] } })).toBe(false)
+    expect(interval({ state: { data: [makeDomain({ status: 'verified' })] } })).toBe(DOMAINS_POLL_MS)
+    expect(interval({ state: { data: [makeDomain({ status: 'certificate_issued' })] } })).toBe(false)
+    expect(interval({ state: { data: [makeDomain({ status: 'error' })] } })).toBe(false)
     expect(interval({ state: { data: undefined } })).toBe(false)
   })
 })
