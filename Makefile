@@ -79,6 +79,7 @@ test-web:
 test-e2e: build
 	cd web && GANTRY_BIN=$(CURDIR)/bin/gantry node e2e/run.mjs
 	cd web && GANTRY_BIN=$(CURDIR)/bin/gantry node e2e/github-journey.mjs
+	cd web && GANTRY_BIN=$(CURDIR)/bin/gantry node e2e/https-journey.mjs
 
 bench: deps-bench build
 	bench/run
