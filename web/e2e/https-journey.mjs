@@ -199,7 +199,10 @@ async function screenshotCard(browser, baseURL, token, projectId, state, label) 
         await page.goto(`/projects/${projectId}`)
         const list = page.getByRole('list', { name: 'Custom domains' })
         await list.getByText(label, { exact: true }).waitFor({ timeout: 15_000 })
-        await page.getByRole('heading', { name: 'Domains' }).evaluate((el) => el.scrollIntoView({ block: 'start' }))
+        await page.getByRole('heading', { name: 'Domains' }).evaluate((el) => {
+          el.style.scrollMarginTop = '88px' // below the sticky top bar
+          el.scrollIntoView({ block: 'start' })
+        })
         await page.waitForTimeout(200)
         await page.screenshot({ path: path.join(SCREENSHOT_DIR, `https-domains-${state}-${theme}-${device}.png`) })
       } finally {
