@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -258,7 +259,16 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	// project's site), the API adds and checks them, and a background loop
 	// verifies their DNS records. customDomains.AllowCertificate is the
 	// decision function of on-demand TLS.
-	customDomains := &domains.Service{Store: db, Routes: liveEdge, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
+	// The TLS layer, once open, forgets its refusals of on-demand
+	// certificates whenever the routes change, so a domain verified a
+	// moment after a refused handshake gets its certificate at once.
+	var tlsRefusals atomic.Pointer[tlsedge.Manager]
+	domainRoutes := routesThen{liveEdge, func() {
+		if m := tlsRefusals.Load(); m != nil {
+			m.ForgetRefusals()
+		}
+	}}
+	customDomains := &domains.Service{Store: db, Routes: domainRoutes, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
 	if err := customDomains.Open(ctx); err != nil {
 		return fmt.Errorf("load custom domains: %w", err)
@@ -327,6 +337,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			return err
 		}
 		defer tlsMgr.Close()
+		tlsRefusals.Store(tlsMgr)
 		httpsLn, err := net.Listen("tcp", cfg.HTTPSAddr)
 		if err != nil {
 			ln.Close()
@@ -495,4 +506,16 @@ func redact(dsn string) string {
 		return u.Redacted()
 	}
 	return dsn
+}
+
+// routesThen hands the routes of custom domains to a router, then calls
+// after.
+type routesThen struct {
+	domains.Router
+	after func()
+}
+
+func (r routesThen) SetDomains(routes []gantry.DomainRoute) {
+	r.Router.SetDomains(routes)
+	r.after()
 }

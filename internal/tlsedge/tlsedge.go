@@ -312,6 +312,16 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 	return nil
 }
 
+// ForgetRefusals drops the remembered refusals of Config.Allow, so the
+// next handshake for any name asks it again. Call it when the answer may
+// have changed (a custom domain just verified), or a name refused moments
+// before would stay refused for up to 10 s after it became allowed.
+func (m *Manager) ForgetRefusals() {
+	m.refusedMu.Lock()
+	m.refused = nil
+	m.refusedMu.Unlock()
+}
+
 func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any) error {
 	name, _ := data["identifier"].(string)
 	renewal, _ := data["renewal"].(bool)

@@ -204,6 +204,15 @@ func TestACME(t *testing.T) {
 		t.Errorf("decision function asked %d times about evil.example.org, want once (the refusal remembered)", n)
 	}
 	s.mu.Unlock()
+	// Once the refusals are forgotten (a custom domain was just verified),
+	// the next handshake asks again.
+	s.m.ForgetRefusals()
+	s.handshake("evil.example.org", nil)
+	s.mu.Lock()
+	if n := strings.Count(strings.Join(s.asked, " "), "evil.example.org"); n != 2 {
+		t.Errorf("after ForgetRefusals: decision function asked %d times about evil.example.org, want twice", n)
+	}
+	s.mu.Unlock()
 	// …and for a name two labels under the live domain (no wildcard match).
 	if _, err := s.handshake("a.b."+liveDomain, nil); err == nil {
 		t.Error("a.b." + liveDomain + ": handshake succeeded, want it refused")
