@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ import (
 // becomes Certificate issued and the site is served over HTTPS with a
 // certificate for exactly that name. A name that is not a verified domain
 // is refused at the handshake and no certificate is requested for it;
-// plain HTTP on the custom domain redirects to HTTPS.
+// plain HTTP on the custom domain redirects to HTTPS. An apex domain of a
+// second project (A record to GANTRY_PUBLIC_IPV4) gets its own certificate.
 func TestServeACMECustomDomain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pebble")
@@ -117,36 +119,47 @@ func TestServeACMECustomDomain(t *testing.T) {
 	if code := call("POST", "/api/auth/register", "", `{"username":"ada","email":"ada@example.com","password":"secret123","fullName":"Ada"}`, &auth); code != 201 {
 		t.Fatalf("register: %d", code)
 	}
+	// deploy creates a project from repo and waits for its deployment to
+	// go live.
+	deploy := func(repo, name string) (id, sub string) {
+		t.Helper()
+		var p struct {
+			Project struct {
+				ID        string `json:"_id"`
+				Subdomain string
+			}
+		}
+		if code := call("POST", "/api/projects/public", auth.Token, fmt.Sprintf(`{"repository":{"url":%q},"name":%q}`, repo, name), &p); code != 201 {
+			t.Fatalf("create project: %d", code)
+		}
+		var d struct {
+			Deployment struct {
+				ID     string `json:"_id"`
+				Status string
+			}
+		}
+		if code := call("POST", "/api/deployments", auth.Token, `{"projectId":"`+p.Project.ID+`"}`, &d); code != 201 {
+			t.Fatalf("deploy: %d", code)
+		}
+		for deadline := time.Now().Add(90 * time.Second); d.Deployment.Status != "live"; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) || d.Deployment.Status == "failed" {
+				t.Fatalf("deployment: %s\n%s", d.Deployment.Status, logs.String())
+			}
+			call("GET", "/api/deployments/"+d.Deployment.ID, auth.Token, "", &d)
+		}
+		return p.Project.ID, p.Project.Subdomain
+	}
 	var p struct {
-		Project struct {
-			ID        string `json:"_id"`
-			Subdomain string
-		}
+		Project struct{ ID, Subdomain string }
 	}
-	if code := call("POST", "/api/projects/public", auth.Token, fmt.Sprintf(`{"repository":{"url":%q},"name":"site"}`, site), &p); code != 201 {
-		t.Fatalf("create project: %d", code)
-	}
-	var d struct {
-		Deployment struct {
-			ID     string `json:"_id"`
-			Status string
-		}
-	}
-	if code := call("POST", "/api/deployments", auth.Token, `{"projectId":"`+p.Project.ID+`"}`, &d); code != 201 {
-		t.Fatalf("deploy: %d", code)
-	}
-	for deadline := time.Now().Add(90 * time.Second); d.Deployment.Status != "live"; time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(deadline) || d.Deployment.Status == "failed" {
-			t.Fatalf("deployment: %s\n%s", d.Deployment.Status, logs.String())
-		}
-		call("GET", "/api/deployments/"+d.Deployment.ID, auth.Token, "", &d)
-	}
+	p.Project.ID, p.Project.Subdomain = deploy(site, "site")
 
 	type domain struct {
-		ID     string `json:"_id"`
-		Token  string `json:"verificationToken"`
-		Status string
-		Error  string
+		ID      string `json:"_id"`
+		Token   string `json:"verificationToken"`
+		Status  string
+		Error   string
+		Records []struct{ Type, Name, Value string }
 	}
 	const name = "www.example.com"
 	var added struct{ Domain domain }
@@ -225,6 +238,37 @@ func TestServeACMECustomDomain(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "certs")); err != nil {
 		t.Error(err)
+	}
+
+	// An apex domain: an A record to GANTRY_PUBLIC_IPV4 (challtestsrv
+	// answers 127.0.0.1 for every name) and the TXT record.
+	apexSite := git.Repo(t, "ada/shop", "main", "shop", map[string]string{"index.html": "<h1>the apex shop</h1>"})
+	shopID, _ := deploy(apexSite, "shop")
+	const apex = "example.org"
+	if code := call("POST", "/api/projects/"+shopID+"/domains", auth.Token, `{"name":"`+apex+`"}`, &added); code != 201 {
+		t.Fatalf("add %s: %d %+v", apex, code, added.Domain)
+	}
+	var aRecord bool
+	for _, r := range added.Domain.Records {
+		aRecord = aRecord || (r.Type == "A" && r.Name == apex && r.Value == "127.0.0.1")
+	}
+	if !aRecord {
+		t.Fatalf("%s: records %+v, want A %s → 127.0.0.1 (GANTRY_PUBLIC_IPV4)", apex, added.Domain.Records, apex)
+	}
+	if err := ca.SetTXT(ctx, "_gantry-challenge."+apex, added.Domain.Token); err != nil {
+		t.Fatal(err)
+	}
+	if code := call("POST", "/api/projects/"+shopID+"/domains/"+added.Domain.ID+"/verify", auth.Token, "", &got); code != 200 || got.Domain.Status != "verified" {
+		t.Fatalf("verify %s: %d %+v", apex, code, got.Domain)
+	}
+	res, err = client.Get(fmt.Sprintf("https://%s:%d/", apex, httpsPort))
+	if err != nil {
+		t.Fatalf("https://%s: %v\n%s", apex, err, logs.String())
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if leaf := res.TLS.PeerCertificates[0]; res.StatusCode != 200 || !strings.Contains(string(body), "the apex shop") || !slices.Equal(leaf.DNSNames, []string{apex}) {
+		t.Errorf("%s over HTTPS: %d with a certificate for %v: %.200s", apex, res.StatusCode, leaf.DNSNames, body)
 	}
 
 	cancel()
