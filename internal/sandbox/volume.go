@@ -261,6 +261,17 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 			return fmt.Errorf("volume: unmount %s: %w", v.Path, err)
 		}
 	}
+	// Unmounted here, the filesystem may still live on in a mount namespace
+	// of the run that is being torn down (bubblewrap's copy of the mount):
+	// checking and resizing the image then would race the kernel's own
+	// writes to it, and corrupt it. Its loop device is released (mount's
+	// autoclear) only when the last copy goes: wait for that.
+	if err := waitLoopReleased(img, 10*time.Second); err != nil {
+		if merr := mountImage(img, v.Path); merr != nil {
+			return errors.Join(err, merr)
+		}
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	kib := (bytes + 1023) / 1024
@@ -278,6 +289,33 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 		return errors.Join(rerr, err)
 	}
 	return rerr
+}
+
+// waitLoopReleased waits until no loop device is backed by img any more,
+// for at most timeout.
+func waitLoopReleased(img string, timeout time.Duration) error {
+	abs, err := filepath.Abs(img)
+	if err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	for deadline := time.Now().Add(timeout); loopBacks(abs); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("volume: %s is still in use %s after it was unmounted", img, timeout)
+		}
+	}
+	return nil
+}
+
+// loopBacks reports whether a loop device is backed by the file at path.
+func loopBacks(path string) bool {
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)") == path {
+			return true
+		}
+	}
+	return false
 }
 
 // fsckOK reports whether e2fsck's exit status means the filesystem is
