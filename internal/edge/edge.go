@@ -60,6 +60,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deadline"
@@ -73,6 +74,7 @@ type Edge struct {
 	resolver    Resolver
 	cache       *fileCache
 	proxy       proxyState // server apps: see proxy.go
+	wake        WakeConfig // sleeping apps: see sleep.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -146,6 +148,13 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if site.Status != gantry.DeploymentLive {
 		e.page(w, r, http.StatusServiceUnavailable, pageStopped, sub+e.suffix)
 		return
+	}
+	if site.App != nil {
+		site.App.Touch(time.Now().UnixNano())
+		if site.ProxyTarget == "" {
+			e.serveAsleep(w, r, site, sub)
+			return
+		}
 	}
 	if site.ProxyTarget != "" {
 		e.serveProxy(w, r, site.ProxyTarget, sub)

@@ -23,6 +23,10 @@ type Site struct {
 	// app. When set, every request (any method) is proxied there and Dir
 	// and SPA are unused.
 	ProxyTarget string
+	// App, for a server app, is its request clock and wake state (see
+	// Table.App). A live site with App set and no ProxyTarget is a
+	// sleeping app: its requests wake it (Edge.ConfigureWake).
+	App *AppState
 }
 
 // Resolver finds the site a subdomain serves. Lookup is called on every
@@ -44,6 +48,7 @@ type Table struct {
 	mu       sync.Mutex // serialises writers
 	sites    atomic.Pointer[map[string]entry]
 	inflight sync.Map // server app address → *atomic.Int64 of requests proxied there (proxy.go)
+	apps     sync.Map // deployment id → *AppState (sleep.go)
 }
 
 // entry is a site and its open folder (nil when it could not be opened;
