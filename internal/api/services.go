@@ -33,6 +33,8 @@ type DeploymentService interface {
 	Logs(ctx context.Context, userID, id string, limit int) ([]gantry.LogEntry, int, error)
 	ClearLogs(ctx context.Context, userID, id string) error
 	FollowLogs(ctx context.Context, userID, id string, after int64, resume bool, heartbeat time.Duration) (<-chan deploy.LogEvent, error)
+	// WakeHint starts waking a listed app of the gallery that sleeps.
+	WakeHint(ctx context.Context, id string) (bool, error)
 }
 
 // ProjectService keeps users' projects and their environment variables

@@ -34,6 +34,8 @@ type Store interface {
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
 	SandboxSlot(ctx context.Context, userID string) (int64, error)
+	// SetSleeping records whether a live server app sleeps.
+	SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error
 }
 
 // Builder builds one deployment; *build.Pipeline is the real one.
@@ -81,6 +83,11 @@ type Service struct {
 	// RuntimeLogLimit is how many runtime log entries (app output) a
 	// deployment keeps, the oldest dropped first (default 2000).
 	RuntimeLogLimit int
+	// AppIdle puts a server app to sleep once it has served no request for
+	// this long (GANTRY_APP_IDLE): stopped, its deployment still live and
+	// marked sleeping, woken by its next request (Wake). Zero: apps never
+	// sleep. Needs Sites to be a Sleeper.
+	AppIdle time.Duration
 	// SandboxUIDs is the range of uids accounts' builds and apps run
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
@@ -116,6 +123,9 @@ type Service struct {
 	running map[string]*runningBuild
 	apps    map[string]*appRun // server apps running, by deployment id
 	appWG   sync.WaitGroup     // apps being restored or drained in the background
+	// appLocks serialise each app's sleep and wake (sleep.go).
+	appLocks map[string]*sync.Mutex
+	hinted   map[string]bool // deployments a wake hint is waking
 	// routeMu guards routed, the newest route version applied to Sites per
 	// project (route): the store orders a project's transitions, and this
 	// keeps their effects on the edge in that order.
@@ -214,7 +224,11 @@ func (s *Service) Open(ctx context.Context) error {
 		if d == nil {
 			continue
 		}
+		sl, sleeps := s.sleeper()
 		switch {
+		case d.Status == gantry.DeploymentLive && IsApp(d) && d.Sleeping && sleeps:
+			live++
+			s.restoreAsleep(sl, r) // asleep until its next request
 		case d.Status == gantry.DeploymentLive && IsApp(d):
 			live++
 			s.appWG.Add(1)
@@ -238,6 +252,10 @@ func (s *Service) Open(ctx context.Context) error {
 	for i := 0; i < n; i++ {
 		s.wg.Add(1)
 		go s.worker(wctx)
+	}
+	if _, ok := s.sleeper(); ok {
+		s.wg.Add(1)
+		go s.sleepLoop(wctx)
 	}
 	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil

@@ -89,6 +89,24 @@ func (t *Table) Set(sub string, s Site) {
 	})
 }
 
+// SetIf points sub at s when cond, given what sub points at now (the
+// zero Site and false when nothing), holds, and reports whether it did:
+// a compare-and-set for writers racing other writers.
+func (t *Table) SetIf(sub string, s Site, cond func(old Site, ok bool) bool) bool {
+	e := entry{site: s, root: openRoot(s.Dir)}
+	done := false
+	t.update(func(m map[string]entry) []*siteRoot {
+		old, ok := m[sub]
+		if !cond(old.site, ok) {
+			return []*siteRoot{e.root}
+		}
+		done = true
+		m[sub] = e
+		return []*siteRoot{old.root}
+	})
+	return done
+}
+
 // Delete removes sub; its requests then get the "no app" page.
 func (t *Table) Delete(sub string) {
 	t.update(func(m map[string]entry) []*siteRoot {

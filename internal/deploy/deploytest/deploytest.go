@@ -145,6 +145,6 @@ func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
 		DrainTimeout: old.DrainTimeout, RuntimeLogLimit: old.RuntimeLogLimit, SandboxUIDs: old.SandboxUIDs,
 		DataDir: old.DataDir, LiveURL: old.LiveURL, Concurrency: old.Concurrency, MaxPending: old.MaxPending,
 		BuildTimeout: old.BuildTimeout, BuildDisk: old.BuildDisk, AppDisk: old.AppDisk,
-		Poll: old.Poll, Logger: old.Logger, Now: old.Now,
+		Poll: old.Poll, Logger: old.Logger, Now: old.Now, AppIdle: old.AppIdle,
 	}
 }
