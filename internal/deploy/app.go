@@ -32,7 +32,7 @@ type Drainer interface {
 type appRun struct {
 	app     *runtime.App
 	logs    *appLog
-	started time.Time // when it was registered: its idle time counts from here until a request comes
+	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
 }
 
 // IsApp reports whether d is a server app: it has a start command, and the
@@ -123,6 +123,9 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		return nil, gantry.Errorf(gantry.EINVALID, "%s", redact(se.Message, secrets))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("App answered on port %d after %s", app.Port(), roundStartup(time.Since(start))))
+	s.mu.Lock()
+	run.started = time.Now() // its idle time counts from its first answer
+	s.mu.Unlock()
 	if err := s.Store.SetSleeping(context.WithoutCancel(ctx), d.ID, false); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		s.logger().Error("set awake", "deployment", d.ID, "err", err)
 	}

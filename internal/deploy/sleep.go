@@ -116,7 +116,10 @@ func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appR
 	l := s.appLock(id)
 	l.Lock()
 	defer l.Unlock()
-	if s.appRun(id) != run || time.Since(run.lastActive(sl.LastRequest(id))) < s.AppIdle {
+	s.mu.Lock()
+	cur, idle := s.apps[id], time.Since(run.lastActive(sl.LastRequest(id)))
+	s.mu.Unlock()
+	if cur != run || idle < s.AppIdle {
 		return nil // replaced, stopped or busy again meanwhile
 	}
 	d, err := s.Store.FindDeployment(ctx, "", id)
