@@ -10,6 +10,7 @@ export type ProjectUpdate = {
   branch: string
   buildConfig: BuildConfig
   showInDiscover?: boolean
+  alwaysOn?: boolean
 }
 
 /** PUT /api/projects/{id}: any of the fields a user may set. */
@@ -54,6 +55,24 @@ export function useShowInDiscover(id: string) {
     onSuccess: (project, show) => {
       saved(project)
       toast.success(show ? SHOWN_IN_DISCOVER : HIDDEN_FROM_DISCOVER)
+    },
+    onError: (err) => {
+      toast.error(errorMessage(err, 'Failed to update project'))
+    },
+  })
+}
+
+export const ALWAYS_ON_SET = 'Your app now stays on'
+export const ALWAYS_ON_UNSET = 'Your app now sleeps when unused'
+
+/** Turns a project's "Always on" on or off at once (the detail screen's switch); the free plan is refused. */
+export function useAlwaysOn(id: string) {
+  const saved = useProjectSaved(id)
+  return useMutation({
+    mutationFn: (on: boolean) => updateProject(id, { alwaysOn: on }),
+    onSuccess: (project, on) => {
+      saved(project)
+      toast.success(on ? ALWAYS_ON_SET : ALWAYS_ON_UNSET)
     },
     onError: (err) => {
       toast.error(errorMessage(err, 'Failed to update project'))
