@@ -326,8 +326,8 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	}
 	if c.WakePageAfter, err = time.ParseDuration(v("wake-page-after")); err != nil {
 		bad("wake-page-after", "%q is not a duration (e.g. 3s)", v("wake-page-after"))
-	} else if c.WakePageAfter < 0 {
-		bad("wake-page-after", "must not be negative")
+	} else if c.WakePageAfter <= 0 {
+		bad("wake-page-after", "must be positive")
 	}
 	if mib, err := strconv.ParseInt(v("build-disk"), 10, 64); err != nil {
 		bad("build-disk", "%q is not a whole number of MiB", v("build-disk"))

@@ -167,7 +167,7 @@ func TestValidation(t *testing.T) {
 		{"app start timeout", []string{"--app-start-timeout=100ms"}, nil, "--app-start-timeout (GANTRY_APP_START_TIMEOUT): must be at least 1s"},
 		{"app idle", nil, map[string]string{"GANTRY_APP_IDLE": "500ms"}, "--app-idle (GANTRY_APP_IDLE): must be 0 (apps never sleep) or at least 1s"},
 		{"app idle text", nil, map[string]string{"GANTRY_APP_IDLE": "soon"}, `--app-idle (GANTRY_APP_IDLE): "soon" is not a duration`},
-		{"wake page", []string{"--wake-page-after=-1s"}, nil, "--wake-page-after (GANTRY_WAKE_PAGE_AFTER): must not be negative"},
+		{"wake page", []string{"--wake-page-after=-1s"}, nil, "--wake-page-after (GANTRY_WAKE_PAGE_AFTER): must be positive"},
 		{"sandbox", []string{"--sandbox", "docker"}, nil, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`},
 		{"public url scheme", []string{"--public-url", "ftp://x"}, nil, `--public-url (GANTRY_PUBLIC_URL): "ftp://x" must start with http:// or https://`},
 		{"public url no host", []string{"--public-url", "http://"}, nil, "has no host"},
