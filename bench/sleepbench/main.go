@@ -223,10 +223,14 @@ func benchDensity(bin, dir, appURL, siteURL string, apps, awake int, d time.Dura
 	}
 	ping(all, 3*time.Second)
 	start := time.Now()
+	var live []app
 	for _, a := range all {
-		a.t.waitLiveFor(a.id, 30*time.Minute)
+		if a.t.waitLiveFor(a.id, 30*time.Minute) {
+			live = append(live, a)
+		}
 	}
-	fmt.Printf("%d apps live after %s\n", len(all), time.Since(start).Round(time.Second))
+	fmt.Printf("%d apps live after %s (%d failed to deploy)\n", len(live), time.Since(start).Round(time.Second), len(all)-len(live))
+	all = live
 	time.Sleep(5 * time.Second)
 	memAwake, rssAwake := usedMemory(), g.rss()
 	close(stopPing)
@@ -370,7 +374,7 @@ func startGantry(bin, dir, idle string) *gantry {
 	g.cmd.Stdout, g.cmd.Stderr = logFile, logFile
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	load.Must(g.cmd.Start())
-	go func() { _ = g.cmd.Wait(); logFile.Close(); close(g.done) }()
+	go func() { _ = g.cmd.Wait(); logFile.Close(); unmountUnder(dir); close(g.done) }()
 	load.AtExit(g.stop)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if res, err := http.Get(g.base + "/api/health"); err == nil {
@@ -511,29 +515,56 @@ type deployment struct {
 	Sleeping bool
 }
 
-func (t *tenant) wait(id, what string, limit time.Duration, done func(deployment) bool) {
+// wait polls deployment id until done says so; a failed deployment ends
+// the benchmark unless tolerate, which reports it (false).
+func (t *tenant) wait(id, what string, limit time.Duration, tolerate bool, done func(deployment) bool) bool {
 	var d struct{ Deployment deployment }
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		t.g.call("GET", "/api/deployments/"+id, t.token, t.ip, nil, 200, &d)
 		if done(d.Deployment) {
-			return
+			return true
 		}
 		if d.Deployment.Status == "failed" {
 			break
 		}
 	}
+	if tolerate && d.Deployment.Status == "failed" {
+		fmt.Printf("deployment %s failed: %s\n", id, d.Deployment.Error)
+		return false
+	}
 	out, _ := os.ReadFile(t.g.log)
 	load.Fatalf("deployment %s: not %s: %s %s\n%s", id, what, d.Deployment.Status, d.Deployment.Error, out)
+	return false
 }
 
-func (t *tenant) waitLive(id string) { t.waitLiveFor(id, 2*time.Minute) }
+func (t *tenant) waitLive(id string) {
+	t.wait(id, "live", 2*time.Minute, false, func(d deployment) bool { return d.Status == "live" })
+}
 
-func (t *tenant) waitLiveFor(id string, limit time.Duration) {
-	t.wait(id, "live", limit, func(d deployment) bool { return d.Status == "live" })
+// waitLiveFor waits until deployment id is live, and reports false when it
+// failed instead.
+func (t *tenant) waitLiveFor(id string, limit time.Duration) bool {
+	return t.wait(id, "live", limit, true, func(d deployment) bool { return d.Status == "live" })
 }
 
 func (t *tenant) waitSleeping(id string, _ bool) { t.waitSleepingFor(id, time.Minute) }
 
 func (t *tenant) waitSleepingFor(id string, limit time.Duration) {
-	t.wait(id, "sleeping", limit, func(d deployment) bool { return d.Status == "live" && d.Sleeping })
+	t.wait(id, "sleeping", limit, false, func(d deployment) bool { return d.Status == "live" && d.Sleeping })
+}
+
+// unmountUnder detaches every mount under dir: the app workspaces (loop
+// devices, freed with their mounts) that gantry serve leaves mounted when
+// it stops, since a restart starts those apps again.
+func unmountUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			_ = syscall.Unmount(f[4], syscall.MNT_DETACH)
+		}
+	}
 }
