@@ -191,10 +191,12 @@ func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "b
 // Open recovers from a crash or restart — builds that were cut off end
 // failed with a log line saying so (and lose their files), every project's
 // active deployment is routed again (a live site served, a live server app
-// started again without rebuilding, in the background; a stopped one
+// started again without rebuilding, in the background — unless it was
+// asleep, when it stays asleep until its next request; a stopped one
 // answers its 503 page), deployments built before sizes were recorded are
 // measured, and old stopped deployments are pruned (see prune) — and
-// starts the build workers. Queued deployments then run in order. It first makes the data
+// starts the build workers and, with AppIdle, the sleeper that puts idle
+// apps to sleep (sleep.go). Queued deployments then run in order. It first makes the data
 // folder's sites and builds folders (dataDirModes).
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
