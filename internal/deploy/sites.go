@@ -58,9 +58,10 @@ func (e EdgeSites) Awake(sub, deploymentID, addr string) bool {
 // ends.
 func (e EdgeSites) Drain(ctx context.Context, addr string) { e.Table.Drain(ctx, addr) }
 
-// Stopped makes sub answer 503.
+// Stopped makes sub answer 503; the app's request clock goes with it.
 func (e EdgeSites) Stopped(sub, deploymentID string) {
 	e.Table.Set(sub, edge.Site{DeploymentID: deploymentID, Status: gantry.DeploymentStopped})
+	e.Table.ForgetApp(deploymentID)
 }
 
 // Remove makes sub answer 404.
