@@ -9,6 +9,7 @@
 //     p50 and p99 of the wakes, beside the app's own start time measured
 //     directly (node server.js run outside Gantry until it answers: the
 //     floor). Targets: p50 ≤ 500 ms, p99 ≤ 1.5 s.
+//
 //   - density: a bystander's static site is loaded with wrk (its
 //     baseline); then -apps of those small apps are deployed by tenants
 //     signed up through the API, kept awake by requests until all are
@@ -19,7 +20,7 @@
 //     bystander's p99 while the -awake apps keep getting requests, against
 //     its baseline. Target: p99 ≤ 1.5× the baseline.
 //
-//	go run ./bench/sleepbench [-gantry bin/gantry] [-wakes 30] [-apps 200] [-awake 10] [-d 8s] [-only wake|density]
+//     go run ./bench/sleepbench [-gantry bin/gantry] [-wakes 30] [-apps 200] [-awake 10] [-d 8s] [-only wake|density]
 //
 // It must run as root (the sandbox needs it), with wrk, git and node
 // installed; `make bench` builds bin/gantry and installs wrk first.
