@@ -36,6 +36,7 @@ type DashboardProject struct {
 	Status       string     `json:"status"`
 	LastDeployed *time.Time `json:"lastDeployed"`
 	URL          *string    `json:"url"`
+	Sleeping     bool       `json:"sleeping"` // its live server app sleeps (Deployment.Sleeping)
 }
 
 // DashboardDeployment is one of the newest deployments. BuildTime is the
@@ -48,6 +49,7 @@ type DashboardDeployment struct {
 	Status      string    `json:"status"`
 	BuildTime   *int64    `json:"buildTime"`
 	DeployedAt  time.Time `json:"deployedAt"`
+	Sleeping    bool      `json:"sleeping"` // a live server app that sleeps
 }
 
 // DashboardStore computes dashboards from stored projects and deployments.

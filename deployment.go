@@ -56,11 +56,15 @@ type Deployment struct {
 	Views       int                `json:"views"`
 	LikeCount   int                `json:"likeCount"`
 	IsPublic    bool               `json:"isPublic"`
-	CreatedAt   time.Time          `json:"createdAt"`
-	UpdatedAt   time.Time          `json:"updatedAt"`
-	Project     *DeploymentProject `json:"project,omitempty"`
-	User        *DeploymentUser    `json:"user,omitempty"`
-	BuildLogs   []LogEntry         `json:"buildLogs,omitempty"`
+	// Sleeping is a live server app stopped after GANTRY_APP_IDLE without
+	// a request: the deployment stays live and its next request wakes it.
+	// Always false for other statuses.
+	Sleeping  bool               `json:"sleeping"`
+	CreatedAt time.Time          `json:"createdAt"`
+	UpdatedAt time.Time          `json:"updatedAt"`
+	Project   *DeploymentProject `json:"project,omitempty"`
+	User      *DeploymentUser    `json:"user,omitempty"`
+	BuildLogs []LogEntry         `json:"buildLogs,omitempty"`
 
 	// FilesSize is what the deployment's kept files (its published site, or
 	// a server app's workspace) take on disk, in allocated bytes, recorded

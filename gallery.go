@@ -147,6 +147,9 @@ type PublicDeployment struct {
 	Views     int           `json:"views"`
 	LikeCount int           `json:"likeCount"`
 	Liked     bool          `json:"liked"`
+	// Sleeping: the app is a sleeping server app; a card that shows it
+	// sends a wake hint (POST /api/deployments/public/{id}/wake).
+	Sleeping bool `json:"sleeping"`
 }
 
 // PublicProject is the part of a project Discover shows.

@@ -20,17 +20,22 @@ const (
 
 // Project is a repository and its build settings (SPEC §3 Project).
 type Project struct {
-	ID               string            `json:"_id"`
-	UserID           string            `json:"user"`
-	Name             string            `json:"name"`
-	Description      string            `json:"description"`
-	Status           string            `json:"status"`
-	Type             string            `json:"type"`
-	Repository       Repository        `json:"repository"`
-	Branch           string            `json:"branch"`
-	Subdomain        string            `json:"subdomain"` // unique across the platform, from SubdomainBase(Name)
-	BuildConfig      BuildConfig       `json:"buildConfig"`
-	ShowInDiscover   bool              `json:"showInDiscover"` // the owner's choice; starts as DefaultShowInDiscover
+	ID             string      `json:"_id"`
+	UserID         string      `json:"user"`
+	Name           string      `json:"name"`
+	Description    string      `json:"description"`
+	Status         string      `json:"status"`
+	Type           string      `json:"type"`
+	Repository     Repository  `json:"repository"`
+	Branch         string      `json:"branch"`
+	Subdomain      string      `json:"subdomain"` // unique across the platform, from SubdomainBase(Name)
+	BuildConfig    BuildConfig `json:"buildConfig"`
+	ShowInDiscover bool        `json:"showInDiscover"` // the owner's choice; starts as DefaultShowInDiscover
+	// AlwaysOn keeps the project's server app running however long it
+	// goes without a request (paid plans: PlanAllowsAlwaysOn).
+	AlwaysOn bool `json:"alwaysOn"`
+	// Sleeping: the project's live server app sleeps (Deployment.Sleeping).
+	Sleeping         bool              `json:"sleeping"`
 	ActiveDeployment *ActiveDeployment `json:"activeDeployment"`
 	Deployments      []DeploymentRef   `json:"deployments"` // newest first, at most 20
 	// AutoDeploy lets pushes, pull requests, the deploy hook and the

@@ -42,6 +42,17 @@ func PlanName(plan string) string {
 	return "Free"
 }
 
+// PlanAllowsAlwaysOn reports whether plan may keep its server apps
+// running without a request (Project.AlwaysOn): every paid plan; the free
+// plan's apps sleep after GANTRY_APP_IDLE.
+func PlanAllowsAlwaysOn(plan string) bool {
+	switch plan {
+	case PlanBasic, PlanPro, PlanEnterprise:
+		return true
+	}
+	return false
+}
+
 // User is an account. Its JSON form is SPEC §3 User; PasswordHash never
 // leaves the server.
 type User struct {

@@ -254,6 +254,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
+	liveEdge.ConfigureWake(edge.WakeConfig{Wake: deploys.Wake, PageAfter: cfg.WakePageAfter, Timeout: cfg.AppStartTimeout})
 	srv.LiveHandler = liveEdge
 	// Custom domains: the edge answers for them (verified ones show their
 	// project's site), the API adds and checks them, and a background loop
@@ -492,7 +493,8 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		SandboxUIDs:   sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
 		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
-		Logger: logger,
+		AppIdle: cfg.AppIdle,
+		Logger:  logger,
 	}
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err

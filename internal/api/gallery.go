@@ -20,6 +20,7 @@ func (s *Server) galleryRoutes() {
 	s.mux.HandleFunc("POST /api/deployments/public/{id}/view", s.handleRecordView)
 	s.mux.HandleFunc("POST /api/deployments/public/{id}/like", s.handleToggleLike)
 	s.mux.HandleFunc("GET /api/deployments/public/{id}/like-status", s.handleLikeStatus)
+	s.mux.HandleFunc("POST /api/deployments/public/{id}/wake", s.handleWakeHint)
 }
 
 // VisitorCookie names the cookie that identifies a visitor without an
@@ -39,6 +40,14 @@ var visitorIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
 const (
 	GalleryWriteLimit  = 240
 	GalleryWriteWindow = time.Minute
+)
+
+// WakeHintLimit and WakeHintWindow bound the wake hints one client address
+// may send: each may start an app, so fewer than views and likes (a
+// Discover page shows at most GalleryMaxLimit cards).
+const (
+	WakeHintLimit  = 120
+	WakeHintWindow = time.Minute
 )
 
 // viewerKey returns who is asking: "user:<id>" for a valid bearer token of
@@ -215,4 +224,22 @@ func (s *Server) handleLikeStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"liked": liked})
+}
+
+// handleWakeHint starts waking a sleeping listed app whose card a visitor
+// sees, so the visit finds it awake: {waking}. Rate-limited per client
+// address like views and likes; 404 "App not found" unless the app is
+// listed.
+func (s *Server) handleWakeHint(w http.ResponseWriter, r *http.Request) {
+	if !s.WakeHints.Take(rateKey(s.clientIP(r))) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(WakeHintWindow/time.Second)))
+		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many requests. Please wait a minute and try again."))
+		return
+	}
+	waking, err := s.Deploys.WakeHint(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"waking": waking})
 }

@@ -311,7 +311,7 @@ func TestGalleryPublicShape(t *testing.T) {
 			t.Fatalf("got %d apps, want 10", len(raw.Data.Deployments))
 		}
 		for _, d := range raw.Data.Deployments {
-			if got := sortedKeys(d); got != "_id,createdAt,likeCount,liked,project,url,user,views" {
+			if got := sortedKeys(d); got != "_id,createdAt,likeCount,liked,project,sleeping,url,user,views" {
 				t.Fatalf("app keys %s", got)
 			}
 			var project, user map[string]json.RawMessage
@@ -361,6 +361,7 @@ func cookieHeader(c *http.Cookie) map[string]string {
 func TestGalleryLikesAndViews(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	withDeploys(t, e, false) // wake hints
 	apps := seedGallery(t, e)
 	app := apps[2] // Quiz Master: no views or likes yet
 	base := "/api/deployments/public/" + app.id
@@ -445,6 +446,8 @@ func TestGalleryLikesAndViews(t *testing.T) {
 		view("visitor", 60*time.Minute, visitor, true),
 		view("alice", 61*time.Minute, bearer(e.token), false),
 		view("alice", 3*time.Hour, bearer(e.token), true),
+		{name: "wake hint for an app that is awake", request: request{method: "POST", url: base + "/wake"},
+			wantStatus: 200, wantData: map[string]string{"waking": "false"}},
 	})
 	for _, d := range e.gallery(t, "limit=100", nil).Deployments {
 		if d.ID == app.id && d.Views != 4 {
@@ -462,6 +465,7 @@ func TestGalleryLikesAndViews(t *testing.T) {
 			{method: "POST", url: "/api/deployments/public/" + a.id + "/view"},
 			{method: "POST", url: "/api/deployments/public/" + a.id + "/like", headers: bearer(e.token)},
 			{method: "GET", url: "/api/deployments/public/" + a.id + "/like-status", headers: visitor},
+			{method: "POST", url: "/api/deployments/public/" + a.id + "/wake"},
 		} {
 			unlisted = append(unlisted, scenario{name: r.method + " " + a.name + " " + path.Base(r.url), request: r,
 				wantStatus: 404, wantMessage: "App not found"})

@@ -247,6 +247,8 @@ func TestTextRules(t *testing.T) {
 		{"output directory NUL", build("outputDirectory", "dist"+nul), 400, "Output directory cannot contain control or invisible characters (found U+0000)"},
 		{"output directory escapes", build("outputDirectory", "a/../../etc"), 400, "Output directory must be a relative path inside the repository"},
 		{"show in discover not a boolean", put("showInDiscover", "yes"), 400, `Invalid value for field "showInDiscover": expected boolean`},
+		{"always on not a boolean", put("alwaysOn", 1), 400, `Invalid value for field "alwaysOn": expected boolean`},
+		{"always on on the free plan", put("alwaysOn", true), 403, "Always on is part of the paid plans (Basic, Pro, Enterprise): on your Free plan an app that goes unused for a while sleeps, and wakes at its next visit"},
 		{"repository cannot change", request{method: "PUT", url: projectURL, body: `{"repository":{"url":"https://github.com/a/b"}}`}, 400, "The repository of a project cannot be changed: create a new project"},
 		{"create with framework", request{method: "POST", url: "/api/projects/public", body: `{"repository":{"url":"https://github.com/a/b"},"framework":"react"}`}, 400, `Unknown field "framework"`},
 		{"create with name NUL", request{method: "POST", url: "/api/projects/public", body: jsonBody(map[string]any{"repository": map[string]string{"url": d.git.URL + "/alice/rules.git"}, "name": "a" + nul})}, 400, "Project name cannot contain control or invisible characters (found U+0000)"},

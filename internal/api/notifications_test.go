@@ -408,7 +408,7 @@ func TestDashboardAPI(t *testing.T) {
 	}
 	// The SPEC's names, and null for what is not there.
 	for _, s := range []string{`"recentProjects":[{"id":"` + recipes.ID + `","name":"Recipes","type":"react","status":"draft","lastDeployed":"`,
-		`"url":null}`, `"buildTime":null,"deployedAt":"`, `"projectName":"Recipes","subdomain":"recipes"`} {
+		`"url":null,"sleeping":false}`, `"buildTime":null,"deployedAt":"`, `"projectName":"Recipes","subdomain":"recipes"`} {
 		if !strings.Contains(rec.Body.String(), s) {
 			t.Errorf("answer does not contain %s: %s", s, rec.Body.String())
 		}

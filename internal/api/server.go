@@ -66,6 +66,9 @@ type Server struct {
 	// GalleryWrites limits the views and likes of one client address
 	// (NewServer: GalleryWriteLimit per GalleryWriteWindow).
 	GalleryWrites *auth.Limiter
+	// WakeHints limits the wake hints of one client address (NewServer:
+	// WakeHintLimit per WakeHintWindow).
+	WakeHints *auth.Limiter
 	// Lookups and LookupsRunning limit each user's repository lookups
 	// (NewServer: LookupLimit per LookupWindow, LookupConcurrency at once).
 	Lookups        *auth.Limiter
@@ -141,6 +144,7 @@ func NewServer() *Server {
 		closing:     make(chan struct{}),
 
 		GalleryWrites:  auth.NewLimiter(GalleryWriteLimit, GalleryWriteWindow),
+		WakeHints:      auth.NewLimiter(WakeHintLimit, WakeHintWindow),
 		Lookups:        auth.NewLimiter(LookupLimit, LookupWindow),
 		LookupsRunning: auth.NewSlots(LookupConcurrency),
 		DeployHooks:    auth.NewLimiter(DeployHookLimit, DeployHookWindow),

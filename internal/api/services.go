@@ -6,8 +6,8 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/ghhook"
 	"github.com/gantryhq/gantry/internal/domains"
+	"github.com/gantryhq/gantry/internal/ghhook"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/project"
@@ -42,6 +42,8 @@ type DeploymentService interface {
 	Redeploy(ctx context.Context, userID, id string, noCache bool) (*gantry.Deployment, error)
 	Promote(ctx context.Context, userID, id string) (*gantry.Deployment, error)
 	Previews(ctx context.Context, userID, projectID string) ([]*gantry.Deployment, error)
+	// WakeHint starts waking a listed app of the gallery that sleeps.
+	WakeHint(ctx context.Context, id string) (bool, error)
 }
 
 // ProjectService keeps users' projects and their environment variables

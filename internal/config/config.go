@@ -68,6 +68,8 @@ type Config struct {
 	AppMemory        int64          // memory limit of each server app in bytes, default 512 MiB
 	AppPids          int64          // process limit of each server app, default 256
 	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
+	AppIdle          time.Duration  // a server app that served no request this long is put to sleep, default 15m; 0: never
+	WakePageAfter    time.Duration  // how long a browser waits for a sleeping app before the "Waking up" page, default 3s
 	BuildDisk        int64          // bytes a build may write (its volume), default 4 GiB
 	BuildInodes      int64          // files a build may create, default 200,000
 	AppDisk          int64          // writable space of a server app beyond its build, default 1 GiB
@@ -143,6 +145,8 @@ const (
 	DefaultAppMemoryMiB     = 512
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
+	DefaultAppIdle          = 15 * time.Minute
+	DefaultWakePageAfter    = 3 * time.Second
 	DefaultBuildDiskMiB     = 4096
 	DefaultBuildInodes      = 200_000
 	DefaultAppDiskMiB       = 1024
@@ -186,6 +190,8 @@ var settings = []setting{
 	{"app-memory", strconv.Itoa(DefaultAppMemoryMiB), "memory limit of each server app, in MiB"},
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
+	{"app-idle", DefaultAppIdle.String(), "a server app that served no request this long is stopped and sleeps until the next one (0: apps never sleep)"},
+	{"wake-page-after", DefaultWakePageAfter.String(), "how long a browser waits for a sleeping app to wake before it gets the \"Waking up\" page that reloads itself"},
 	{"build-disk", strconv.Itoa(DefaultBuildDiskMiB), "disk space a build may write (repository, dependencies, output, /tmp), in MiB"},
 	{"build-inodes", strconv.Itoa(DefaultBuildInodes), "files and folders a build may create"},
 	{"app-disk", strconv.Itoa(DefaultAppDiskMiB), "writable disk space of each server app beyond what its build left, in MiB"},
@@ -400,6 +406,16 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("app-start-timeout", "%q is not a duration (e.g. 60s, 2m)", v("app-start-timeout"))
 	} else if c.AppStartTimeout < time.Second {
 		bad("app-start-timeout", "must be at least 1s")
+	}
+	if c.AppIdle, err = time.ParseDuration(v("app-idle")); err != nil {
+		bad("app-idle", "%q is not a duration (e.g. 15m, 1h, or 0 to keep apps running)", v("app-idle"))
+	} else if c.AppIdle != 0 && c.AppIdle < time.Second {
+		bad("app-idle", "must be 0 (apps never sleep) or at least 1s")
+	}
+	if c.WakePageAfter, err = time.ParseDuration(v("wake-page-after")); err != nil {
+		bad("wake-page-after", "%q is not a duration (e.g. 3s)", v("wake-page-after"))
+	} else if c.WakePageAfter <= 0 {
+		bad("wake-page-after", "must be positive")
 	}
 	if mib, err := strconv.ParseInt(v("build-disk"), 10, 64); err != nil {
 		bad("build-disk", "%q is not a whole number of MiB", v("build-disk"))

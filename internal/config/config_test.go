@@ -34,6 +34,7 @@ func TestDefaults(t *testing.T) {
 		"appMemory": c.AppMemory, "appPids": c.AppPids, "appStart": c.AppStartTimeout,
 		"buildCPUs": c.BuildCPUs, "appCPUs": c.AppCPUs, "edgeLoops": c.EdgeLoops,
 		"body": c.BodyTimeout, "upload": c.UploadTimeout, "idle": c.IdleTimeout,
+		"appIdle": c.AppIdle, "wakePage": c.WakePageAfter,
 	}
 	want := map[string]any{
 		"addr": ":8080", "dataDir": "./data", "db": "data/gantry.db", "public": "http://localhost:8080/",
@@ -44,6 +45,7 @@ func TestDefaults(t *testing.T) {
 		"appMemory": int64(512 << 20), "appPids": int64(256), "appStart": time.Minute,
 		"buildCPUs": 1.0, "appCPUs": 1.0, "edgeLoops": true,
 		"body": 30 * time.Second, "upload": 5 * time.Minute, "idle": time.Minute,
+		"appIdle": 15 * time.Minute, "wakePage": 3 * time.Second,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -176,6 +178,9 @@ func TestValidation(t *testing.T) {
 		{"app cpus text", nil, map[string]string{"GANTRY_APP_CPUS": "one"}, `--app-cpus (GANTRY_APP_CPUS): "one" is not a number of CPUs`},
 		{"app pids", []string{"--app-pids=2"}, nil, "--app-pids (GANTRY_APP_PIDS): must be at least 8"},
 		{"app start timeout", []string{"--app-start-timeout=100ms"}, nil, "--app-start-timeout (GANTRY_APP_START_TIMEOUT): must be at least 1s"},
+		{"app idle", nil, map[string]string{"GANTRY_APP_IDLE": "500ms"}, "--app-idle (GANTRY_APP_IDLE): must be 0 (apps never sleep) or at least 1s"},
+		{"app idle text", nil, map[string]string{"GANTRY_APP_IDLE": "soon"}, `--app-idle (GANTRY_APP_IDLE): "soon" is not a duration`},
+		{"wake page", []string{"--wake-page-after=-1s"}, nil, "--wake-page-after (GANTRY_WAKE_PAGE_AFTER): must be positive"},
 		{"sandbox", []string{"--sandbox", "docker"}, nil, `--sandbox (GANTRY_SANDBOX): "docker" must be bwrap or none`},
 		{"public url scheme", []string{"--public-url", "ftp://x"}, nil, `--public-url (GANTRY_PUBLIC_URL): "ftp://x" must start with http:// or https://`},
 		{"public url no host", []string{"--public-url", "http://"}, nil, "has no host"},

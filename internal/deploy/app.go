@@ -30,8 +30,9 @@ type Drainer interface {
 
 // appRun is a server app the service runs for one deployment.
 type appRun struct {
-	app  *runtime.App
-	logs *appLog
+	app     *runtime.App
+	logs    *appLog
+	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
 }
 
 // IsApp reports whether d is a server app: it has a start command, and the
@@ -95,7 +96,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)
 	}
-	run := &appRun{app: app, logs: lg}
+	run := &appRun{app: app, logs: lg, started: time.Now()}
 	go func() { <-app.Done(); lg.close() }()
 	if old := s.swapApp(d.ID, run); old != nil {
 		s.stopRun(old, false)
@@ -122,6 +123,12 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		return nil, gantry.Errorf(gantry.EINVALID, "%s", redact(se.Message, secrets))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("App answered on port %d after %s", app.Port(), roundStartup(time.Since(start))))
+	s.mu.Lock()
+	run.started = time.Now() // its idle time counts from its first answer
+	s.mu.Unlock()
+	if err := s.Store.SetSleeping(context.WithoutCancel(ctx), d.ID, false); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		s.logger().Error("set awake", "deployment", d.ID, "err", err)
+	}
 	return run, nil
 }
 

@@ -35,6 +35,8 @@ type Store interface {
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error)
 	SandboxSlot(ctx context.Context, userID string) (int64, error)
+	// SetSleeping records whether a live server app sleeps.
+	SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error
 }
 
 // Heads looks branch heads up; *githost.Service is the real one.
@@ -89,6 +91,11 @@ type Service struct {
 	// RuntimeLogLimit is how many runtime log entries (app output) a
 	// deployment keeps, the oldest dropped first (default 2000).
 	RuntimeLogLimit int
+	// AppIdle puts a server app to sleep once it has served no request for
+	// this long (GANTRY_APP_IDLE): stopped, its deployment still live and
+	// marked sleeping, woken by its next request (Wake). Zero: apps never
+	// sleep. Needs Sites to be a Sleeper.
+	AppIdle time.Duration
 	// SandboxUIDs is the range of uids accounts' builds and apps run
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
@@ -136,6 +143,9 @@ type Service struct {
 	running map[string]*runningBuild
 	apps    map[string]*appRun // server apps running, by deployment id
 	appWG   sync.WaitGroup     // apps being restored or drained in the background
+	// appLocks serialise each app's sleep and wake (sleep.go).
+	appLocks map[string]*sync.Mutex
+	hinted   map[string]bool // deployments a wake hint is waking
 	// routeMu guards routed, the newest route version applied to Sites per
 	// project (route): the store orders a project's transitions, and this
 	// keeps their effects on the edge in that order.
@@ -201,10 +211,12 @@ func (s *Service) WorkDir(id string) string { return filepath.Join(s.DataDir, "b
 // Open recovers from a crash or restart — builds that were cut off end
 // failed with a log line saying so (and lose their files), every project's
 // active deployment is routed again (a live site served, a live server app
-// started again without rebuilding, in the background; a stopped one
+// started again without rebuilding, in the background — unless it was
+// asleep, when it stays asleep until its next request; a stopped one
 // answers its 503 page), deployments built before sizes were recorded are
 // measured, and old stopped deployments are pruned (see prune) — and
-// starts the build workers. Queued deployments then run in order. It first makes the data
+// starts the build workers and, with AppIdle, the sleeper that puts idle
+// apps to sleep (sleep.go). Queued deployments then run in order. It first makes the data
 // folder's sites and builds folders (dataDirModes).
 func (s *Service) Open(ctx context.Context) error {
 	s.wake = make(chan struct{}, 1)
@@ -234,7 +246,11 @@ func (s *Service) Open(ctx context.Context) error {
 		if d == nil {
 			continue
 		}
+		sl, sleeps := s.sleeper()
 		switch {
+		case d.Status == gantry.DeploymentLive && IsApp(d) && d.Sleeping && sleeps:
+			live++
+			s.restoreAsleep(sl, r) // asleep until its next request
 		case d.Status == gantry.DeploymentLive && IsApp(d):
 			live++
 			s.appWG.Add(1)
@@ -262,6 +278,10 @@ func (s *Service) Open(ctx context.Context) error {
 	if ws, ok := s.Store.(WatchStore); ok && s.WatchInterval > 0 && s.Branches != nil {
 		s.wg.Add(1)
 		go s.watch(wctx, ws)
+	}
+	if _, ok := s.sleeper(); ok {
+		s.wg.Add(1)
+		go s.sleepLoop(wctx)
 	}
 	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil

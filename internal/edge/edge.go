@@ -61,6 +61,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deadline"
@@ -75,6 +76,7 @@ type Edge struct {
 	cache       *fileCache
 	proxy       proxyState                  // server apps: see proxy.go
 	domains     atomic.Pointer[customHosts] // custom domains: see domains.go
+	wake        WakeConfig                  // sleeping apps: see sleep.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -149,6 +151,13 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if site.Status != gantry.DeploymentLive {
 		e.page(w, r, http.StatusServiceUnavailable, pageStopped, sub+e.suffix)
 		return
+	}
+	if site.App != nil {
+		site.App.Touch(time.Now().UnixNano())
+		if site.ProxyTarget == "" {
+			e.serveAsleep(w, r, site, sub)
+			return
+		}
 	}
 	if site.ProxyTarget != "" {
 		e.serveProxy(w, r, site.ProxyTarget, sub)

@@ -681,8 +681,13 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 		return false
 	}
 	if site.ProxyTarget != "" {
+		if site.App != nil {
+			site.App.Touch(lp.now.UnixNano())
+		}
 		return lp.startExchange(c, req, site.ProxyTarget, sub)
 	}
+	// A sleeping app (App set, no ProxyTarget) has no root either: its
+	// requests go to net/http, which holds them while it wakes.
 	if root == nil {
 		return false
 	}

@@ -17,6 +17,8 @@ const (
 	pageTimeout            // 504: a server app took too long to answer
 	pageTooLarge           // 413: a request body over the proxy's limit
 	pageSlowBody           // 408: a request body that did not arrive within the upload timeout
+	pageWaking             // 503: a sleeping app is waking up (a browser that waited; reloads itself)
+	pageWakeBusy           // 503: too many requests already wait for a sleeping app to wake
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -62,13 +64,27 @@ var pageText = [...]struct{ title, heading, body, link string }{
 		"The upload or request body sent to {host} did not arrive in time. Check your connection and try again.",
 		"Go to Gantry",
 	},
+	pageWaking: {
+		"Waking up…", "Waking up…",
+		"{host} was asleep after a quiet spell and is starting now. This page reloads by itself as soon as it can.",
+		"Reload now",
+	},
+	pageWakeBusy: {
+		"App waking up", "This app is waking up",
+		"{host} was asleep and is starting; too many visitors are already waiting for it. Try again in a few seconds.",
+		"Go to Gantry",
+	},
 }
+
+// wakingRefresh is how often the "Waking up…" page reloads itself, in
+// seconds.
+const wakingRefresh = 2
 
 // pageHTML is the layout of every edge page: self-contained (no external
 // requests), calm, readable in light and dark themes.
 const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>{title} · Gantry</title>
+<meta name="robots" content="noindex">{head}<title>{title} · Gantry</title>
 <style>
 :root{color-scheme:light dark;--bg:#fafafa;--fg:#18181b;--muted:#52525b;--card:#fff;--border:#e4e4e7;--accent:#4f46e5}
 @media (prefers-color-scheme:dark){:root{--bg:#09090b;--fg:#fafafa;--muted:#a1a1aa;--card:#18181b;--border:#27272a;--accent:#818cf8}}
@@ -79,8 +95,11 @@ main{max-width:480px;width:100%;background:var(--card);border:1px solid var(--bo
 h1{font-size:22px;margin:12px 0 8px;overflow-wrap:anywhere}p{color:var(--muted);margin:0 0 24px}
 a{display:inline-block;background:var(--accent);color:#fff;text-decoration:none;padding:8px 16px;border-radius:8px;font-weight:500}
 a:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+.dots{display:inline-flex;gap:6px;margin:0 0 20px}.dots i{width:8px;height:8px;border-radius:50%;background:var(--accent);animation:b 1.2s infinite ease-in-out}
+.dots i:nth-child(2){animation-delay:.2s}.dots i:nth-child(3){animation-delay:.4s}
+@keyframes b{0%,80%,100%{opacity:.25}40%{opacity:1}}@media (prefers-reduced-motion:reduce){.dots i{animation:none}}
 </style></head>
-<body><main><div class="brand">▲ Gantry <span class="code">{status}</span></div><h1>{heading}</h1><p>{body}</p><a href="{href}">{link}</a></main></body></html>
+<body><main><div class="brand">▲ Gantry <span class="code">{status}</span></div><h1>{heading}</h1><p>{body}</p>{extra}<a href="{href}">{link}</a></main></body></html>
 `
 
 // page writes one of the edge's own pages with status. host is escaped;
@@ -88,14 +107,24 @@ a:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
 func (e *Edge) page(w http.ResponseWriter, r *http.Request, status, kind int, host string) {
 	t := pageText[kind]
 	href := e.platformURL
-	if kind == pageNotFound {
+	head, extra := "", ""
+	switch kind {
+	case pageNotFound:
 		href = "/"
+	case pageWaking:
+		// Reload the same address: the next try finds the app awake, or
+		// waits again.
+		href = r.URL.RequestURI()
+		head = `<meta http-equiv="refresh" content="` + strconv.Itoa(wakingRefresh) + `">`
+		extra = `<div class="dots" role="status" aria-label="Starting"><i></i><i></i><i></i></div><br>`
 	}
 	if href == "" {
 		href = "/"
 	}
 	host = html.EscapeString(host)
 	body := strings.NewReplacer(
+		"{head}", head,
+		"{extra}", extra,
 		"{title}", t.title,
 		"{heading}", strings.ReplaceAll(t.heading, "{host}", host),
 		"{body}", strings.ReplaceAll(t.body, "{host}", host),
@@ -106,6 +135,9 @@ func (e *Edge) page(w http.ResponseWriter, r *http.Request, status, kind int, ho
 	h := w.Header()
 	h["Content-Type"] = htmlType
 	h["Cache-Control"] = noStore
+	if kind == pageWaking || kind == pageWakeBusy {
+		h["Retry-After"] = []string{strconv.Itoa(wakingRefresh)}
+	}
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {

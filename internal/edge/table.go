@@ -23,6 +23,10 @@ type Site struct {
 	// app. When set, every request (any method) is proxied there and Dir
 	// and SPA are unused.
 	ProxyTarget string
+	// App, for a server app, is its request clock and wake state (see
+	// Table.App). A live site with App set and no ProxyTarget is a
+	// sleeping app: its requests wake it (Edge.ConfigureWake).
+	App *AppState
 }
 
 // Resolver finds the site a subdomain serves. Lookup is called on every
@@ -44,6 +48,7 @@ type Table struct {
 	mu       sync.Mutex // serialises writers
 	sites    atomic.Pointer[map[string]entry]
 	inflight sync.Map // server app address → *atomic.Int64 of requests proxied there (proxy.go)
+	apps     sync.Map // deployment id → *AppState (sleep.go)
 }
 
 // entry is a site and its open folder (nil when it could not be opened;
@@ -82,6 +87,24 @@ func (t *Table) Set(sub string, s Site) {
 		m[sub] = e
 		return []*siteRoot{old}
 	})
+}
+
+// SetIf points sub at s when cond, given what sub points at now (the
+// zero Site and false when nothing), holds, and reports whether it did:
+// a compare-and-set for writers racing other writers.
+func (t *Table) SetIf(sub string, s Site, cond func(old Site, ok bool) bool) bool {
+	e := entry{site: s, root: openRoot(s.Dir)}
+	done := false
+	t.update(func(m map[string]entry) []*siteRoot {
+		old, ok := m[sub]
+		if !cond(old.site, ok) {
+			return []*siteRoot{e.root}
+		}
+		done = true
+		m[sub] = e
+		return []*siteRoot{old.root}
+	})
+	return done
 }
 
 // Delete removes sub; its requests then get the "no app" page.

@@ -59,13 +59,14 @@ type GitHubInput struct {
 	Branch         *string             `json:"branch"`
 	BuildConfig    *gantry.BuildConfig `json:"buildConfig"`
 	ShowInDiscover *bool               `json:"showInDiscover"`
+	AlwaysOn       *bool               `json:"alwaysOn"`
 }
 
 // Settings returns the fields of in a user may set, as the Input
 // that carries them.
 func (in GitHubInput) Settings() Input {
 	return Input{Name: in.Name, Description: in.Description, Branch: in.Branch,
-		BuildConfig: in.BuildConfig, ShowInDiscover: in.ShowInDiscover}
+		BuildConfig: in.BuildConfig, ShowInDiscover: in.ShowInDiscover, AlwaysOn: in.AlwaysOn}
 }
 
 // CreateFromGitHub creates a project of u from one of the repositories of
@@ -130,7 +131,7 @@ func (s *Service) CreateFromGitHub(ctx context.Context, u *gantry.User, in GitHu
 		ShowInDiscover: gantry.DefaultShowInDiscover(res.Repository),
 	}
 	settings.Branch = nil // the lookup used it
-	if err := applyProjectInput(p, settings); err != nil {
+	if err := applyProjectInput(p, settings, u.Subscription.Plan); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateProject(ctx, p); err != nil {

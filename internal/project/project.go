@@ -129,6 +129,9 @@ type Input struct {
 	// WatchCommits polls the production branch for new commits (update
 	// only; a new project starts off).
 	WatchCommits *bool `json:"watchCommits"`
+	// AlwaysOn keeps the project's server app running however long it
+	// goes without a request; paid plans only (gantry.PlanAllowsAlwaysOn).
+	AlwaysOn *bool `json:"alwaysOn"`
 }
 
 // RepositoryInput is the repository a client names when it creates a
@@ -303,7 +306,7 @@ func (s *Service) CreatePublic(ctx context.Context, u *gantry.User, in Input) (*
 		ShowInDiscover: gantry.DefaultShowInDiscover(repo),
 	}
 	in.Branch = nil // applied above
-	if err := applyProjectInput(p, in); err != nil {
+	if err := applyProjectInput(p, in, u.Subscription.Plan); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateProject(ctx, p); err != nil {
@@ -341,7 +344,15 @@ func (s *Service) UpdateProject(ctx context.Context, userID, id string, in Input
 	if err != nil {
 		return nil, err
 	}
-	if err := applyProjectInput(p, in); err != nil {
+	plan := ""
+	if in.AlwaysOn != nil && *in.AlwaysOn {
+		u, err := s.Store.FindUserByID(ctx, userID)
+		if err != nil {
+			return nil, err
+		}
+		plan = u.Subscription.Plan
+	}
+	if err := applyProjectInput(p, in, plan); err != nil {
 		return nil, err
 	}
 	if err := s.Store.UpdateProject(ctx, p); err != nil {
@@ -368,8 +379,9 @@ func (s *Service) SyncProject(ctx context.Context, u *gantry.User, id string) (*
 }
 
 // applyProjectInput normalizes and validates in and copies its set fields
-// onto p. An empty branch means the repository's default branch.
-func applyProjectInput(p *gantry.Project, in Input) error {
+// onto p. An empty branch means the repository's default branch. plan is
+// the owner's: always on needs a paid one.
+func applyProjectInput(p *gantry.Project, in Input, plan string) error {
 	if err := in.Check(); err != nil {
 		return err
 	}
@@ -397,6 +409,12 @@ func applyProjectInput(p *gantry.Project, in Input) error {
 	}
 	if in.WatchCommits != nil {
 		p.WatchCommits = *in.WatchCommits
+	}
+	if in.AlwaysOn != nil {
+		if *in.AlwaysOn && !gantry.PlanAllowsAlwaysOn(plan) {
+			return gantry.Errorf(gantry.EFORBIDDEN, "Always on is part of the paid plans (Basic, Pro, Enterprise): on your %s plan an app that goes unused for a while sleeps, and wakes at its next visit", gantry.PlanName(plan))
+		}
+		p.AlwaysOn = *in.AlwaysOn
 	}
 	return nil
 }

@@ -463,11 +463,15 @@ func (a *App) log(level, msg string) {
 }
 
 // waitReady polls the app with HTTP requests until one is answered, p
-// exits, the start timeout passes, ctx is cancelled or Stop is called.
+// exits, the start timeout passes, ctx is cancelled or Stop is called. The
+// polls start 10 ms apart and slow down to 100 ms: a small app answers
+// within a few hundred milliseconds, and a request waiting for a sleeping
+// app to wake should not wait a whole poll more.
 func (a *App) waitReady(ctx context.Context, p *process) error {
 	timeout := a.sup.startTimeout()
 	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(100 * time.Millisecond)
+	every := 10 * time.Millisecond
+	tick := time.NewTimer(every)
 	defer tick.Stop()
 	for {
 		if a.probe(ctx, deadline) {
@@ -481,6 +485,8 @@ func (a *App) waitReady(ctx context.Context, p *process) error {
 		case <-a.stopc:
 			return ErrStopped
 		case <-tick.C:
+			every = min(every*3/2, 100*time.Millisecond)
+			tick.Reset(every)
 		}
 		if !time.Now().Before(deadline) {
 			return &StartError{

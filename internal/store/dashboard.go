@@ -55,7 +55,7 @@ func (db *DB) Dashboard(ctx context.Context, userID string, now time.Time) (*gan
 // that is live.
 func recentProjects(ctx context.Context, tx *Tx, userID string) ([]gantry.DashboardProject, error) {
 	rows, err := tx.query(ctx, `SELECT p.id, p.name, p.type, p.status, latest.created_at,
-			COALESCE(ad.url, ''), COALESCE(ad.status, '')
+			COALESCE(ad.url, ''), COALESCE(ad.status, ''), COALESCE(ad.sleeping, FALSE)
 		FROM projects p
 		LEFT JOIN deployments ad ON ad.id = p.active_deployment_id
 		LEFT JOIN deployments latest ON latest.id = (SELECT id FROM deployments
@@ -70,7 +70,7 @@ func recentProjects(ctx context.Context, tx *Tx, userID string) ([]gantry.Dashbo
 		var p gantry.DashboardProject
 		var last sql.NullTime
 		var url, status string
-		if err := rows.Scan(&p.ID, &p.Name, &p.Type, &p.Status, &last, &url, &status); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.Type, &p.Status, &last, &url, &status, &p.Sleeping); err != nil {
 			return nil, fmt.Errorf("scan recent project: %w", err)
 		}
 		if last.Valid {
@@ -80,6 +80,7 @@ func recentProjects(ctx context.Context, tx *Tx, userID string) ([]gantry.Dashbo
 		if status == gantry.DeploymentLive && url != "" {
 			p.URL = &url
 		}
+		p.Sleeping = p.Sleeping && status == gantry.DeploymentLive
 		out = append(out, p)
 	}
 	return out, rows.Err()
@@ -88,7 +89,7 @@ func recentProjects(ctx context.Context, tx *Tx, userID string) ([]gantry.Dashbo
 // recentDeployments returns the owner's newest deployments with their
 // project's name and, once the build ended, its duration.
 func recentDeployments(ctx context.Context, tx *Tx, userID string) ([]gantry.DashboardDeployment, error) {
-	rows, err := tx.query(ctx, `SELECT d.id, p.name, d.subdomain, d.status, d.build_info, d.created_at
+	rows, err := tx.query(ctx, `SELECT d.id, p.name, d.subdomain, d.status, d.build_info, d.created_at, d.sleeping
 		FROM deployments d JOIN projects p ON p.id = d.project_id
 		WHERE d.user_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`, userID, gantry.DashboardRecent)
 	if err != nil {
@@ -99,7 +100,7 @@ func recentDeployments(ctx context.Context, tx *Tx, userID string) ([]gantry.Das
 	for rows.Next() {
 		var d gantry.DashboardDeployment
 		var raw string
-		if err := rows.Scan(&d.ID, &d.ProjectName, &d.Subdomain, &d.Status, &raw, &d.DeployedAt); err != nil {
+		if err := rows.Scan(&d.ID, &d.ProjectName, &d.Subdomain, &d.Status, &raw, &d.DeployedAt, &d.Sleeping); err != nil {
 			return nil, fmt.Errorf("scan recent deployment: %w", err)
 		}
 		var info gantry.BuildInfo
@@ -111,6 +112,7 @@ func recentDeployments(ctx context.Context, tx *Tx, userID string) ([]gantry.Das
 			d.BuildTime = &ms
 		}
 		d.DeployedAt = d.DeployedAt.UTC()
+		d.Sleeping = d.Sleeping && d.Status == gantry.DeploymentLive
 		out = append(out, d)
 	}
 	return out, rows.Err()

@@ -18,7 +18,7 @@ var _ gantry.DeploymentStore = (*DB)(nil)
 // (u) in the order scanDeployment reads them.
 const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
 	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
-	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, d.sleeping, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
 
 const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
 
@@ -546,7 +546,7 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 		u := &gantry.DeploymentUser{}
 		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
 			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
-			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &d.Sleeping, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
 			return nil, fmt.Errorf("scan deployment: %w", err)
 		}
 		for _, f := range []struct {
@@ -561,6 +561,7 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 			d.Environment.Variables = []gantry.EnvVar{}
 		}
 		p.ID, u.ID = d.ProjectID, d.UserID
+		d.Sleeping = d.Sleeping && d.Status == gantry.DeploymentLive
 		d.Project, d.User = p, u
 		d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 		if pruned.Valid {
@@ -574,4 +575,12 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 		out = append(out, &d)
 	}
 	return out, rows.Err()
+}
+
+// SetSleeping records whether a live server app sleeps (stopped after
+// GANTRY_APP_IDLE without a request, woken by the next one); a missing
+// deployment is ENOTFOUND. Read back, it counts only while the deployment
+// is live.
+func (db *DB) SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error {
+	return db.execOne(ctx, msgDeploymentNotFound, `UPDATE deployments SET sleeping = ? WHERE id = ?`, sleeping, deploymentID)
 }

@@ -29,3 +29,11 @@ func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
 
 // Migrate applies the migrations not applied yet.
 func (db *DB) Migrate(ctx context.Context) error { return db.migrate(ctx) }
+
+// GalleryCount counts the rows of gallery_apps, for tests of schemas older
+// than the store's queries.
+func (db *DB) GalleryCount(ctx context.Context) (int, error) {
+	var n int
+	err := db.queryRow(ctx, `SELECT COUNT(*) FROM gallery_apps`).Scan(&n)
+	return n, err
+}

@@ -183,6 +183,29 @@ func (db *DB) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) 
 		return nil, fmt.Errorf("list public deployments: %w", err)
 	}
 
+	if len(byID) > 0 {
+		ids := make([]string, 0, len(byID))
+		for id := range byID {
+			ids = append(ids, id)
+		}
+		list, a := inList(ids)
+		rows, err := tx.query(ctx, `SELECT id FROM deployments WHERE sleeping AND id IN `+list, a...)
+		if err != nil {
+			return nil, fmt.Errorf("sleeping deployments: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan sleeping deployment: %w", err)
+			}
+			byID[id].Sleeping = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("sleeping deployments: %w", err)
+		}
+	}
 	if q.Viewer != "" && len(byID) > 0 {
 		ids := make([]string, 0, len(byID))
 		for id := range byID {

@@ -97,12 +97,12 @@ func TestShowInDiscoverMigration(t *testing.T) {
 	ada := storetest.MustCreateUser(t, db, "ada", "Ada Lovelace")
 	pub, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "public", Type: "react", Hidden: true})
 	priv, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: ada, Name: "private", Type: "react", Private: true})
-	listed := func() int {
-		page, err := db.ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
+	listed := func() int { // counted in the table: the store's list reads columns of later migrations
+		n, err := db.GalleryCount(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return page.Total
+		return n
 	}
 	if n := listed(); n != 1 {
 		t.Fatalf("before: %d listed, want 1", n)

@@ -18,7 +18,7 @@ var _ gantry.ProjectStore = (*DB)(nil)
 // projectColumns lists the projects columns (aliased p) in the order
 // scanProject reads them, with the active deployment's url joined in.
 const projectColumns = `p.id, p.user_id, p.name, p.description, p.status, p.type, p.repository, p.branch,
-	p.build_config, p.show_in_discover, COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''),
+	p.build_config, p.show_in_discover, p.always_on, COALESCE(ad.sleeping AND ad.status = 'live', FALSE), COALESCE(p.subdomain, ''), COALESCE(p.active_deployment_id, ''),
 	COALESCE(ad.url, ''), p.created_at, p.updated_at, p.auto_deploy, p.watch_commits, p.deploy_hook_sealed`
 
 const projectFrom = ` FROM projects p LEFT JOIN deployments ad ON ad.id = p.active_deployment_id `
@@ -207,9 +207,9 @@ func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 	}
 	defer rollback(tx)
 	res, err := tx.exec(ctx, `UPDATE projects SET name = ?, description = ?, type = ?, repository = ?, branch = ?,
-		build_config = ?, show_in_discover = ?, auto_deploy = ?, watch_commits = ?, updated_at = ?
+		build_config = ?, show_in_discover = ?, auto_deploy = ?, watch_commits = ?, always_on = ?, updated_at = ?
 		WHERE id = ? AND user_id = ?`,
-		p.Name, p.Description, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, p.AutoDeploy, p.WatchCommits, tx.now, p.ID, p.UserID)
+		p.Name, p.Description, p.Type, repo, p.Branch, cfg, p.ShowInDiscover, p.AutoDeploy, p.WatchCommits, p.AlwaysOn, tx.now, p.ID, p.UserID)
 	if err != nil {
 		return fmt.Errorf("update project: %w", err)
 	}
@@ -286,7 +286,7 @@ func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
 		var p gantry.Project
 		var repo, cfg, activeID, activeURL string
 		if err := rows.Scan(&p.ID, &p.UserID, &p.Name, &p.Description, &p.Status, &p.Type, &repo, &p.Branch,
-			&cfg, &p.ShowInDiscover, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt,
+			&cfg, &p.ShowInDiscover, &p.AlwaysOn, &p.Sleeping, &p.Subdomain, &activeID, &activeURL, &p.CreatedAt, &p.UpdatedAt,
 			&p.AutoDeploy, &p.WatchCommits, &p.DeployHookSealed); err != nil {
 			return nil, fmt.Errorf("scan project: %w", err)
 		}

@@ -152,6 +152,6 @@ func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
 		DataDir: old.DataDir, LiveURL: old.LiveURL, Concurrency: old.Concurrency, MaxPending: old.MaxPending,
 		BuildTimeout: old.BuildTimeout, BuildDisk: old.BuildDisk, AppDisk: old.AppDisk,
 		Poll: old.Poll, Logger: old.Logger, Now: old.Now, Heads: old.Heads, Finished: old.Finished,
-		WatchInterval: old.WatchInterval, Branches: old.Branches,
+		WatchInterval: old.WatchInterval, Branches: old.Branches, AppIdle: old.AppIdle,
 	}
 }

@@ -41,6 +41,8 @@ function gallery(page) {
       views,
       likeCount,
       liked,
+      // Two server apps asleep after going unused (their cards send a wake hint).
+      sleeping: type === 'python' || type === 'nodejs',
     }
   })
 }
@@ -91,6 +93,11 @@ async function withGallery(page) {
         status: 200,
         json: { success: true, data: answer(page, new URL(route.request().url()).searchParams) },
       }),
+  )
+  // The wake hints of the sleeping apps' cards.
+  await page.route(
+    (url) => /^\/api\/deployments\/public\/[^/]+\/wake$/.test(url.pathname),
+    (route) => route.fulfill({ status: 200, json: { success: true, data: { waking: true } } }),
   )
   await page.reload()
 }

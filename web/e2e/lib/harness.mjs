@@ -78,6 +78,10 @@ export async function startServer(bin, { timeoutMs = 30_000 } = {}) {
     GANTRY_PUBLIC_URL: `http://localhost:${port}`,
     // The deploy journeys clone from a git host on loopback (e2e/lib/githost.mjs).
     GANTRY_GIT_ALLOW_HOSTS: process.env.GANTRY_GIT_ALLOW_HOSTS ?? '127.0.0.1',
+    // Server apps sleep after 10 s without a request and a browser gets the
+    // "Waking up…" page after 1 s (journeys/08-sleeping.mjs), not 15 min and 3 s.
+    GANTRY_APP_IDLE: process.env.GANTRY_APP_IDLE ?? '10s',
+    GANTRY_WAKE_PAGE_AFTER: process.env.GANTRY_WAKE_PAGE_AFTER ?? '1s',
   }
   const child = spawn(bin, ['serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   child.stdout.pipe(log)

@@ -74,6 +74,25 @@ function projects(page) {
       deployments: [],
     },
     {
+      _id: 'p-quiz',
+      name: 'Quiz API',
+      description: 'Express API behind the weekly class quiz',
+      status: 'deployed',
+      sleeping: true,
+      alwaysOn: false,
+      type: 'nodejs',
+      repository: repo('quiz-api', 'Express API for quizzes'),
+      branch: 'main',
+      subdomain: 'quiz-api',
+      buildConfig: { installCommand: 'npm ci', buildCommand: '', outputDirectory: '', startCommand: 'npm start' },
+      showInDiscover: true,
+      activeDeployment: { _id: 'dep-quiz', subdomain: 'quiz-api', url: liveURL(page, 'quiz-api') },
+      deployments: [
+        { _id: 'dep-quiz', version: '1.2.0', subdomain: 'quiz-api', url: liveURL(page, 'quiz-api'), status: 'live', createdAt: iso(3 * DAY) },
+        { _id: 'dep-quiz-1', version: '1.1.0', subdomain: 'quiz-api', url: liveURL(page, 'quiz-api'), status: 'stopped', createdAt: iso(9 * DAY) },
+      ],
+    },
+    {
       _id: 'p-club',
       name: 'Chess Club Website',
       description: 'Static site for the university chess club',
@@ -185,6 +204,18 @@ function deployments(page) {
       project: { ...base.project, name: 'Thesis API', type: 'flask' },
       buildInfo: { startTime: iso(5 * 3600_000), duration: 18_200, buildCommand: '', outputDirectory: '' },
       metadata: { ...base.metadata, commitHash: 'c0ffee1234', commitMessage: 'Pin numpy', branch: 'main' },
+    }),
+    deployment(page, {
+      _id: 'dep-quiz',
+      subdomain: 'quiz-api',
+      url: liveURL(page, 'quiz-api'),
+      status: 'live',
+      sleeping: true,
+      version: '1.2.0',
+      createdAt: iso(3 * DAY),
+      project: { ...base.project, _id: 'p-quiz', name: 'Quiz API', type: 'nodejs', buildConfig: { installCommand: 'npm ci', buildCommand: '', outputDirectory: '', startCommand: 'npm start' } },
+      buildInfo: { startTime: iso(3 * DAY), duration: 9_400, buildCommand: '', outputDirectory: '', startCommand: 'npm start' },
+      metadata: { ...base.metadata, commitHash: '5a1e3c9d2b', commitMessage: 'Add leaderboard endpoint', branch: 'main' },
     }),
     deployment(page, { _id: 'dep-2', status: 'stopped', createdAt: iso(DAY) }),
     deployment(page, {
@@ -429,6 +460,27 @@ export const PROJECT_SCREENS = [
       await withData(page)
       await page.getByRole('alert').waitFor()
       await page.getByText('6 of 6 log entries').waitFor()
+    },
+  },
+  {
+    name: 'deployment-detail-sleeping',
+    path: '/deployments/dep-quiz',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page, { extra: { 'GET /api/deployments/dep-quiz/logs': () => ok({ logs: [], total: 0 }) } })
+      await page.getByRole('img', { name: 'Status: Sleeping' }).waitFor()
+    },
+  },
+  {
+    name: 'project-detail-sleeping',
+    path: '/projects/p-quiz',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page)
+      await page.getByRole('switch', { name: 'Always on' }).waitFor()
+      await page.getByText('Sleeping').first().waitFor()
     },
   },
   {

@@ -96,3 +96,6 @@ export const LANDING_CLAIMS = [
 
 /** The footer's credit line. */
 export const AGENCY_CREDIT = { name: 'Northlight Web Agency' } as const
+
+/** What a Sleeping badge says on hover: a live server app asleep after going unused (GANTRY_APP_IDLE). */
+export const SLEEPING_HINT = 'Asleep after going unused: its next visit wakes it in a moment.'

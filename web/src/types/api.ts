@@ -72,6 +72,8 @@ export type PublicDeployment = {
   user: { fullName: string; username: string }
   views?: number
   likeCount?: number
+  /** A server app asleep after going unused; its card sends a wake hint when seen. */
+  sleeping?: boolean
 }
 
 export type Notification = {

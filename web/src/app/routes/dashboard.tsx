@@ -54,12 +54,12 @@ export function DashboardRoute() {
           refreshing={dashboard.isFetching && !loading}
           onRefresh={() => void dashboard.refetch()}
           renderIcon={(type) => <ProjectTypeIcon type={type} />}
-          renderStatus={(status) => <ProjectStatusBadge status={status} />}
+          renderStatus={(status, sleeping) => <ProjectStatusBadge status={status} sleeping={sleeping} />}
         />
         <RecentDeployments
           deployments={data?.recentDeployments}
           loading={loading}
-          renderStatus={(status) => <DeploymentStatusBadge status={status} />}
+          renderStatus={(status, sleeping) => <DeploymentStatusBadge status={status} sleeping={sleeping} />}
         />
       </div>
 

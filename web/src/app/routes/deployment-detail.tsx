@@ -86,13 +86,13 @@ export function DeploymentDetailRoute() {
       {back}
       <div className="mb-6 flex flex-col gap-4 xl:flex-row xl:items-start xl:justify-between">
         <div className="flex min-w-0 items-start gap-4">
-          <DeploymentStatusIcon status={d.status} className="size-12" />
+          <DeploymentStatusIcon status={d.status} sleeping={d.sleeping} className="size-12" />
           <div className="min-w-0">
             <div className="flex flex-wrap items-center gap-x-3 gap-y-1">
               <h1 className="text-2xl font-semibold tracking-tight break-words text-zinc-900 dark:text-zinc-50">
                 {name} Deployment
               </h1>
-              <DeploymentStatusBadge status={d.status} />
+              <DeploymentStatusBadge status={d.status} sleeping={d.sleeping} />
               <TargetBadge deployment={d} />
             </div>
             <p className="mt-1 flex flex-wrap items-center gap-x-2 text-sm text-zinc-600 dark:text-zinc-400">

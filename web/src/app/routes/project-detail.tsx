@@ -19,7 +19,7 @@ import { ProductionCard } from '@/features/deployments/components/production-car
 import { useDeleteProject } from '@/features/projects/api/delete-project'
 import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
-import { useShowInDiscover } from '@/features/projects/api/update-project'
+import { useAlwaysOn, useShowInDiscover } from '@/features/projects/api/update-project'
 import { GitCard } from '@/features/projects/components/git-card'
 import {
   BuildConfigCard,
@@ -28,6 +28,7 @@ import {
   RepositoryInfoCard,
 } from '@/features/projects/components/project-sections'
 import { ProjectStatusBadge } from '@/features/projects/components/project-status-badge'
+import { AlwaysOnSwitch } from '@/features/projects/components/always-on'
 import { ShowInDiscoverSwitch, showsInDiscover } from '@/features/projects/components/show-in-discover'
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { projectLiveURL } from '@/features/projects/live-url'
@@ -45,6 +46,7 @@ export function ProjectDetailRoute() {
   const failure = useRetry(query)
   const sync = useSyncProject()
   const discover = useShowInDiscover(id)
+  const alwaysOn = useAlwaysOn(id)
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [leaving, setLeaving] = useState(false)
@@ -105,7 +107,7 @@ export function ProjectDetailRoute() {
               <h1 className="truncate text-2xl font-semibold tracking-tight text-zinc-900 dark:text-zinc-50">
                 {project.name}
               </h1>
-              <ProjectStatusBadge status={project.status} />
+              <ProjectStatusBadge status={project.status} sleeping={project.sleeping} />
             </div>
             <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
               {project.description || 'No description'}
@@ -157,7 +159,7 @@ export function ProjectDetailRoute() {
         />
         <StatTile
           label="Status"
-          value={<ProjectStatusBadge status={project.status} />}
+          value={<ProjectStatusBadge status={project.status} sleeping={project.sleeping} />}
           icon={<FolderGit2 className="size-3.5" aria-hidden="true" />}
         />
       </div>
@@ -179,6 +181,12 @@ export function ProjectDetailRoute() {
             isPrivate={Boolean(project.repository?.private)}
             disabled={discover.isPending}
           />
+          <AlwaysOnSwitch
+            className="mt-4 flex"
+            checked={alwaysOn.isPending ? Boolean(alwaysOn.variables) : Boolean(project.alwaysOn)}
+            onChange={(on) => alwaysOn.mutate(on)}
+            disabled={alwaysOn.isPending}
+          />
         </CardContent>
       </Card>
 
@@ -190,7 +198,12 @@ export function ProjectDetailRoute() {
         <LatestCommitCard project={project} />
         <RecentDeploymentsCard
           deployments={project.deployments}
-          statusBadge={(status) => <DeploymentStatusBadge status={status} />}
+          statusBadge={(status, id) => (
+            <DeploymentStatusBadge
+              status={status}
+              sleeping={Boolean(project.sleeping) && id === project.activeDeployment?._id}
+            />
+          )}
         />
       </div>
 

@@ -18,6 +18,8 @@ export type DashboardProject = {
   lastDeployed: string | null
   /** Where it is live; null unless its subdomain serves a live deployment. */
   url: string | null
+  /** Its live server app sleeps until its next visit. */
+  sleeping?: boolean
 }
 
 export type DashboardDeployment = {
@@ -28,6 +30,8 @@ export type DashboardDeployment = {
   /** Build duration in milliseconds; null until the build ends. */
   buildTime: number | null
   deployedAt: string
+  /** A live server app asleep until its next visit. */
+  sleeping?: boolean
 }
 
 export type DashboardData = {

@@ -57,6 +57,8 @@ export type Deployment = {
   subdomain: string
   url?: string
   status: DeploymentStatus | (string & {})
+  /** A live server app asleep after going unused: still live, woken by its next visit. */
+  sleeping?: boolean
   /** Why a failed deployment failed. */
   error?: string
   createdAt: string

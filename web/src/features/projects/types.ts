@@ -55,6 +55,10 @@ export type Project = {
   buildConfig: BuildConfig
   /** Whether the live app is listed in Discover; off by default for private repositories. */
   showInDiscover?: boolean
+  /** Keeps its server app running however long it goes unused (paid plans). */
+  alwaysOn?: boolean
+  /** Its live server app sleeps until its next visit. */
+  sleeping?: boolean
   activeDeployment: ActiveDeployment | null
   deployments?: ProjectDeployment[]
   /** Pushes, the deploy hook and the commit watcher start deployments (on by default). */

@@ -13,7 +13,7 @@ type RecentDeploymentsProps = {
   deployments?: DashboardDeployment[]
   loading: boolean
   /** The status badge, supplied by the app. */
-  renderStatus: (status: string) => ReactNode
+  renderStatus: (status: string, sleeping?: boolean) => ReactNode
 }
 
 /** The five newest deployments (SPEC §2). */
@@ -66,7 +66,7 @@ export function RecentDeployments({ deployments, loading, renderStatus }: Recent
                       {formatRelativeTime(d.deployedAt)}
                     </time>
                   </div>
-                  <div className="shrink-0">{renderStatus(d.status)}</div>
+                  <div className="shrink-0">{renderStatus(d.status, d.sleeping)}</div>
                 </Link>
               </li>
             ))}

@@ -17,7 +17,7 @@ type RecentProjectsProps = {
   onRefresh: () => void
   /** The project type's icon and status badge, supplied by the app. */
   renderIcon: (type: string) => ReactNode
-  renderStatus: (status: string) => ReactNode
+  renderStatus: (status: string, sleeping?: boolean) => ReactNode
 }
 
 /** The five newest projects, with Refresh and View all (SPEC §2). */
@@ -83,7 +83,7 @@ export function RecentProjects({ projects, loading, refreshing, onRefresh, rende
                   </p>
                 </div>
                 <div className="flex shrink-0 items-center gap-2">
-                  {renderStatus(p.status)}
+                  {renderStatus(p.status, p.sleeping)}
                   {p.url ? (
                     <a
                       href={p.url}

@@ -33,11 +33,11 @@ export function DeploymentCard({ deployment: d }: { deployment: Deployment }) {
     <Card className="p-4 sm:p-5" data-testid="deployment-card">
       <div className="flex flex-col gap-4 sm:flex-row sm:items-start sm:justify-between">
         <div className="flex min-w-0 items-start gap-3">
-          <DeploymentStatusIcon status={d.status} />
+          <DeploymentStatusIcon status={d.status} sleeping={d.sleeping} />
           <div className="min-w-0">
             <div className="flex flex-wrap items-center gap-x-2 gap-y-1">
               <h3 className="truncate font-semibold text-zinc-900 dark:text-zinc-50">{name}</h3>
-              <DeploymentStatusBadge status={d.status} />
+              <DeploymentStatusBadge status={d.status} sleeping={d.sleeping} />
               <TargetBadge deployment={d} />
               <BranchLabel deployment={d} className="text-xs text-zinc-600 dark:text-zinc-400" />
             </div>

@@ -37,4 +37,18 @@ describe('status badges', () => {
     render(<ProjectStatusBadge status="queued-for-review" />)
     expect(screen.getByText('queued-for-review')).toHaveClass('bg-zinc-100')
   })
+
+  it('shows a sleeping live app as Sleeping, and only a live one', () => {
+    render(
+      <>
+        <DeploymentStatusBadge status="live" sleeping />
+        <DeploymentStatusIcon status="live" sleeping />
+        <ProjectStatusBadge status="deployed" sleeping />
+        <DeploymentStatusBadge status="stopped" sleeping />
+      </>,
+    )
+    expect(screen.getAllByText('Sleeping')).toHaveLength(2)
+    expect(screen.getByRole('img', { name: 'Status: Sleeping' })).toBeInTheDocument()
+    expect(screen.getByText('Stopped')).toBeInTheDocument()
+  })
 })

@@ -1,5 +1,6 @@
-import { CircleCheck, CircleStop, CircleX, Clock, LoaderCircle, type LucideIcon } from 'lucide-react'
+import { CircleCheck, CircleStop, CircleX, Clock, LoaderCircle, Moon, type LucideIcon } from 'lucide-react'
 import { Badge, type BadgeTone } from '@/components/ui/badge'
+import { SLEEPING_HINT } from '@/config/constants'
 import { cn } from '@/lib/cn'
 import { capitalize } from '@/utils/format'
 
@@ -27,7 +28,11 @@ export const deploymentStatusLook: Record<string, StatusLook> = {
   stopped: { label: 'Stopped', tone: 'neutral', icon: CircleStop, iconClass: 'text-zinc-400' },
 }
 
-function lookOf(status: string): StatusLook {
+/** A live server app asleep after going unused: still live, woken by its next visit. */
+export const sleepingLook: StatusLook = { label: 'Sleeping', tone: 'info', icon: Moon, iconClass: 'text-sky-500' }
+
+function lookOf(status: string, sleeping?: boolean): StatusLook {
+  if (sleeping && status === 'live') return sleepingLook
   return (
     deploymentStatusLook[status] ?? {
       label: capitalize(status || 'unknown'),
@@ -38,18 +43,33 @@ function lookOf(status: string): StatusLook {
   )
 }
 
-export function DeploymentStatusBadge({ status }: { status: string }) {
-  const look = lookOf(status)
+export function DeploymentStatusBadge({ status, sleeping }: { status: string; sleeping?: boolean }) {
+  const look = lookOf(status, sleeping)
+  const asleep = look === sleepingLook
   return (
-    <Badge tone={look.tone} dot pulse={look.pulse} data-status={status}>
+    <Badge
+      tone={look.tone}
+      dot
+      pulse={look.pulse}
+      data-status={asleep ? 'sleeping' : status}
+      title={asleep ? SLEEPING_HINT : undefined}
+    >
       {look.label}
     </Badge>
   )
 }
 
 /** The status as an icon in a soft square, labelled for screen readers. */
-export function DeploymentStatusIcon({ status, className }: { status: string; className?: string }) {
-  const look = lookOf(status)
+export function DeploymentStatusIcon({
+  status,
+  sleeping,
+  className,
+}: {
+  status: string
+  sleeping?: boolean
+  className?: string
+}) {
+  const look = lookOf(status, sleeping)
   const Icon = look.icon
   return (
     <span

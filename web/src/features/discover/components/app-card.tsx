@@ -1,9 +1,12 @@
-import { Clock, ExternalLink, Eye, Heart } from 'lucide-react'
+import { useRef } from 'react'
+import { Clock, ExternalLink, Eye, Heart, Moon } from 'lucide-react'
 import { Badge } from '@/components/ui/badge'
 import { buttonClasses } from '@/components/ui/button'
 import { Card } from '@/components/ui/card'
 import { cn } from '@/lib/cn'
 import { formatRelativeTime } from '@/utils/format'
+import { SLEEPING_HINT } from '@/config/constants'
+import { useWakeHint } from '../api/wake-hint'
 import type { DiscoverApp } from '../types'
 import { AppTypeIcon, appTypeLabel } from './app-type-icon'
 
@@ -25,8 +28,10 @@ type AppCardProps = {
 /** One live app on Discover (SPEC §2 Discover: app cards). */
 export function AppCard({ app, onVisit, onToggleLike }: AppCardProps) {
   const { project, user } = app
+  const ref = useRef<HTMLDivElement>(null)
+  useWakeHint(ref, app._id, app.sleeping)
   return (
-    <Card className="flex h-full flex-col p-5" data-testid="app-card">
+    <Card ref={ref} className="flex h-full flex-col p-5" data-testid="app-card">
       <div className="flex items-start gap-3">
         <AppTypeIcon type={project.type} />
         <div className="min-w-0 flex-1">
@@ -64,6 +69,7 @@ export function AppCard({ app, onVisit, onToggleLike }: AppCardProps) {
           <Clock className="size-3.5" aria-hidden="true" />
           <time dateTime={app.createdAt}>{formatRelativeTime(app.createdAt)}</time>
         </span>
+        {app.sleeping ? <SleepingBadge /> : null}
       </div>
 
       <div className="mt-auto pt-5">
@@ -108,5 +114,15 @@ export function LikeButton({ app, onToggle }: { app: DiscoverApp; onToggle: (app
       />
       {app.liked ? 'Liked' : 'Like'}
     </button>
+  )
+}
+
+/** A sleeping app's mark on its card: it wakes when visited (the card already sent a wake hint). */
+export function SleepingBadge() {
+  return (
+    <Badge tone="info" className="gap-1" data-status="sleeping" title={SLEEPING_HINT}>
+      <Moon className="size-3" aria-hidden="true" />
+      Sleeping
+    </Badge>
   )
 }

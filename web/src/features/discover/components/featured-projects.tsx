@@ -1,3 +1,4 @@
+import { useRef } from 'react'
 import { Link } from 'react-router'
 import { ExternalLink, Rocket } from 'lucide-react'
 import { Badge } from '@/components/ui/badge'
@@ -11,6 +12,8 @@ import type { PublicDeployment } from '@/types/api'
 import { formatRelativeTime } from '@/utils/format'
 import { useFeaturedDeployments } from '../api/get-featured-deployments'
 import { recordView } from '../api/record-view'
+import { useWakeHint } from '../api/wake-hint'
+import { SleepingBadge } from './app-card'
 import { AppTypeIcon, appTypeLabel } from './app-type-icon'
 
 /** Up to three of the newest public deployments, for the landing page. */
@@ -62,8 +65,10 @@ export function FeaturedProjects({ emptyAction }: { emptyAction?: { label: strin
 
 function FeaturedCard({ deployment }: { deployment: PublicDeployment }) {
   const { project, user } = deployment
+  const ref = useRef<HTMLDivElement>(null)
+  useWakeHint(ref, deployment._id, deployment.sleeping)
   return (
-    <Card className="flex h-full flex-col p-6">
+    <Card ref={ref} className="flex h-full flex-col p-6">
       <div className="flex items-start gap-3">
         <AppTypeIcon type={project.type} />
         <h3 className="min-w-0 flex-1 self-center truncate font-semibold text-zinc-900 dark:text-zinc-50" title={project.name}>
@@ -84,6 +89,11 @@ function FeaturedCard({ deployment }: { deployment: PublicDeployment }) {
           {formatRelativeTime(deployment.createdAt)}
         </time>
       </div>
+      {deployment.sleeping ? (
+        <div className="mt-3">
+          <SleepingBadge />
+        </div>
+      ) : null}
       <a
         href={deployment.url}
         target="_blank"

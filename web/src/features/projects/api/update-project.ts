@@ -12,6 +12,7 @@ export type ProjectUpdate = {
   showInDiscover?: boolean
   autoDeploy?: boolean
   watchCommits?: boolean
+  alwaysOn?: boolean
 }
 
 /** PUT /api/projects/{id}: any of the fields a user may set. */
@@ -79,6 +80,24 @@ export function useUpdateGitSettings(id: string) {
     onSuccess: (project, change) => {
       saved(project)
       toast.success(gitSettingSaved(change))
+    },
+    onError: (err) => {
+      toast.error(errorMessage(err, 'Failed to update project'))
+    },
+  })
+}
+
+export const ALWAYS_ON_SET = 'Your app now stays on'
+export const ALWAYS_ON_UNSET = 'Your app now sleeps when unused'
+
+/** Turns a project's "Always on" on or off at once (the detail screen's switch); the free plan is refused. */
+export function useAlwaysOn(id: string) {
+  const saved = useProjectSaved(id)
+  return useMutation({
+    mutationFn: (on: boolean) => updateProject(id, { alwaysOn: on }),
+    onSuccess: (project, on) => {
+      saved(project)
+      toast.success(on ? ALWAYS_ON_SET : ALWAYS_ON_UNSET)
     },
     onError: (err) => {
       toast.error(errorMessage(err, 'Failed to update project'))

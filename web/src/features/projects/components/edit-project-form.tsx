@@ -12,6 +12,7 @@ import { useUpdateProject } from '../api/update-project'
 import type { Project } from '../types'
 import { BuildSettingsFields, type BuildSettings } from './build-settings-fields'
 import { EnvEditor } from './env-editor'
+import { AlwaysOnSwitch } from './always-on'
 import { ShowInDiscoverSwitch, showsInDiscover } from './show-in-discover'
 
 export const EDIT_TIPS = [
@@ -27,6 +28,7 @@ export function EditProjectForm({ project }: { project: Project }) {
   const [branch, setBranch] = useState(project.branch)
   const [description, setDescription] = useState(project.description ?? '')
   const [showInDiscover, setShowInDiscover] = useState(showsInDiscover(project))
+  const [alwaysOn, setAlwaysOn] = useState(Boolean(project.alwaysOn))
   const [build, setBuild] = useState<BuildSettings>({
     installCommand: project.buildConfig?.installCommand ?? '',
     buildCommand: project.buildConfig?.buildCommand ?? '',
@@ -50,6 +52,8 @@ export function EditProjectForm({ project }: { project: Project }) {
         startCommand: build.startCommand.trim(),
       },
       showInDiscover,
+      // Sent only when changed: the free plan is refused "always on".
+      ...(alwaysOn !== Boolean(project.alwaysOn) ? { alwaysOn } : {}),
     })
   }
 
@@ -95,6 +99,7 @@ export function EditProjectForm({ project }: { project: Project }) {
                 onChange={setShowInDiscover}
                 isPrivate={Boolean(project.repository?.private)}
               />
+              <AlwaysOnSwitch checked={alwaysOn} onChange={setAlwaysOn} />
               <div>
                 <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>
                 <BuildSettingsFields values={build} onChange={(f, v) => setBuild((b) => ({ ...b, [f]: v }))} />

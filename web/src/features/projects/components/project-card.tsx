@@ -29,7 +29,7 @@ export function ProjectCard({ project }: { project: Project }) {
           </h3>
           <p className="truncate font-mono text-xs text-zinc-500 dark:text-zinc-400">{repo?.fullName}</p>
         </div>
-        <ProjectStatusBadge status={project.status} />
+        <ProjectStatusBadge status={project.status} sleeping={project.sleeping} />
       </div>
 
       <p className="mt-3 line-clamp-2 min-h-10 text-sm text-zinc-600 dark:text-zinc-400">

@@ -108,7 +108,7 @@ export function LatestCommitCard({ project }: { project: Project }) {
 type RecentDeploymentsCardProps = {
   deployments: ProjectDeployment[] | undefined
   /** Renders a deployment's status badge (owned by the deployments feature). */
-  statusBadge: (status: string) => ReactNode
+  statusBadge: (status: string, id: string) => ReactNode
 }
 
 export function RecentDeploymentsCard({ deployments, statusBadge }: RecentDeploymentsCardProps) {
@@ -136,7 +136,7 @@ export function RecentDeploymentsCard({ deployments, statusBadge }: RecentDeploy
                     {formatDate(d.createdAt)} · v{d.version}
                   </p>
                 </div>
-                {statusBadge(d.status)}
+                {statusBadge(d.status, d._id)}
                 <Link
                   to={paths.deployment.getHref(d._id)}
                   className="rounded text-sm font-medium text-indigo-600 hover:underline dark:text-indigo-400"
