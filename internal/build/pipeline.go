@@ -127,6 +127,10 @@ type Error struct {
 	// prepare, a sandbox that would not start), not of the user's code:
 	// its Err belongs in the server log.
 	Platform bool
+	// Diagnosis says why it failed (Diagnose), its Lines indexes into the
+	// lines this build logged, the first being 0; its Text was logged
+	// last, after Message. Set by Pipeline.Run.
+	Diagnosis *Diagnosis
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -191,7 +195,13 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if err != nil {
 		var be *Error
 		if errors.As(err, &be) {
+			f := &Failure{Step: be.Step, Message: be.Message, Err: be.Err, Lines: r.log.logged(), Platform: be.Platform}
+			if r.vol != nil && mounted(r.vol) {
+				f.Workspace = r.vol.Workspace
+			}
 			r.log.step(gantry.LevelError, be.Message)
+			be.Diagnosis = Diagnose(f)
+			r.log.step(gantry.LevelError, be.Diagnosis.Text())
 		}
 		return nil, err
 	}
