@@ -65,8 +65,8 @@ func TestDiagnose(t *testing.T) {
 	tests := []struct {
 		fixture string
 		cause   string
-		title   string // exactly
-		detail  string // contained
+		title   string   // exactly
+		detail  string   // contained
 		lines   []string // each highlighted line contains one of these, and each of these is highlighted
 	}{
 		{"nextjs-google-fonts.log", "google-fonts",
