@@ -102,6 +102,18 @@ type Job struct {
 	// build left (default 1 GiB): after a server app's build its volume is
 	// resized to hold exactly that.
 	AppDisk int64
+
+	// CacheDir holds the project's build caches (see CacheEntries): they
+	// are restored into the workspace before the install and saved after
+	// a successful build. Empty: no caching. It is created if missing.
+	CacheDir string
+	// NoCache skips restoring the caches; a successful build still saves
+	// new ones.
+	NoCache bool
+	// NpmRegistry and PipIndexURL, when set, are the package registries
+	// the install and build use (npm_config_registry, PIP_INDEX_URL).
+	NpmRegistry string
+	PipIndexURL string
 }
 
 // Result is what a successful build produced.
@@ -115,6 +127,7 @@ type Result struct {
 	Files     int                // files published, precompressed variants not counted
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
+	CacheSize int64              // bytes the project's build caches take after this build (Job.CacheDir)
 }
 
 // Error is a build failure explained to the user. Its Message is also the
@@ -184,7 +197,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if max <= 0 {
 		max = DefaultMaxLogLines
 	}
-	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max)}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}}
 	var cancel context.CancelFunc
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
@@ -218,6 +231,8 @@ type run struct {
 	bctx context.Context // ctx with the build timeout
 	log  *logSink
 	vol  *sandbox.Volume // where the build happens
+
+	restored map[string]bool // the cache entries restored
 }
 
 func (r *run) steps() (*Result, error) {
@@ -286,15 +301,21 @@ func (r *run) steps() (*Result, error) {
 	res.SPA = det.SPA
 	res.Config = cfg
 
-	// Install and build.
-	if cfg.InstallCommand != "" {
-		if err := r.install(cfg.InstallCommand); err != nil {
+	// Restore the caches, install and build.
+	install := cfg.InstallCommand
+	if r.restoreCache() && install == "npm ci" {
+		// npm ci starts by removing node_modules: with the one the cache
+		// restored for this very lockfile, npm install has nothing to do.
+		install = "npm install --prefer-offline"
+	}
+	if install != "" {
+		if err := r.install(install); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.BuildCommand != "" {
 		r.log.step(gantry.LevelInfo, "Building: "+cfg.BuildCommand)
-		env := append(buildEnv(det.Env), userEnv(job.Env, false)...)
+		env := append(append(buildEnv(det.Env), r.registryEnv()...), userEnv(job.Env, false)...)
 		if _, err := r.sandboxed("build", cfg.BuildCommand, env); err != nil {
 			return nil, err
 		}
@@ -304,6 +325,8 @@ func (r *run) steps() (*Result, error) {
 		// is the build's.
 		res.Size = workspaceSize(ws)
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
+		r.saveCache()
+		res.CacheSize = r.cacheSize()
 		// The app's writable space: what the build left, plus its allowance.
 		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
 			if !mounted(vol) {
@@ -335,6 +358,8 @@ func (r *run) steps() (*Result, error) {
 	}
 	res.SiteDir, res.Files, res.Size = pub.dir, pub.files, pub.size
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Published %d %s (%s)", pub.files, plural(pub.files, "file", "files"), formatSize(pub.size)))
+	r.saveCache()
+	res.CacheSize = r.cacheSize()
 	return res, nil
 }
 
@@ -342,7 +367,7 @@ func (r *run) steps() (*Result, error) {
 // `npm install` (with a warning) when the lockfile is out of sync.
 func (r *run) install(command string) error {
 	r.log.step(gantry.LevelInfo, "Installing dependencies: "+command)
-	env := append(installEnv(), userEnv(r.job.Env, true)...)
+	env := append(append(installEnv(), r.registryEnv()...), userEnv(r.job.Env, true)...)
 	outOfSync, err := r.sandboxed("install", command, env)
 	if err == nil {
 		return nil
@@ -355,6 +380,27 @@ func (r *run) install(command string) error {
 	r.log.step(gantry.LevelWarning, fmt.Sprintf("npm ci failed because package-lock.json is out of sync with package.json; falling back to %s", fallback))
 	_, err = r.sandboxed("install", fallback, env)
 	return err
+}
+
+// registryEnv is the cache folders' and the package registries'
+// variables, given to install and build (the project's variables come
+// after and may override them).
+func (r *run) registryEnv() []string {
+	env := r.cacheEnv()
+	if r.job.NpmRegistry != "" {
+		env = append(env, "npm_config_registry="+r.job.NpmRegistry)
+	}
+	if r.job.PipIndexURL != "" {
+		env = append(env, "PIP_INDEX_URL="+r.job.PipIndexURL)
+	}
+	return env
+}
+
+func (r *run) cacheSize() int64 {
+	if r.job.CacheDir == "" {
+		return 0
+	}
+	return CacheSize(r.job.CacheDir)
 }
 
 // lockfileOutOfSync reports whether a line of npm ci's output says the
