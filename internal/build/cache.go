@@ -49,8 +49,8 @@ type CacheEntry struct {
 	// first of them that exists has the contents it had when it was saved
 	// (node_modules is only valid for the lockfile it was installed from).
 	Lockfiles []string
-	// Env points the tool at Path (set for install and build); %s is the
-	// folder's path as the run sees it.
+	// Env points the tool at Path (set for install and build): a
+	// variable whose %s is the run's /tmp as it sees it.
 	Env string
 }
 
@@ -61,9 +61,11 @@ type CacheEntry struct {
 // then the frameworks' own caches.
 var CacheEntries = []CacheEntry{
 	{Name: ".npm", Tmp: true, Path: ".npm"}, // npm_config_cache, set by the sandbox
-	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s"},
-	{Name: ".pnpm-store", Tmp: true, Path: ".pnpm-store", Env: "npm_config_store_dir=%s"},
-	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s"},
+	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s/.yarn-cache"},
+	// pnpm's store is $XDG_DATA_HOME/pnpm/store (npm warns about an
+	// npm_config_store_dir it does not know).
+	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share"},
+	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s/.cache/pip"},
 	{Name: "node_modules", Path: "node_modules", Lockfiles: []string{"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "bun.lockb"}},
 	{Name: ".next/cache", Path: ".next/cache"},             // Next.js
 	{Name: ".angular/cache", Path: ".angular/cache"},       // Angular CLI
@@ -155,7 +157,7 @@ func (r *run) cacheEnv() []string {
 	var env []string
 	for _, e := range CacheEntries {
 		if e.Env != "" && e.Tmp {
-			env = append(env, fmt.Sprintf(e.Env, path.Join(r.sandboxTmp(), e.Path)))
+			env = append(env, fmt.Sprintf(e.Env, r.sandboxTmp()))
 		}
 	}
 	return env
@@ -192,7 +194,14 @@ func (r *run) restoreCache() (nodeModules bool) {
 			}
 			note = ", lockfile unchanged"
 		}
-		if err := unpackCache(cacheFile(dir, e.Name), r.cacheRoot(e), e.Path, r.job.UID, r.job.GID); err != nil {
+		uid, gid := r.job.UID, r.job.GID
+		if uid == 0 {
+			uid = r.p.Sandbox.UID()
+		}
+		if gid == 0 {
+			gid = r.p.Sandbox.GID()
+		}
+		if err := unpackCache(cacheFile(dir, e.Name), r.cacheRoot(e), e.Path, uid, gid); err != nil {
 			r.log.step(gantry.LevelWarning, fmt.Sprintf("Build cache: %s could not be restored (%v); building without it", e.Name, cacheErr(err)))
 			continue
 		}
