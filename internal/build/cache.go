@@ -67,9 +67,9 @@ var CacheEntries = []CacheEntry{
 	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share"},
 	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s/.cache/pip"},
 	{Name: "node_modules", Path: "node_modules", Lockfiles: []string{"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "bun.lockb"}},
-	{Name: ".next/cache", Path: ".next/cache"},             // Next.js
-	{Name: ".angular/cache", Path: ".angular/cache"},       // Angular CLI
-	{Name: ".parcel-cache", Path: ".parcel-cache"},         // Parcel
+	{Name: ".next/cache", Path: ".next/cache"},       // Next.js
+	{Name: ".angular/cache", Path: ".angular/cache"}, // Angular CLI
+	{Name: ".parcel-cache", Path: ".parcel-cache"},   // Parcel
 }
 
 // cacheManifest is manifest.json: what each stored entry holds.

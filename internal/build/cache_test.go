@@ -141,4 +141,3 @@ func TestBuildCache(t *testing.T) {
 		t.Errorf("after a no-cache build: %q", got)
 	}
 }
-
