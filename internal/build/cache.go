@@ -66,7 +66,9 @@ var CacheEntries = []CacheEntry{
 	// npm_config_store_dir it does not know).
 	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share"},
 	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s/.cache/pip"},
-	{Name: "node_modules", Path: "node_modules", Lockfiles: []string{"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "bun.lockb"}},
+	// Keyed by the lockfile, or by package.json for a project without one
+	// (the install then keeps what still satisfies its ranges).
+	{Name: "node_modules", Path: "node_modules", Lockfiles: []string{"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "bun.lockb", "package.json"}},
 	{Name: ".next/cache", Path: ".next/cache"},       // Next.js
 	{Name: ".angular/cache", Path: ".angular/cache"}, // Angular CLI
 	{Name: ".parcel-cache", Path: ".parcel-cache"},   // Parcel
