@@ -266,9 +266,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// deleted): they count against the owner's storage, as do the
 	// project's build caches.
 	s.recordFiles(ctx, d)
-	if res.CacheSize > 0 {
-		s.recordCache(ctx, p, res.CacheSize)
-	}
+	s.recordCache(ctx, p, res.CacheSize) // 0: it has none (forgotten)
 	if p.Type == "" || p.Type == "github" {
 		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
 			s.logger().Error("project type", "project", p.ID, "err", err)
