@@ -114,7 +114,8 @@ func CacheSize(dir string) int64 {
 	return n
 }
 
-// lockKey hashes the first lockfile of e that exists in ws ("" if none).
+// lockKey hashes the first lockfile of e that exists in ws, as
+// "<file>:<sha-256>" ("" if none).
 func lockKey(ws string, e CacheEntry) string {
 	root, err := os.OpenRoot(ws)
 	if err != nil {
@@ -133,7 +134,7 @@ func lockKey(ws string, e CacheEntry) string {
 		if err != nil {
 			return ""
 		}
-		return hex.EncodeToString(h.Sum(nil))
+		return name + ":" + hex.EncodeToString(h.Sum(nil))
 	}
 	return ""
 }
@@ -172,6 +173,13 @@ func (r *run) restoreCache() (nodeModules bool) {
 	if dir == "" {
 		return false
 	}
+	// Keys are taken from the repository as cloned: the install may write
+	// a lockfile (npm install without one does), which must not change them.
+	for _, e := range CacheEntries {
+		if len(e.Lockfiles) > 0 {
+			r.keys[e.Name] = lockKey(r.vol.Workspace, e)
+		}
+	}
 	m := readManifest(dir)
 	if len(m.Entries) == 0 {
 		r.log.step(gantry.LevelInfo, "No build cache yet: this build saves one for the next")
@@ -190,11 +198,18 @@ func (r *run) restoreCache() (nodeModules bool) {
 		}
 		note := ""
 		if len(e.Lockfiles) > 0 {
-			if k := lockKey(r.vol.Workspace, e); k == "" || k != rec.Key {
-				skipped = append(skipped, e.Name+" (lockfile changed)")
+			if k := r.keys[e.Name]; k == "" || k != rec.Key {
+				what := "lockfile changed"
+				if file, _, _ := strings.Cut(k, ":"); file == "package.json" {
+					what = "package.json changed"
+				}
+				skipped = append(skipped, e.Name+" ("+what+")")
 				continue
 			}
 			note = ", lockfile unchanged"
+			if file, _, _ := strings.Cut(rec.Key, ":"); file == "package.json" {
+				note = ", package.json unchanged (no lockfile)"
+			}
 		}
 		uid, gid := r.job.UID, r.job.GID
 		if uid == 0 {
@@ -250,7 +265,7 @@ func (r *run) saveCache() {
 	for _, e := range CacheEntries {
 		rec := cacheRecord{SavedAt: time.Now().UTC()}
 		if len(e.Lockfiles) > 0 {
-			if rec.Key = lockKey(r.vol.Workspace, e); rec.Key == "" {
+			if rec.Key = r.keys[e.Name]; rec.Key == "" {
 				continue // no lockfile: nothing to key node_modules on
 			}
 			if prev, ok := old.Entries[e.Name]; ok && prev.Key == rec.Key && !r.job.NoCache && r.restored[e.Name] {

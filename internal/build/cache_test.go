@@ -141,3 +141,29 @@ func TestBuildCache(t *testing.T) {
 		t.Errorf("after a no-cache build: %q", got)
 	}
 }
+
+// Without a lockfile node_modules is keyed by package.json as the
+// repository has it, not by the lockfile npm install writes.
+func TestBuildCacheWithoutLockfile(t *testing.T) {
+	e := newEnv(t)
+	cacheDir := filepath.Join(e.data, "caches", "project-3")
+	files := cacheRepo("")
+	delete(files, "package-lock.json")
+	for i, id := range []string{"one", "two"} {
+		job := e.job(t, id, files)
+		job.Project = gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
+		job.CacheDir = cacheDir
+		res, l, err := e.run(t, job)
+		if err != nil {
+			t.Fatalf("build %s: %v\nlog:\n%s", id, err, l)
+		}
+		if i == 1 {
+			if line := cacheLine(l, "Restored build cache: "); !strings.Contains(line, "node_modules (") || !strings.Contains(line, "package.json unchanged (no lockfile)") {
+				t.Errorf("got restore line %q\nlog:\n%s", line, l)
+			}
+			if got := page(t, res); got != "build 2 vite-cached" {
+				t.Errorf("second build wrote %q", got)
+			}
+		}
+	}
+}

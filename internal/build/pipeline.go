@@ -197,7 +197,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if max <= 0 {
 		max = DefaultMaxLogLines
 	}
-	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}}
 	var cancel context.CancelFunc
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
@@ -232,7 +232,8 @@ type run struct {
 	log  *logSink
 	vol  *sandbox.Volume // where the build happens
 
-	restored map[string]bool // the cache entries restored
+	restored map[string]bool   // the cache entries restored
+	keys     map[string]string // the keyed cache entries' keys, from the repository as cloned
 }
 
 func (r *run) steps() (*Result, error) {
