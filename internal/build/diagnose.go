@@ -169,7 +169,7 @@ var (
 	rePipNet   = regexp.MustCompile(`Retrying \(Retry\(|Failed to establish a new connection|Temporary failure in name resolution|NewConnectionError|ConnectTimeoutError|Could not fetch URL|ProxyError|Network is unreachable|ReadTimeoutError`)
 	rePipNone  = regexp.MustCompile(`No matching distribution found for ([^\s]+)`)
 	rePipVers  = regexp.MustCompile(`Could not find a version that satisfies the requirement ([^\s]+) \(from versions: ([^)]*)\)`)
-	reNpmNet   = regexp.MustCompile(`(?i)\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH)\b|network request to \S+ failed|npm (?:ERR!|error) network`)
+	reNpmNet   = regexp.MustCompile(`(?i)\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH)\b|connect EACCES|network request to \S+ failed|npm (?:ERR!|error) network`)
 	reNpm404   = regexp.MustCompile(`(?i)404 Not Found - GET \S+/(@?[^/\s]+(?:%2f[^/\s]+)?)|No matching version found for (\S+)|'(\S+)' is not in (?:the npm|this) registry`)
 	reLockfile = regexp.MustCompile(`(?i)can only install packages when your package\.json and package-lock\.json|missing: .* from lock file|invalid: lock file|can only install with an existing package-lock\.json|Your lockfile needs to be updated|ERR_PNPM_OUTDATED_LOCKFILE|ERR_PNPM_FROZEN_LOCKFILE|lockfile would have been modified`)
 	reNoScript = regexp.MustCompile(`Missing script: "?build"?|Command "build" not found|ERR_PNPM_NO_SCRIPT|has no "build" script|None of the selected packages has a "build" script`)
