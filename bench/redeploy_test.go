@@ -47,8 +47,12 @@ export default function App() {
 	"src/index.css": `body { font-family: system-ui; margin: 0; } main { padding: 2rem; }`,
 }
 
-// nextApp is a small Next.js app (App Router), a server app.
+// nextApp is a small Next.js app (App Router), exported as a static site
+// (next.config.mjs: output 'export'): what is measured is the build, and
+// a server app's start is measured elsewhere.
 var nextApp = map[string]string{
+	"next.config.mjs": `export default { output: 'export' }
+`,
 	"package.json": `{"name":"next-app","private":true,"version":"0.1.0",
   "scripts":{"dev":"next dev","build":"next build","start":"next start"},
   "dependencies":{"next":"16.4.6","react":"19.3.1","react-dom":"19.3.1"}}`,
