@@ -509,3 +509,22 @@ func unpackCache(file, base, rel string, uid, gid uint32) (err error) {
 	}
 	return nil
 }
+
+// dropTmpCaches removes the package managers' caches from the run's /tmp
+// once they are saved: a server app keeps its volume, and needs none of
+// them to run (the npm cache alone is often larger than the app).
+func (r *run) dropTmpCaches() {
+	if r.job.CacheDir == "" {
+		return
+	}
+	root, err := os.OpenRoot(r.vol.Tmp)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	for _, e := range CacheEntries {
+		if e.Tmp {
+			_ = root.RemoveAll(e.Path)
+		}
+	}
+}

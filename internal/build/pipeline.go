@@ -324,10 +324,11 @@ func (r *run) steps() (*Result, error) {
 	if cfg.StartCommand != "" {
 		// A server app: the runtime starts it from the workspace, whose size
 		// is the build's.
-		res.Size = workspaceSize(ws)
-		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
 		r.saveCache()
 		res.CacheSize = r.cacheSize()
+		r.dropTmpCaches()
+		res.Size = workspaceSize(ws)
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
 		// The app's writable space: what the build left, plus its allowance.
 		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
 			if !mounted(vol) {
