@@ -208,7 +208,7 @@ func (r *run) restoreCache() (nodeModules bool) {
 			}
 			note = ", lockfile unchanged"
 			if file, _, _ := strings.Cut(rec.Key, ":"); file == "package.json" {
-				note = ", package.json unchanged (no lockfile)"
+				note = ", package.json unchanged, no lockfile"
 			}
 		}
 		uid, gid := r.job.UID, r.job.GID

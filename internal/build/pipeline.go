@@ -304,9 +304,11 @@ func (r *run) steps() (*Result, error) {
 
 	// Restore the caches, install and build.
 	install := cfg.InstallCommand
-	if r.restoreCache() && install == "npm ci" {
+	if r.restoreCache() && (install == "npm ci" || install == "npm install") {
 		// npm ci starts by removing node_modules: with the one the cache
-		// restored for this very lockfile, npm install has nothing to do.
+		// restored for this very lockfile (or package.json), npm install
+		// has nothing to do, and takes the registry's answers from npm's
+		// restored cache rather than asking again.
 		install = "npm install --prefer-offline"
 	}
 	if install != "" {
