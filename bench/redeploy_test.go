@@ -116,7 +116,16 @@ func BenchmarkRedeploy(b *testing.B) {
 				b.Fatal(err)
 			}
 			if got.Status == gantry.DeploymentLive {
-				return time.Since(start), nil
+				took := time.Since(start)
+				// The steps' lines, with their times, for -v.
+				logs, _ := db.Logs(ctx, d.ID, 0, 0)
+				for _, l := range logs {
+					if m := l.Message; strings.Contains(m, "cache") || strings.HasPrefix(m, "Installing") ||
+						strings.HasPrefix(m, "Building") || strings.HasPrefix(m, "Build completed") || strings.HasPrefix(m, "Published") {
+						b.Logf("%s %s +%s %s", p.Name, d.ID[len(d.ID)-4:], l.Timestamp.Sub(start).Round(10*time.Millisecond), m)
+					}
+				}
+				return took, nil
 			}
 			if !got.InProgress() {
 				logs, _ := db.Logs(ctx, d.ID, 0, 0)
