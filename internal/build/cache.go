@@ -52,6 +52,10 @@ type CacheEntry struct {
 	// Env points the tool at Path (set for install and build): a
 	// variable whose %s is the run's /tmp as it sees it.
 	Env string
+	// Store marks a Node package manager's store: not needed when
+	// node_modules is restored (the install has nothing to fetch), so it
+	// is then neither restored nor saved again (the stored one is kept).
+	Store bool
 }
 
 // CacheEntries is the table of build caches, in the spirit of the
@@ -60,11 +64,11 @@ type CacheEntry struct {
 // cache, node_modules/.vite, and others kept inside it, come with it),
 // then the frameworks' own caches.
 var CacheEntries = []CacheEntry{
-	{Name: ".npm", Tmp: true, Path: ".npm"}, // npm_config_cache, set by the sandbox
-	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s/.yarn-cache"},
+	{Name: ".npm", Tmp: true, Path: ".npm", Store: true}, // npm_config_cache, set by the sandbox
+	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s/.yarn-cache", Store: true},
 	// pnpm's store is $XDG_DATA_HOME/pnpm/store (npm warns about an
 	// npm_config_store_dir it does not know).
-	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share"},
+	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share", Store: true},
 	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s/.cache/pip"},
 	// Keyed by the lockfile, or by package.json for a project without one
 	// (the install then keeps what still satisfies its ranges).
@@ -190,10 +194,22 @@ func (r *run) restoreCache() (nodeModules bool) {
 		return false
 	}
 	start := time.Now()
+	// With node_modules coming back, the install fetches nothing: the
+	// package managers' stores stay where they are.
+	modules := false
+	for _, e := range CacheEntries {
+		if rec, ok := m.Entries[e.Name]; ok && e.Name == "node_modules" && r.keys[e.Name] != "" && r.keys[e.Name] == rec.Key {
+			modules = true
+		}
+	}
 	var done, skipped []string
 	for _, e := range CacheEntries {
 		rec, ok := m.Entries[e.Name]
 		if !ok {
+			continue
+		}
+		if e.Store && modules {
+			r.kept[e.Name] = true
 			continue
 		}
 		note := ""
@@ -229,7 +245,17 @@ func (r *run) restoreCache() (nodeModules bool) {
 		done = append(done, fmt.Sprintf("%s (%s%s)", e.Name, formatSize(rec.Size), note))
 	}
 	if len(done) > 0 {
-		r.log.step(gantry.LevelInfo, fmt.Sprintf("Restored build cache: %s in %s", strings.Join(done, ", "), roundDuration(time.Since(start))))
+		line := fmt.Sprintf("Restored build cache: %s in %s", strings.Join(done, ", "), roundDuration(time.Since(start)))
+		var kept []string
+		for _, e := range CacheEntries {
+			if r.kept[e.Name] {
+				kept = append(kept, e.Name)
+			}
+		}
+		if len(kept) > 0 {
+			line += " (" + strings.Join(kept, ", ") + " not needed with node_modules)"
+		}
+		r.log.step(gantry.LevelInfo, line)
 	}
 	if len(skipped) > 0 {
 		r.log.step(gantry.LevelInfo, "Build cache not restored: "+strings.Join(skipped, ", "))
@@ -263,6 +289,11 @@ func (r *run) saveCache() {
 	var done []string
 	var total int64
 	for _, e := range CacheEntries {
+		if prev, ok := old.Entries[e.Name]; ok && r.kept[e.Name] {
+			m.Entries[e.Name] = prev // not restored, so not saved: kept as it was
+			total += prev.Stored
+			continue
+		}
 		rec := cacheRecord{SavedAt: time.Now().UTC()}
 		if len(e.Lockfiles) > 0 {
 			if rec.Key = r.keys[e.Name]; rec.Key == "" {

@@ -197,7 +197,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if max <= 0 {
 		max = DefaultMaxLogLines
 	}
-	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}, kept: map[string]bool{}}
 	var cancel context.CancelFunc
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
@@ -234,6 +234,7 @@ type run struct {
 
 	restored map[string]bool   // the cache entries restored
 	keys     map[string]string // the keyed cache entries' keys, from the repository as cloned
+	kept     map[string]bool   // the cache entries neither restored nor to be saved (stores, with node_modules)
 }
 
 func (r *run) steps() (*Result, error) {
