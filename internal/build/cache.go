@@ -88,6 +88,7 @@ type cacheRecord struct {
 	Size    int64     `json:"size"`          // bytes unpacked
 	Stored  int64     `json:"stored"`        // bytes of the tar.gz
 	SavedAt time.Time `json:"savedAt"`
+	Print   string    `json:"print,omitempty"` // files, bytes and newest change of what was packed
 }
 
 // cacheFile names an entry's stored file.
@@ -196,9 +197,12 @@ func (r *run) restoreCache() (nodeModules bool) {
 	start := time.Now()
 	// With node_modules coming back, the install fetches nothing: the
 	// package managers' stores stay where they are.
+	// (Keyed by package.json alone, npm still asks for the packages'
+	// metadata, which its cache answers: then it is restored.)
 	modules := false
 	for _, e := range CacheEntries {
-		if rec, ok := m.Entries[e.Name]; ok && e.Name == "node_modules" && r.keys[e.Name] != "" && r.keys[e.Name] == rec.Key {
+		if rec, ok := m.Entries[e.Name]; ok && e.Name == "node_modules" && r.keys[e.Name] != "" && r.keys[e.Name] == rec.Key &&
+			!strings.HasPrefix(rec.Key, "package.json:") {
 			modules = true
 		}
 	}
@@ -307,6 +311,15 @@ func (r *run) saveCache() {
 				continue
 			}
 		}
+		print := fingerprint(r.cacheRoot(e), e.Path)
+		if prev, ok := old.Entries[e.Name]; ok && print != "" && prev.Print == print && r.restored[e.Name] && fileExists(cacheFile(dir, e.Name)) {
+			// Restored and untouched (npm's cache after an install that
+			// fetched nothing): no need to pack it again.
+			m.Entries[e.Name] = prev
+			total += prev.Stored
+			continue
+		}
+		rec.Print = print
 		size, stored, err := packCache(r.cacheRoot(e), e.Path, cacheFile(dir, e.Name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -558,4 +571,41 @@ func (r *run) dropTmpCaches() {
 			_ = root.RemoveAll(e.Path)
 		}
 	}
+}
+
+// fingerprint sums up the folder base/rel — how many files and links, how
+// many bytes, the newest modification — so that an untouched cache is not
+// packed again; "" when it cannot be read.
+func fingerprint(base, rel string) string {
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	var n, size, newest int64
+	err = fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n++
+		size += fi.Size()
+		newest = max(newest, fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d:%d", n, size, newest)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
