@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,8 @@ type CacheEntry struct {
 	// node_modules is restored (the install has nothing to fetch), so it
 	// is then neither restored nor saved again (the stored one is kept).
 	Store bool
+	// Skip lists folders inside Path that are not cache (npm's own logs).
+	Skip []string
 }
 
 // CacheEntries is the table of build caches, in the spirit of the
@@ -64,7 +67,7 @@ type CacheEntry struct {
 // cache, node_modules/.vite, and others kept inside it, come with it),
 // then the frameworks' own caches.
 var CacheEntries = []CacheEntry{
-	{Name: ".npm", Tmp: true, Path: ".npm", Store: true}, // npm_config_cache, set by the sandbox
+	{Name: ".npm", Tmp: true, Path: ".npm", Store: true, Skip: []string{"_logs"}}, // npm_config_cache, set by the sandbox
 	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s/.yarn-cache", Store: true},
 	// pnpm's store is $XDG_DATA_HOME/pnpm/store (npm warns about an
 	// npm_config_store_dir it does not know).
@@ -311,7 +314,7 @@ func (r *run) saveCache() {
 				continue
 			}
 		}
-		print := fingerprint(r.cacheRoot(e), e.Path)
+		print := fingerprint(r.cacheRoot(e), e.Path, e.Skip)
 		if prev, ok := old.Entries[e.Name]; ok && print != "" && prev.Print == print && r.restored[e.Name] && fileExists(cacheFile(dir, e.Name)) {
 			// Restored and untouched (npm's cache after an install that
 			// fetched nothing): no need to pack it again.
@@ -320,7 +323,7 @@ func (r *run) saveCache() {
 			continue
 		}
 		rec.Print = print
-		size, stored, err := packCache(r.cacheRoot(e), e.Path, cacheFile(dir, e.Name))
+		size, stored, err := packCache(r.cacheRoot(e), e.Path, e.Skip, cacheFile(dir, e.Name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -377,7 +380,7 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 // the bytes it holds and the bytes stored. Symlinks are stored as links,
 // never followed; other special files are left out. fs.ErrNotExist when
 // the folder is not there (or is no folder).
-func packCache(base, rel, file string) (size, stored int64, err error) {
+func packCache(base, rel string, skip []string, file string) (size, stored int64, err error) {
 	root, err := os.OpenRoot(base)
 	if err != nil {
 		return 0, 0, err
@@ -401,6 +404,9 @@ func packCache(base, rel, file string) (size, stored int64, err error) {
 			name := strings.TrimPrefix(strings.TrimPrefix(p, rel), "/")
 			if name == "" {
 				name = "."
+			}
+			if d.IsDir() && slices.Contains(skip, name) {
+				return fs.SkipDir
 			}
 			h := &tar.Header{Name: name, Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime(), Format: tar.FormatPAX}
 			switch {
@@ -576,7 +582,7 @@ func (r *run) dropTmpCaches() {
 // fingerprint sums up the folder base/rel — how many files and links, how
 // many bytes, the newest modification — so that an untouched cache is not
 // packed again; "" when it cannot be read.
-func fingerprint(base, rel string) string {
+func fingerprint(base, rel string, skip []string) string {
 	root, err := os.OpenRoot(base)
 	if err != nil {
 		return ""
@@ -588,6 +594,9 @@ func fingerprint(base, rel string) string {
 			return err
 		}
 		if d.IsDir() {
+			if slices.Contains(skip, strings.TrimPrefix(strings.TrimPrefix(p, rel), "/")) {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		fi, err := d.Info()
