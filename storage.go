@@ -8,8 +8,8 @@ import (
 )
 
 // Storage budgets per plan: what an account's deployments may keep on the
-// data disk — published sites, the workspaces server apps run from, and
-// the text of their log entries. A deploy is refused while the account
+// data disk — published sites, the workspaces server apps run from, the
+// text of their log entries, and the projects' build caches. A deploy is refused while the account
 // uses its whole budget (see StorageUsage.Full).
 const (
 	GiB = int64(1) << 30
