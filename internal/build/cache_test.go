@@ -167,3 +167,27 @@ func TestBuildCacheWithoutLockfile(t *testing.T) {
 		}
 	}
 }
+
+// The operator's package registries reach install and build.
+func TestRegistriesReachTheBuild(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "registries", map[string]string{"index.html": "hi"})
+	job.Project = gantry.BuildConfig{
+		InstallCommand:  `echo "install npm=$npm_config_registry pip=$PIP_INDEX_URL"`,
+		BuildCommand:    `echo "build npm=$npm_config_registry pip=$PIP_INDEX_URL pipcache=$PIP_CACHE_DIR"`,
+		OutputDirectory: ".",
+	}
+	job.NpmRegistry, job.PipIndexURL = "http://10.20.0.5:4873/", "https://mirror.campus.edu/simple/"
+	_, l, err := e.run(t, job)
+	if err != nil {
+		t.Fatalf("build: %v\nlog:\n%s", err, l)
+	}
+	for _, want := range []string{
+		"install npm=http://10.20.0.5:4873/ pip=https://mirror.campus.edu/simple/",
+		"build npm=http://10.20.0.5:4873/ pip=https://mirror.campus.edu/simple/ pipcache=/tmp/.cache/pip",
+	} {
+		if !l.has(gantry.LevelInfo, want) {
+			t.Errorf("missing %q\nlog:\n%s", want, l)
+		}
+	}
+}
