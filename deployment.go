@@ -85,6 +85,19 @@ type Deployment struct {
 	// NoCache asks the build not to reuse cached dependencies (a redeploy
 	// with {"noCache":true}).
 	NoCache bool `json:"noCache,omitempty"`
+	// Diagnosis says why a failed deployment failed, in words a student
+	// can act on, with the log lines that gave it away; nil when it did
+	// not fail or nothing was diagnosed.
+	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
+}
+
+// Diagnosis is "why it failed": the known cause a failed build or start
+// matched (internal/build's table of causes), what to do about it, and the
+// seqs of the log entries that gave it away (highlighted in the log).
+type Diagnosis struct {
+	Title  string  `json:"title"`  // one short sentence: what went wrong
+	Detail string  `json:"detail"` // what to do about it
+	Lines  []int64 `json:"lines"`  // seqs of the log entries that show it
 }
 
 // IsPreview reports whether d is a preview deployment.

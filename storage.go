@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Storage budgets per plan: what an account's deployments may keep on the
-// data disk — published sites, the workspaces server apps run from, and
-// the text of their log entries. A deploy is refused while the account
+// data disk — published sites, the workspaces server apps run from, the
+// text of their log entries, and the projects' build caches. A deploy is refused while the account
 // uses its whole budget (see StorageUsage.Full).
 const (
 	GiB = int64(1) << 30
@@ -34,10 +35,11 @@ func PlanMaxStorage(plan string) int64 {
 // StorageUsage is what an account's deployments take on the data disk and
 // the budget they share (the answer's stats.storage).
 type StorageUsage struct {
-	Used   int64 `json:"used"`   // Files + Logs
+	Used   int64 `json:"used"`   // Files + Logs + Caches
 	Budget int64 `json:"budget"` // subscription.maxStorage
 	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk
 	Logs   int64 `json:"logs"`   // bytes of log message text
+	Caches int64 `json:"caches"` // the projects' build caches, as stored
 }
 
 // Full reports whether the account uses its whole budget or more: a new
@@ -52,6 +54,20 @@ func StorageFullError(u StorageUsage) error {
 		"Your projects use %s of your %s storage. Delete old deployments or projects to free space, then deploy again.",
 		FormatSize(u.Used), FormatSize(u.Budget))
 }
+
+// BuildCache is what a project's build caches take on the data disk, and
+// when a build last used them.
+type BuildCache struct {
+	ProjectID string
+	UserID    string
+	Bytes     int64
+	UsedAt    time.Time
+}
+
+// Build caches share the storage budget: an account's caches together may
+// take at most CacheShare of it, min(1 GiB, a quarter of the budget), the
+// least recently used project's evicted first when a build goes over.
+func CacheShare(budget int64) int64 { return min(GiB, budget/4) }
 
 // Files of deployments that are not live are kept for rollback, per
 // project: the newest KeepDeployments stopped or failed ones, of which at

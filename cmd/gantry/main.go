@@ -18,9 +18,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -433,12 +435,15 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 // owners about their projects and deployments.
 func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
 	decrypt func(string) (string, error), notifier gantry.Notifier) (*deploy.Service, *edge.Table, *githost.Service, error) {
-	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox, AllowNets: cfg.SandboxAllow})
+	// Builds reach the package registries the operator named although they
+	// sit on private addresses (a campus mirror).
+	allow := append(slices.Clone(cfg.SandboxAllow), registryPrefixes(ctx, logger, cfg.NpmRegistry, cfg.PipIndexURL)...)
+	sb := sandbox.New(sandbox.Config{Mode: cfg.Sandbox, AllowNets: allow})
 	if err := sb.Available(); err != nil {
 		return nil, nil, nil, err
 	}
-	if len(cfg.SandboxAllow) > 0 && cfg.Sandbox == config.SandboxBwrap {
-		logger.Info("sandboxed builds and apps may also reach", "allow", fmt.Sprint(cfg.SandboxAllow))
+	if len(allow) > 0 && cfg.Sandbox == config.SandboxBwrap {
+		logger.Info("sandboxed builds and apps may also reach", "allow", fmt.Sprint(allow))
 	}
 	if err := sb.Sweep(); err != nil {
 		logger.Warn("could not remove cgroups left by an earlier run", "err", err)
@@ -484,6 +489,8 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Hub:           events.NewHub(),
 		Sites:         deploy.EdgeSites{Table: table},
 		DataDir:       cfg.DataDir,
+		NpmRegistry:   urlString(cfg.NpmRegistry),
+		PipIndexURL:   urlString(cfg.PipIndexURL),
 		LiveURL:       cfg.LiveURL,
 		Concurrency:   cfg.BuildConcurrency,
 		MaxPending:    cfg.MaxPendingBuilds,
@@ -500,6 +507,42 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		return nil, nil, nil, err
 	}
 	return svc, table, hosts, nil
+}
+
+// registryPrefixes resolves the hosts of the package registries builds
+// use into single-address prefixes for the sandbox's allow list (a public
+// address is reachable anyway; a private one, a campus mirror, needs it).
+// A name that does not resolve is logged and left out.
+func registryPrefixes(ctx context.Context, logger *slog.Logger, urls ...*url.URL) []netip.Prefix {
+	var out []netip.Prefix
+	for _, u := range urls {
+		if u == nil {
+			continue
+		}
+		host := u.Hostname()
+		if a, err := netip.ParseAddr(host); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		addrs, err := net.DefaultResolver.LookupNetIP(lctx, "ip", host)
+		cancel()
+		if err != nil {
+			logger.Warn("package registry does not resolve: builds may not reach it", "host", host, "err", err)
+			continue
+		}
+		for _, a := range addrs {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
+}
+
+func urlString(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.String()
 }
 
 // redact hides the password of a database URL for logs.

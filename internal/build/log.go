@@ -1,6 +1,7 @@
 package build
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,6 +20,7 @@ type logSink struct {
 	max       int
 	n         int
 	truncated bool
+	lines     []Line // every line logged, for the diagnosis of a failure
 }
 
 func newLogSink(log Logger, max int) *logSink {
@@ -32,7 +34,20 @@ func newLogSink(log Logger, max int) *logSink {
 func (s *logSink) step(level, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.emit(level, msg)
+}
+
+// emit logs a line and keeps it; s.mu is held.
+func (s *logSink) emit(level, msg string) {
+	s.lines = append(s.lines, Line{Level: level, Message: msg})
 	s.log.Log(level, msg)
+}
+
+// logged returns the lines logged so far.
+func (s *logSink) logged() []Line {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lines)
 }
 
 // output logs one line of command output: stdout at info, stderr at
@@ -53,12 +68,12 @@ func (s *logSink) output(stream sandbox.Stream, line string) {
 	if s.n >= s.max {
 		if !s.truncated {
 			s.truncated = true
-			s.log.Log(gantry.LevelWarning, TruncatedMessage)
+			s.emit(gantry.LevelWarning, TruncatedMessage)
 		}
 		return
 	}
 	s.n++
-	s.log.Log(level, line)
+	s.emit(level, line)
 }
 
 // stderrLevel guesses the level of a line written to stderr.

@@ -72,10 +72,7 @@ type Job struct {
 	// Branch; "" builds the branch's head. The cloner must then implement
 	// CommitCloner.
 	Commit string
-	// NoCache asks the build not to reuse cached dependencies (a redeploy
-	// without cache); carried for the build steps that keep a cache.
-	NoCache bool
-	Token   string // optional clone credential
+	Token  string // optional clone credential
 
 	// Workspace is where the build happens: a sandbox.Volume is made
 	// there (anything already there is removed first), a filesystem of its
@@ -115,6 +112,18 @@ type Job struct {
 	// build left (default 1 GiB): after a server app's build its volume is
 	// resized to hold exactly that.
 	AppDisk int64
+
+	// CacheDir holds the project's build caches (see CacheEntries): they
+	// are restored into the workspace before the install and saved after
+	// a successful build. Empty: no caching. It is created if missing.
+	CacheDir string
+	// NoCache skips restoring the caches; a successful build still saves
+	// new ones.
+	NoCache bool
+	// NpmRegistry and PipIndexURL, when set, are the package registries
+	// the install and build use (npm_config_registry, PIP_INDEX_URL).
+	NpmRegistry string
+	PipIndexURL string
 }
 
 // Result is what a successful build produced.
@@ -128,6 +137,7 @@ type Result struct {
 	Files     int                // files published, precompressed variants not counted
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
+	CacheSize int64              // bytes the project's build caches take after this build (Job.CacheDir)
 }
 
 // Error is a build failure explained to the user. Its Message is also the
@@ -140,6 +150,10 @@ type Error struct {
 	// prepare, a sandbox that would not start), not of the user's code:
 	// its Err belongs in the server log.
 	Platform bool
+	// Diagnosis says why it failed (Diagnose), its Lines indexes into the
+	// lines this build logged, the first being 0; its Text was logged
+	// last, after Message. Set by Pipeline.Run.
+	Diagnosis *Diagnosis
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -193,7 +207,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if max <= 0 {
 		max = DefaultMaxLogLines
 	}
-	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max)}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}, kept: map[string]bool{}}
 	var cancel context.CancelFunc
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
@@ -204,7 +218,13 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if err != nil {
 		var be *Error
 		if errors.As(err, &be) {
+			f := &Failure{Step: be.Step, Message: be.Message, Err: be.Err, Lines: r.log.logged(), Platform: be.Platform}
+			if r.vol != nil && mounted(r.vol) {
+				f.Workspace = r.vol.Workspace
+			}
 			r.log.step(gantry.LevelError, be.Message)
+			be.Diagnosis = Diagnose(f)
+			r.log.step(gantry.LevelError, be.Diagnosis.Text())
 		}
 		return nil, err
 	}
@@ -221,6 +241,10 @@ type run struct {
 	bctx context.Context // ctx with the build timeout
 	log  *logSink
 	vol  *sandbox.Volume // where the build happens
+
+	restored map[string]bool   // the cache entries restored
+	keys     map[string]string // the keyed cache entries' keys, from the repository as cloned
+	kept     map[string]bool   // the cache entries neither restored nor to be saved (stores, with node_modules)
 }
 
 func (r *run) steps() (*Result, error) {
@@ -299,15 +323,23 @@ func (r *run) steps() (*Result, error) {
 	res.SPA = det.SPA
 	res.Config = cfg
 
-	// Install and build.
-	if cfg.InstallCommand != "" {
-		if err := r.install(cfg.InstallCommand); err != nil {
+	// Restore the caches, install and build.
+	install := cfg.InstallCommand
+	if r.restoreCache() && (install == "npm ci" || install == "npm install") {
+		// npm ci starts by removing node_modules: with the one the cache
+		// restored for this very lockfile (or package.json), npm install
+		// has nothing to do, and takes the registry's answers from npm's
+		// restored cache rather than asking again.
+		install = "npm install --prefer-offline"
+	}
+	if install != "" {
+		if err := r.install(install); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.BuildCommand != "" {
 		r.log.step(gantry.LevelInfo, "Building: "+cfg.BuildCommand)
-		env := append(buildEnv(det.Env), userEnv(job.Env, false)...)
+		env := append(append(buildEnv(det.Env), r.registryEnv()...), userEnv(job.Env, false)...)
 		if _, err := r.sandboxed("build", cfg.BuildCommand, env); err != nil {
 			return nil, err
 		}
@@ -315,6 +347,9 @@ func (r *run) steps() (*Result, error) {
 	if cfg.StartCommand != "" {
 		// A server app: the runtime starts it from the workspace, whose size
 		// is the build's.
+		r.saveCache()
+		res.CacheSize = r.cacheSize()
+		r.dropTmpCaches()
 		res.Size = workspaceSize(ws)
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
 		// The app's writable space: what the build left, plus its allowance.
@@ -348,6 +383,8 @@ func (r *run) steps() (*Result, error) {
 	}
 	res.SiteDir, res.Files, res.Size = pub.dir, pub.files, pub.size
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Published %d %s (%s)", pub.files, plural(pub.files, "file", "files"), formatSize(pub.size)))
+	r.saveCache()
+	res.CacheSize = r.cacheSize()
 	return res, nil
 }
 
@@ -355,7 +392,7 @@ func (r *run) steps() (*Result, error) {
 // `npm install` (with a warning) when the lockfile is out of sync.
 func (r *run) install(command string) error {
 	r.log.step(gantry.LevelInfo, "Installing dependencies: "+command)
-	env := append(installEnv(), userEnv(r.job.Env, true)...)
+	env := append(append(installEnv(), r.registryEnv()...), userEnv(r.job.Env, true)...)
 	outOfSync, err := r.sandboxed("install", command, env)
 	if err == nil {
 		return nil
@@ -368,6 +405,27 @@ func (r *run) install(command string) error {
 	r.log.step(gantry.LevelWarning, fmt.Sprintf("npm ci failed because package-lock.json is out of sync with package.json; falling back to %s", fallback))
 	_, err = r.sandboxed("install", fallback, env)
 	return err
+}
+
+// registryEnv is the cache folders' and the package registries'
+// variables, given to install and build (the project's variables come
+// after and may override them).
+func (r *run) registryEnv() []string {
+	env := r.cacheEnv()
+	if r.job.NpmRegistry != "" {
+		env = append(env, "npm_config_registry="+r.job.NpmRegistry)
+	}
+	if r.job.PipIndexURL != "" {
+		env = append(env, "PIP_INDEX_URL="+r.job.PipIndexURL)
+	}
+	return env
+}
+
+func (r *run) cacheSize() int64 {
+	if r.job.CacheDir == "" {
+		return 0
+	}
+	return CacheSize(r.job.CacheDir)
 }
 
 // lockfileOutOfSync reports whether a line of npm ci's output says the

@@ -150,8 +150,9 @@ func tree(t *testing.T, dir string) []string {
 	return files
 }
 
-// assertFailed checks the build failed with msg as its error and last log
-// line, published nothing and removed its workspace.
+// assertFailed checks the build failed with msg as its error and log line,
+// followed by its diagnosis as the last line, published nothing and
+// removed its workspace.
 func assertFailed(t *testing.T, e *env, job build.Job, l *logs, err error, msg string) {
 	t.Helper()
 	var be *build.Error
@@ -161,8 +162,13 @@ func assertFailed(t *testing.T, e *env, job build.Job, l *logs, err error, msg s
 	if err.Error() != msg {
 		t.Errorf("got error %q, want %q\nlog:\n%s", err.Error(), msg, l)
 	}
-	if got := l.last(); got != (logLine{gantry.LevelError, msg}) {
-		t.Errorf("got last log line %v, want {error %q}", got, msg)
+	all := l.all()
+	if len(all) < 2 || all[len(all)-2] != (logLine{gantry.LevelError, msg}) {
+		t.Errorf("got log %v, want {error %q} before the diagnosis", all, msg)
+	}
+	if be.Diagnosis == nil || l.last() != (logLine{gantry.LevelError, be.Diagnosis.Text()}) ||
+		!strings.HasPrefix(l.last().Message, "Why it failed: ") {
+		t.Errorf("got last log line %v, want the diagnosis %+v", l.last(), be.Diagnosis)
 	}
 	if _, err := os.Stat(filepath.Join(e.sites, job.DeploymentID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed build published a site (%v)", err)

@@ -61,6 +61,8 @@ type Config struct {
 	SandboxAllow     []netip.Prefix // restricted destinations sandboxed builds and apps may reach anyway; default none
 	BuildTimeout     time.Duration  // default 10m
 	WatchInterval    time.Duration  // how often the commit watcher polls a branch; default 1m
+	NpmRegistry      *url.URL       // the npm registry builds install from (npm_config_registry); nil: npm's own
+	PipIndexURL      *url.URL       // the Python package index builds install from (PIP_INDEX_URL); nil: pip's own
 	BuildConcurrency int            // builds at once, default 1
 	BuildCPUs        float64        // CPU quota of each build (install and build steps), in CPUs, default 1
 	AppCPUs          float64        // CPU quota of each server app, in CPUs, default 1
@@ -183,6 +185,8 @@ var settings = []setting{
 	{"sandbox-allow", "", "comma-separated IPs and CIDR prefixes sandboxed builds and apps may reach although they are private, loopback, link-local or otherwise not public (a package mirror)"},
 	{"build-timeout", DefaultBuildTimeout.String(), "longest a build may run"},
 	{"watch-interval", DefaultWatchInterval.String(), "how often the commit watcher polls a watched branch (backing off to 15m while nothing changes)"},
+	{"npm-registry", "", "npm registry builds install packages from, e.g. a campus mirror (default: npm's own); its addresses are added to the sandbox allow list"},
+	{"pip-index-url", "", "Python package index builds install packages from, e.g. a campus mirror's /simple/ (default: pip's own); its addresses are added to the sandbox allow list"},
 	{"build-concurrency", strconv.Itoa(DefaultBuildConcurrency), "builds run at once"},
 	{"max-pending-builds", strconv.Itoa(DefaultMaxPendingBuilds), "builds one user may have waiting; one more deploy is refused (429)"},
 	{"build-cpus", strconv.Itoa(DefaultBuildCPUs), "CPU quota of each build, in CPUs (0.5: half of one)"},
@@ -367,6 +371,16 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	}
 	if c.SandboxAllow, err = netpolicy.ParsePrefixes(v("sandbox-allow")); err != nil {
 		bad("sandbox-allow", "%v", err)
+	}
+	for _, r := range []struct {
+		name string
+		dst  **url.URL
+	}{{"npm-registry", &c.NpmRegistry}, {"pip-index-url", &c.PipIndexURL}} {
+		if s := strings.TrimSpace(v(r.name)); s != "" {
+			if *r.dst, err = parseBaseURL(s); err != nil {
+				bad(r.name, "%v", err)
+			}
+		}
 	}
 	if c.BuildTimeout, err = time.ParseDuration(v("build-timeout")); err != nil {
 		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))

@@ -72,6 +72,8 @@ func TestFlagsOverrideEnv(t *testing.T) {
 			"GANTRY_APP_CPUS":           "2",
 			"GANTRY_SANDBOX":            "bwrap",
 			"GANTRY_SANDBOX_ALLOW":      "10.20.0.5, fd12:3456::/48,10.30.0.0/16",
+			"GANTRY_NPM_REGISTRY":       "http://10.20.0.5:4873",
+			"GANTRY_PIP_INDEX_URL":      "https://pypi.campus.edu/simple",
 			"GANTRY_SECRET_KEY":         strings.Repeat("k", 32),
 			"GANTRY_BODY_TIMEOUT":       "1m",
 			"GANTRY_UPLOAD_TIMEOUT":     "20m",
@@ -89,6 +91,9 @@ func TestFlagsOverrideEnv(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"git.campus.edu", "10.0.0.5"}, c.GitAllowHosts); diff != "" {
 		t.Errorf("allow hosts (-want +got):\n%s", diff)
+	}
+	if c.NpmRegistry.String() != "http://10.20.0.5:4873/" || c.PipIndexURL.String() != "https://pypi.campus.edu/simple/" {
+		t.Errorf("registries: got %s and %s", c.NpmRegistry, c.PipIndexURL)
 	}
 	if got, want := fmt.Sprint(c.SandboxAllow), "[10.20.0.5/32 fd12:3456::/48 10.30.0.0/16]"; got != want {
 		t.Errorf("sandbox allow: got %s, want %s", got, want)
@@ -196,6 +201,8 @@ func TestValidation(t *testing.T) {
 		{"github half", []string{"--github-client-id", "abc"}, nil, "must be set together"},
 		{"allow hosts", []string{"--git-allow-hosts", "http://x/"}, nil, "is not a host name or IP address"},
 		{"sandbox allow", nil, map[string]string{"GANTRY_SANDBOX_ALLOW": "10.0.0.1,mirror.campus.edu"}, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "mirror.campus.edu" is not an IP address or CIDR prefix`},
+		{"npm registry", nil, map[string]string{"GANTRY_NPM_REGISTRY": "ftp://mirror"}, `--npm-registry (GANTRY_NPM_REGISTRY): "ftp://mirror" must start with http:// or https://`},
+		{"pip index", []string{"--pip-index-url", "https://u:p@mirror/simple"}, nil, `--pip-index-url (GANTRY_PIP_INDEX_URL): "https://u:p@mirror/simple" must not carry a query, fragment or user name`},
 		{"sandbox allow bits", []string{"--sandbox-allow", "10.20.0.5/16"}, nil, `--sandbox-allow (GANTRY_SANDBOX_ALLOW): "10.20.0.5/16" has bits set beyond its length: did you mean 10.20.0.0/16?`},
 		{"password cost", []string{"--password-cost", "0"}, nil, "must be from 1 to 1024"},
 		{"token ttl", []string{"--token-ttl", "1s"}, nil, "must be at least 1m"},

@@ -114,11 +114,20 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		if !errors.As(err, &se) {
 			return nil, err
 		}
+		var out []string
+		var seqs []int64
 		if len(se.Output) > 0 {
 			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "Last output of the app:")
 			for _, l := range se.Output {
-				s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "  "+redact(l, secrets))
+				l = redact(l, secrets)
+				out = append(out, l)
+				seqs = append(seqs, s.logSeq(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "  "+l))
 			}
+		}
+		// Why it failed, from its last lines: recorded, and logged.
+		if diag := startDiagnosis(se, out, seqs); diag != nil {
+			s.saveDiagnosis(ctx, d, diag)
+			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, "Why it failed: "+diag.Title+". "+diag.Detail)
 		}
 		return nil, gantry.Errorf(gantry.EINVALID, "%s", redact(se.Message, secrets))
 	}

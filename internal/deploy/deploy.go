@@ -37,6 +37,12 @@ type Store interface {
 	SandboxSlot(ctx context.Context, userID string) (int64, error)
 	// SetSleeping records whether a live server app sleeps.
 	SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error
+	// Build caches (caches.go) and diagnoses.
+	SetBuildCache(ctx context.Context, projectID string, bytes int64, usedAt time.Time) error
+	TouchBuildCache(ctx context.Context, projectID string, usedAt time.Time) error
+	DeleteBuildCache(ctx context.Context, projectID string) error
+	BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCache, error)
+	SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error
 }
 
 // Heads looks branch heads up; *githost.Service is the real one.
@@ -100,8 +106,13 @@ type Service struct {
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
 	SandboxUIDs sandbox.UIDRange
-	// DataDir holds sites/<deployment id>/ and builds/<deployment id>/.
+	// DataDir holds sites/<deployment id>/, builds/<deployment id>/ and
+	// caches/<project id>/.
 	DataDir string
+	// NpmRegistry and PipIndexURL are the package registries builds use
+	// (GANTRY_NPM_REGISTRY, GANTRY_PIP_INDEX_URL); empty: the tools' own.
+	NpmRegistry string
+	PipIndexURL string
 	// LiveURL writes the public URL of a subdomain.
 	LiveURL func(sub string) string
 	// Concurrency is how many builds run at once (default 1).
@@ -338,14 +349,20 @@ func (s *Service) worker(ctx context.Context) {
 
 // log stores one entry of a deployment and publishes it to its stream.
 func (s *Service) log(ctx context.Context, id, level, typ, msg string) {
+	s.logSeq(ctx, id, level, typ, msg)
+}
+
+// logSeq is log, returning the entry's seq (0 when it was not stored).
+func (s *Service) logSeq(ctx context.Context, id, level, typ, msg string) int64 {
 	e := gantry.LogEntry{Timestamp: s.now(), Level: level, Type: typ, Message: msg}
 	if err := s.Store.AppendLog(context.WithoutCancel(ctx), id, &e); err != nil {
 		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			s.logger().Error("append log", "deployment", id, "err", err)
 		}
-		return
+		return 0
 	}
 	s.publish(id, e)
+	return e.Seq
 }
 
 // publish sends a stored entry to the deployment's log stream.
@@ -525,6 +542,7 @@ func (s *Service) unrouteLabel(projectID, label string) {
 var dataDirModes = map[string]os.FileMode{
 	"sites":  0o700,
 	"builds": 0o711,
+	"caches": 0o700, // the platform's only: restores copy into the volumes
 }
 
 // privateDir creates dir with mode, or gives an existing one exactly that

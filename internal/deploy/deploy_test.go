@@ -243,8 +243,24 @@ func TestFailedBuild(t *testing.T) {
 		t.Fatalf("got %q, want failed", d.Status)
 	}
 	logs := e.logs(d.ID)
-	if last := logs[len(logs)-1]; !strings.HasPrefix(last, "error: ") || !strings.Contains(last, "exited with code 3") {
-		t.Fatalf("got last line %q, want an error saying the build exited with code 3", last)
+	if last := logs[len(logs)-2]; !strings.HasPrefix(last, "error: ") || !strings.Contains(last, "exited with code 3") {
+		t.Fatalf("got line %q, want an error saying the build exited with code 3", last)
+	}
+	// Why it failed: the last line, recorded with the lines that show it.
+	if last := logs[len(logs)-1]; !strings.HasPrefix(last, "error: Why it failed: ") {
+		t.Fatalf("got last line %q, want the diagnosis", last)
+	}
+	if d.Diagnosis == nil || d.Diagnosis.Title != "npm run build exited with code 3" || len(d.Diagnosis.Lines) == 0 {
+		t.Fatalf("got diagnosis %+v", d.Diagnosis)
+	}
+	entries, err := e.db.Logs(context.Background(), d.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range entries {
+		if l.Seq == d.Diagnosis.Lines[len(d.Diagnosis.Lines)-1] && !strings.Contains(l.Message, "boom") && !strings.Contains(l.Message, "npm error") {
+			t.Errorf("highlighted line %d is %q", l.Seq, l.Message)
+		}
 	}
 	e.projectStatus(p, gantry.ProjectFailed)
 	if _, err := e.svc.Restart(context.Background(), e.user.ID, p.Subdomain, d.ID); err == nil {

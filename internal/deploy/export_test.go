@@ -1,6 +1,9 @@
 package deploy
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // RunningApps returns the ids of the deployments whose server apps the
 // service runs, sorted.
@@ -14,3 +17,7 @@ func (s *Service) RunningApps() []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// EvictCaches evicts the owner's least recently used build caches over
+// the owner's share.
+func (s *Service) EvictCaches(ctx context.Context, userID string) { s.evictCaches(ctx, userID) }

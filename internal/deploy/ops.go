@@ -200,7 +200,11 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		// A server app runs from its workspace: it is removed below unless
 		// the build made one.
 		KeepWorkspace: true,
+		CacheDir:      s.CacheDir(p.ID),
+		NpmRegistry:   s.NpmRegistry,
+		PipIndexURL:   s.PipIndexURL,
 	}
+	s.touchCache(ctx, p.ID)
 	keepWorkspace := false
 	defer func() {
 		if !keepWorkspace {
@@ -210,8 +214,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			}
 		}
 	}()
+	var seqs []int64 // of the lines the build logged, for its diagnosis
 	logger := build.LoggerFunc(func(level, msg string) {
-		s.log(ctx, d.ID, level, gantry.LogDeployment, redact(msg, secrets))
+		seqs = append(seqs, s.logSeq(ctx, d.ID, level, gantry.LogDeployment, redact(msg, secrets)))
 	})
 	res, err := s.Builder.Run(ctx, job, logger)
 	if err != nil {
@@ -229,6 +234,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		var be *build.Error
 		if errors.As(err, &be) {
 			msg = redact(be.Message, secrets)
+			if diag := diagnosis(be.Diagnosis, seqs); diag != nil {
+				diag.Title, diag.Detail = redact(diag.Title, secrets), redact(diag.Detail, secrets)
+				s.saveDiagnosis(ctx, d, diag)
+			}
 			if be.Err != nil && (be.Platform || be.Step == "clone" && gantry.ErrorCode(be.Err) == gantry.EINTERNAL) {
 				// The user was told a sentence; the cause is the platform's
 				// (git's own failures are logged by githost).
@@ -259,8 +268,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		return
 	}
 	// From here the deployment keeps files (until it fails, is pruned or
-	// deleted): they count against the owner's storage.
+	// deleted): they count against the owner's storage, as do the
+	// project's build caches.
 	s.recordFiles(ctx, d)
+	s.recordCache(ctx, p, res.CacheSize) // 0: it has none (forgotten)
 	if p.Type == "" || p.Type == "github" {
 		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
 			s.logger().Error("project type", "project", p.ID, "err", err)
@@ -596,6 +607,7 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 		s.removeFiles(d.ID)
 		s.publishDeleted(d.ID)
 	}
+	s.dropCache(ctx, p.ID) // its record went with the project
 	return len(ds), nil
 }
 

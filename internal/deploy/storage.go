@@ -14,10 +14,9 @@ import (
 // Storage accounting. Each deployment records what its kept files take on
 // disk once it is built (FilesSize); the store adds the bytes of its log
 // messages, so an account's usage is one sum (Store.StorageUsage) and no
-// request walks the disk. Nothing else is kept per account: builds have no
-// cache that outlives them (npm's cache lives in the build's /tmp, on its
-// volume), and a static site's build volume is removed once it is
-// published.
+// request walks the disk. The projects' build caches are recorded per
+// project when a build saves them (caches.go) and added to the same sum;
+// a static site's build volume is removed once it is published.
 
 // checkStorage refuses a deployment while the account already uses its
 // whole storage budget. A build's size is not known before it runs, so the

@@ -18,7 +18,7 @@ var _ gantry.DeploymentStore = (*DB)(nil)
 // (u) in the order scanDeployment reads them.
 const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
 	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
-	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, d.sleeping, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, d.sleeping, d.diagnosis, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
 
 const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
 
@@ -321,10 +321,12 @@ func (db *DB) CountLiveProjects(ctx context.Context, userID string) (int, error)
 }
 
 // storageColumns reads, for a user row u, the storage budget, the bytes of
-// the deployments' kept files and of their log messages.
+// the deployments' kept files and of their log messages, and the bytes of
+// the projects' build caches.
 const storageColumns = `u.max_storage,
 	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
-	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id)`
+	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
+	(SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM build_caches WHERE user_id = u.id)`
 
 // StorageUsage returns what the owner's deployments keep on disk (their
 // recorded file sizes and log bytes) and the owner's budget: one indexed
@@ -332,13 +334,13 @@ const storageColumns = `u.max_storage,
 func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageUsage, error) {
 	var s gantry.StorageUsage
 	err := db.queryRow(ctx, `SELECT `+storageColumns+` FROM users u WHERE u.id = ?`, userID).
-		Scan(&s.Budget, &s.Files, &s.Logs)
+		Scan(&s.Budget, &s.Files, &s.Logs, &s.Caches)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
 		return nil, fmt.Errorf("storage usage: %w", err)
 	}
-	s.Used = s.Files + s.Logs
+	s.Used = s.Files + s.Logs + s.Caches
 	return &s, nil
 }
 
@@ -540,13 +542,13 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 	out := []*gantry.Deployment{}
 	for rows.Next() {
 		var d gantry.Deployment
-		var info, meta, env, cfg, repo string
+		var info, meta, env, cfg, repo, diag string
 		var pruned, promoted sql.NullTime
 		p := &gantry.DeploymentProject{}
 		u := &gantry.DeploymentUser{}
 		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
 			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
-			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &d.Sleeping, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &d.Sleeping, &diag, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
 			return nil, fmt.Errorf("scan deployment: %w", err)
 		}
 		for _, f := range []struct {
@@ -559,6 +561,12 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 		}
 		if d.Environment.Variables == nil {
 			d.Environment.Variables = []gantry.EnvVar{}
+		}
+		if diag != "" {
+			d.Diagnosis = &gantry.Diagnosis{}
+			if err := json.Unmarshal([]byte(diag), d.Diagnosis); err != nil {
+				return nil, fmt.Errorf("decode deployment %s diagnosis: %w", d.ID, err)
+			}
 		}
 		p.ID, u.ID = d.ProjectID, d.UserID
 		d.Sleeping = d.Sleeping && d.Status == gantry.DeploymentLive

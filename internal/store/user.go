@@ -196,7 +196,7 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 			`+storageColumns+`
 		FROM users u WHERE u.id = ?`, gantry.DeploymentLive, id).
 		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments,
-			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs)
+			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs, &s.Storage.Caches)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
@@ -205,7 +205,7 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 	if age := now.Sub(created); age > 0 {
 		s.AccountAge = int(age / (24 * time.Hour))
 	}
-	s.Storage.Used = s.Storage.Files + s.Storage.Logs
+	s.Storage.Used = s.Storage.Files + s.Storage.Logs + s.Storage.Caches
 	return &s, nil
 }
 

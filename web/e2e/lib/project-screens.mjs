@@ -199,7 +199,13 @@ function deployments(page) {
       subdomain: 'thesis-api',
       url: liveURL(page, 'thesis-api'),
       status: 'failed',
-      error: 'pip install exited with code 1',
+      error: 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt exited with code 1',
+      diagnosis: {
+        title: 'The build could not reach the Python package index',
+        detail:
+          "pip tried to download blinker==1.9.0 and every attempt failed (the highlighted retries): this is the network, not your code, and your requirements.txt is probably fine. Deploy again later; if it keeps failing, tell the platform's operator (a campus package mirror can be set for builds).",
+        lines: [5, 6, 7, 8, 10],
+      },
       createdAt: iso(5 * 3600_000),
       project: { ...base.project, name: 'Thesis API', type: 'flask' },
       buildInfo: { startTime: iso(5 * 3600_000), duration: 18_200, buildCommand: '', outputDirectory: '' },
@@ -258,11 +264,17 @@ async function withData(page, { path, extra = {} } = {}) {
           ok({
             logs: [
               ...logs().slice(0, 3),
-              { seq: 4, timestamp: iso(5 * 3600_000 - 9000), level: 'info', type: 'deployment', message: '$ pip install -r requirements.txt' },
-              { seq: 5, timestamp: iso(5 * 3600_000 - 17000), level: 'error', type: 'deployment', message: 'ERROR: Could not find a version that satisfies the requirement numpy==3.0' },
-              { seq: 6, timestamp: iso(5 * 3600_000 - 18000), level: 'error', type: 'deployment', message: 'pip install exited with code 1' },
+              { seq: 4, timestamp: iso(5 * 3600_000 - 9000), level: 'info', type: 'deployment', message: 'Installing dependencies: python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt' },
+              { seq: 5, timestamp: iso(5 * 3600_000 - 10000), level: 'warning', type: 'deployment', message: "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError(\'<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3a>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution\')': /simple/blinker/" },
+              { seq: 6, timestamp: iso(5 * 3600_000 - 11000), level: 'warning', type: 'deployment', message: "WARNING: Retrying (Retry(total=3, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError(\'<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3a>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution\')': /simple/blinker/" },
+              { seq: 7, timestamp: iso(5 * 3600_000 - 12000), level: 'warning', type: 'deployment', message: "WARNING: Retrying (Retry(total=2, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError(\'<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3a>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution\')': /simple/blinker/" },
+              { seq: 8, timestamp: iso(5 * 3600_000 - 13000), level: 'warning', type: 'deployment', message: "WARNING: Retrying (Retry(total=1, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError(\'<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f3a>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution\')': /simple/blinker/" },
+              { seq: 9, timestamp: iso(5 * 3600_000 - 15000), level: 'error', type: 'deployment', message: 'ERROR: Could not find a version that satisfies the requirement blinker==1.9.0 (from versions: none)' },
+              { seq: 10, timestamp: iso(5 * 3600_000 - 15000), level: 'error', type: 'deployment', message: 'ERROR: No matching distribution found for blinker==1.9.0' },
+              { seq: 11, timestamp: iso(5 * 3600_000 - 16000), level: 'error', type: 'deployment', message: 'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -r requirements.txt exited with code 1' },
+              { seq: 12, timestamp: iso(5 * 3600_000 - 16000), level: 'error', type: 'deployment', message: "Why it failed: The build could not reach the Python package index. pip tried to download blinker==1.9.0 and every attempt failed (the highlighted retries): this is the network, not your code, and your requirements.txt is probably fine. Deploy again later; if it keeps failing, tell the platform's operator (a campus package mirror can be set for builds)." },
             ],
-            total: 6,
+            total: 12,
           }),
         ...extra,
       }
@@ -458,8 +470,8 @@ export const PROJECT_SCREENS = [
     ready,
     act: async (page) => {
       await withData(page)
-      await page.getByRole('alert').waitFor()
-      await page.getByText('6 of 6 log entries').waitFor()
+      await page.getByRole('alert', { name: 'Why it failed' }).waitFor()
+      await page.getByText('12 of 12 log entries').waitFor()
     },
   },
   {

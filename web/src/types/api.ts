@@ -45,12 +45,14 @@ export type User = {
   github?: GitHubLink
 }
 
-/** What an account's deployments keep on disk, in bytes (used = files + logs). */
+/** What an account's deployments keep on disk, in bytes (used = files + logs + caches). */
 export type StorageUsage = {
   used: number
   budget: number
   files: number
   logs: number
+  /** The projects' build caches. */
+  caches?: number
 }
 
 export type UserStats = {

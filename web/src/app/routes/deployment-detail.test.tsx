@@ -168,3 +168,58 @@ describe('deployment detail', () => {
     expect(calls.filter((c) => c.path === '/api/deployments/d1')).toHaveLength(3)
   })
 })
+
+describe('why it failed', () => {
+  const diagnosis = {
+    title: 'The build could not download the font “Playfair Display” from Google Fonts',
+    detail:
+      'Your code is fine: next/font/google downloads the fonts while the site builds. Load them with `next/font/local` instead.',
+    lines: [2],
+  }
+
+  it('shows the card at the top and marks the lines that gave it away', async () => {
+    setup({
+      'GET /api/deployments/d1': ok({
+        deployment: makeDeployment({ status: 'failed', error: 'npm run build exited with code 1', diagnosis }),
+      }),
+      'GET /api/deployments/d1/logs': ok({
+        logs: [
+          makeLog(1, { message: 'Building: npm run build' }),
+          makeLog(2, { level: 'error', message: 'Failed to fetch `Playfair Display` from Google Fonts.' }),
+          makeLog(3, { level: 'error', message: 'npm run build exited with code 1' }),
+        ],
+        total: 3,
+      }),
+    })
+    const card = await screen.findByRole('alert', { name: 'Why it failed' })
+    expect(within(card).getByText(diagnosis.title)).toBeInTheDocument()
+    expect(within(card).getByText('next/font/local').tagName).toBe('CODE')
+    expect(within(card).getByText('npm run build exited with code 1')).toBeInTheDocument()
+    expect(within(card).getByText(/1 line highlighted in the logs below/)).toBeInTheDocument()
+    expect(screen.queryByText('This deployment failed')).not.toBeInTheDocument()
+    const marked = await screen.findByLabelText(/^Cause of the failure: Failed to fetch/)
+    expect(marked).toHaveAttribute('data-highlighted', 'true')
+    expect(document.querySelectorAll('[data-highlighted]')).toHaveLength(1)
+  })
+
+  it('keeps the plain failure box without a diagnosis', async () => {
+    setup({ 'GET /api/deployments/d1': ok({ deployment: makeDeployment({ status: 'failed', error: 'Build failed' }) }) })
+    expect(await screen.findByText('This deployment failed')).toBeInTheDocument()
+    expect(screen.queryByRole('alert', { name: 'Why it failed' })).not.toBeInTheDocument()
+  })
+
+  it('redeploys without cache', async () => {
+    const { calls } = setup({
+      'GET /api/deployments/d1': ok({ deployment: makeDeployment({ status: 'failed', diagnosis }) }),
+      'POST /api/deployments/d1/redeploy': ok({ deployment: makeDeployment({ _id: 'd2', status: 'pending' }) }),
+      'GET /api/deployments/d2': ok({ deployment: makeDeployment({ _id: 'd2', status: 'pending' }) }),
+      'GET /api/deployments/d2/logs': ok({ logs: [], total: 0 }),
+    })
+    await userEvent.click(await screen.findByRole('button', { name: 'Redeploy without cache' }))
+    await waitFor(() =>
+      expect(calls.find((c) => c.method === 'POST' && c.path === '/api/deployments/d1/redeploy')?.body).toEqual({
+        noCache: true,
+      }),
+    )
+  })
+})

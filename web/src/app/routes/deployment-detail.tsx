@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import { useNavigate, useParams } from 'react-router'
-import { CircleX, Clock, Globe, Hammer, RefreshCw, ScrollText } from 'lucide-react'
+import { CircleX, Clock, Eraser, Globe, Hammer, RefreshCw, ScrollText } from 'lucide-react'
 import { BackLink } from '@/components/ui/back-link'
 import { Button } from '@/components/ui/button'
 import { StatTile } from '@/components/ui/detail-list'
@@ -9,6 +9,7 @@ import { Skeleton } from '@/components/ui/skeleton'
 import { DEFAULT_DEPLOYMENT_VERSION } from '@/config/constants'
 import { paths } from '@/config/paths'
 import { useDeployment } from '@/features/deployments/api/get-deployment'
+import { useRedeployDeployment } from '@/features/deployments/api/redeploy-deployment'
 import { DeploymentActions } from '@/features/deployments/components/deployment-actions'
 import { PrunedNote } from '@/features/deployments/components/deployment-card'
 import {
@@ -20,6 +21,7 @@ import {
 } from '@/features/deployments/components/deployment-sections'
 import { DeploymentStatusBadge, DeploymentStatusIcon } from '@/features/deployments/components/deployment-status'
 import { BranchLabel, TargetBadge } from '@/features/deployments/components/deployment-target'
+import { WhyItFailedCard } from '@/features/deployments/components/why-it-failed'
 import { inProgress } from '@/features/deployments/status'
 import { triggerLabel } from '@/features/deployments/trigger'
 import { LogsPanel } from '@/features/logs/components/logs-panel'
@@ -34,6 +36,7 @@ export function DeploymentDetailRoute() {
   const query = useDeployment(id)
   const failure = useRetry(query)
   const [showLogs, setShowLogs] = useState(true)
+  const redeploy = useRedeployDeployment({ openNew: true })
 
   const back = (
     <BackLink to={paths.deployments.getHref()}>Back to Deployments</BackLink>
@@ -128,6 +131,17 @@ export function DeploymentDetailRoute() {
           >
             Refresh
           </Button>
+          {!running ? (
+            <Button
+              variant="secondary"
+              loading={redeploy.isPending}
+              disabled={redeploy.isPending}
+              onClick={() => redeploy.mutate({ id: d._id, noCache: true })}
+              icon={<Eraser className="size-4" aria-hidden="true" />}
+            >
+              Redeploy without cache
+            </Button>
+          ) : null}
           <DeploymentActions
             deployment={d}
             size="md"
@@ -136,7 +150,8 @@ export function DeploymentDetailRoute() {
         </div>
       </div>
 
-      {d.status === 'failed' ? (
+      {d.status === 'failed' && d.diagnosis ? <WhyItFailedCard diagnosis={d.diagnosis} error={d.error} /> : null}
+      {d.status === 'failed' && !d.diagnosis ? (
         <div
           role="alert"
           className="mb-6 flex items-start gap-3 rounded-xl border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-500/30 dark:bg-red-500/10 dark:text-red-200"
@@ -199,7 +214,13 @@ export function DeploymentDetailRoute() {
             {showLogs ? 'Hide Deployment Logs' : 'Show Deployment Logs'}
           </Button>
         </div>
-        {showLogs ? <LogsPanel deploymentId={d._id} liveByDefault={running} /> : null}
+        {showLogs ? (
+          <LogsPanel
+            deploymentId={d._id}
+            liveByDefault={running}
+            highlight={d.status === 'failed' ? d.diagnosis?.lines : undefined}
+          />
+        ) : null}
       </div>
 
       <div className="grid gap-6 lg:grid-cols-2">

@@ -81,4 +81,14 @@ export type Deployment = {
   target?: DeploymentTarget | (string & {})
   /** When this earlier deployment was promoted back to production (a rollback). */
   promotedAt?: string | null
+  /** Why it failed: the known cause it matched, and the seqs of the log lines that show it. */
+  diagnosis?: Diagnosis | null
+}
+
+/** "Why it failed" (docs/api.md): what went wrong, what to do, the log lines that gave it away. */
+export type Diagnosis = {
+  title: string
+  detail: string
+  /** Seqs of the log entries to highlight. */
+  lines: number[]
 }

@@ -32,6 +32,8 @@ type LogsPanelProps = {
   deploymentId: string
   /** Live stream starts on while the deployment is still on its way. */
   liveByDefault?: boolean
+  /** Seqs of the lines to mark ("Why it failed"). */
+  highlight?: readonly number[]
   className?: string
 }
 
@@ -39,7 +41,7 @@ type LogsPanelProps = {
  * The Logs panel (SPEC §2): type and level filters, auto-scroll and Live
  * stream toggles, refresh and clear, "x of y log entries", a fixed height.
  */
-export function LogsPanel({ deploymentId, liveByDefault = false, className }: LogsPanelProps) {
+export function LogsPanel({ deploymentId, liveByDefault = false, highlight, className }: LogsPanelProps) {
   const queryClient = useQueryClient()
   const logs = useLogs(deploymentId)
   const [streamed, setStreamed] = useState<LogEntry[]>([])
@@ -156,7 +158,9 @@ export function LogsPanel({ deploymentId, liveByDefault = false, className }: Lo
             <p>No logs available</p>
           </div>
         ) : (
-          shown.map((entry) => <LogLine key={entry.seq} entry={entry} />)
+          shown.map((entry) => (
+            <LogLine key={entry.seq} entry={entry} highlighted={highlight?.includes(entry.seq) ?? false} />
+          ))
         )}
       </div>
 

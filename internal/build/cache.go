@@ -1,0 +1,620 @@
+package build
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/sandbox"
+)
+
+// Build caches. A project's caches live in Job.CacheDir (the platform's
+// data/caches/<project id>/), outside every sandbox: one gzip'd tar per
+// entry of the table below, plus manifest.json, all root's and private
+// (0700 folder, 0600 files). Before the install they are unpacked into
+// the build's volume as the account's sandbox user; after a successful
+// build what the build left in those places is packed again. A cache is a
+// project's, so never another account's.
+//
+// Why gzip'd tars: the volume is a filesystem of its own, so a restore
+// copies whatever the format (hard links cannot cross into it). Reading
+// one sequential file and creating the entries is faster than walking a
+// stored tree file by file, and gzip at its fastest level makes a
+// node_modules about three times smaller — it counts in the account's
+// storage budget — while unpacking at several hundred MB/s, well above
+// what creating the files costs. (zstd would unpack faster still, but no
+// zstd library is among the module's dependencies.)
+
+// CacheEntry is one kind of cache: a folder the build leaves in its
+// workspace or /tmp that the next build of the project can reuse.
+type CacheEntry struct {
+	Name string // shown in the log and names the stored file
+	// Tmp puts Path under the run's /tmp, else under the workspace.
+	Tmp  bool
+	Path string // relative, slash-separated
+	// Lockfiles, when set, key the entry: it is restored only when the
+	// first of them that exists has the contents it had when it was saved
+	// (node_modules is only valid for the lockfile it was installed from).
+	Lockfiles []string
+	// Env points the tool at Path (set for install and build): a
+	// variable whose %s is the run's /tmp as it sees it.
+	Env string
+	// Store marks a Node package manager's store: not needed when
+	// node_modules is restored (the install has nothing to fetch), so it
+	// is then neither restored nor saved again (the stored one is kept).
+	Store bool
+	// Skip lists folders inside Path that are not cache (npm's own logs).
+	Skip []string
+}
+
+// CacheEntries is the table of build caches, in the spirit of the
+// detectors table: package managers' stores (kept across lockfile
+// changes) and node_modules (only for an unchanged lockfile; Vite's own
+// cache, node_modules/.vite, and others kept inside it, come with it),
+// then the frameworks' own caches.
+var CacheEntries = []CacheEntry{
+	{Name: ".npm", Tmp: true, Path: ".npm", Store: true, Skip: []string{"_logs"}}, // npm_config_cache, set by the sandbox
+	{Name: ".yarn-cache", Tmp: true, Path: ".yarn-cache", Env: "YARN_CACHE_FOLDER=%s/.yarn-cache", Store: true},
+	// pnpm's store is $XDG_DATA_HOME/pnpm/store (npm warns about an
+	// npm_config_store_dir it does not know).
+	{Name: ".pnpm-store", Tmp: true, Path: ".local/share/pnpm", Env: "XDG_DATA_HOME=%s/.local/share", Store: true},
+	{Name: "pip", Tmp: true, Path: ".cache/pip", Env: "PIP_CACHE_DIR=%s/.cache/pip"},
+	// Keyed by the lockfile, or by package.json for a project without one
+	// (the install then keeps what still satisfies its ranges).
+	{Name: "node_modules", Path: "node_modules", Lockfiles: []string{"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json", "bun.lockb", "package.json"}},
+	{Name: ".next/cache", Path: ".next/cache"},       // Next.js
+	{Name: ".angular/cache", Path: ".angular/cache"}, // Angular CLI
+	{Name: ".parcel-cache", Path: ".parcel-cache"},   // Parcel
+}
+
+// cacheManifest is manifest.json: what each stored entry holds.
+type cacheManifest struct {
+	Entries map[string]cacheRecord `json:"entries"`
+}
+
+type cacheRecord struct {
+	Key     string    `json:"key,omitempty"` // lockfile hash for keyed entries
+	Size    int64     `json:"size"`          // bytes unpacked
+	Stored  int64     `json:"stored"`        // bytes of the tar.gz
+	SavedAt time.Time `json:"savedAt"`
+	Print   string    `json:"print,omitempty"` // files, bytes and newest change of what was packed
+}
+
+// cacheFile names an entry's stored file.
+func cacheFile(dir, name string) string {
+	return filepath.Join(dir, strings.NewReplacer("/", "_", ".", "").Replace(name)+".tar.gz")
+}
+
+func readManifest(dir string) cacheManifest {
+	var m cacheManifest
+	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	if m.Entries == nil {
+		m.Entries = map[string]cacheRecord{}
+	}
+	return m
+}
+
+// CacheSize returns the bytes the caches in dir take (its stored files).
+func CacheSize(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// lockKey hashes the first lockfile of e that exists in ws, as
+// "<file>:<sha-256>" ("" if none).
+func lockKey(ws string, e CacheEntry) string {
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	for _, name := range e.Lockfiles {
+		f, err := root.Open(name)
+		if err != nil {
+			continue
+		}
+		h := sha256.New()
+		io.WriteString(h, name+"\x00")
+		_, err = io.Copy(h, io.LimitReader(f, 256<<20))
+		f.Close()
+		if err != nil {
+			return ""
+		}
+		return name + ":" + hex.EncodeToString(h.Sum(nil))
+	}
+	return ""
+}
+
+// cacheRoot returns the folder of the volume an entry lives under.
+func (r *run) cacheRoot(e CacheEntry) string {
+	if e.Tmp {
+		return r.vol.Tmp
+	}
+	return r.vol.Workspace
+}
+
+// sandboxTmp is the run's /tmp as its commands see it.
+func (r *run) sandboxTmp() string {
+	if r.p.Sandbox.Mode() == sandbox.ModeNone {
+		return r.vol.Tmp
+	}
+	return "/tmp"
+}
+
+// cacheEnv points the tools at the cache folders.
+func (r *run) cacheEnv() []string {
+	var env []string
+	for _, e := range CacheEntries {
+		if e.Env != "" && e.Tmp {
+			env = append(env, fmt.Sprintf(e.Env, r.sandboxTmp()))
+		}
+	}
+	return env
+}
+
+// restoreCache unpacks the project's caches into the volume and logs what
+// it restored; it reports whether node_modules was.
+func (r *run) restoreCache() (nodeModules bool) {
+	dir := r.job.CacheDir
+	if dir == "" {
+		return false
+	}
+	// Keys are taken from the repository as cloned: the install may write
+	// a lockfile (npm install without one does), which must not change them.
+	for _, e := range CacheEntries {
+		if len(e.Lockfiles) > 0 {
+			r.keys[e.Name] = lockKey(r.vol.Workspace, e)
+		}
+	}
+	m := readManifest(dir)
+	if len(m.Entries) == 0 {
+		r.log.step(gantry.LevelInfo, "No build cache yet: this build saves one for the next")
+		return false
+	}
+	if r.job.NoCache {
+		r.log.step(gantry.LevelInfo, "Build cache skipped (deploy without cache): this build saves a new one")
+		return false
+	}
+	start := time.Now()
+	// With node_modules coming back, the install fetches nothing: the
+	// package managers' stores stay where they are.
+	// (Keyed by package.json alone, npm still asks for the packages'
+	// metadata, which its cache answers: then it is restored.)
+	modules := false
+	for _, e := range CacheEntries {
+		if rec, ok := m.Entries[e.Name]; ok && e.Name == "node_modules" && r.keys[e.Name] != "" && r.keys[e.Name] == rec.Key &&
+			!strings.HasPrefix(rec.Key, "package.json:") {
+			modules = true
+		}
+	}
+	var done, skipped []string
+	for _, e := range CacheEntries {
+		rec, ok := m.Entries[e.Name]
+		if !ok {
+			continue
+		}
+		if e.Store && modules {
+			r.kept[e.Name] = true
+			continue
+		}
+		note := ""
+		if len(e.Lockfiles) > 0 {
+			if k := r.keys[e.Name]; k == "" || k != rec.Key {
+				what := "lockfile changed"
+				if file, _, _ := strings.Cut(k, ":"); file == "package.json" {
+					what = "package.json changed"
+				}
+				skipped = append(skipped, e.Name+" ("+what+")")
+				continue
+			}
+			note = ", lockfile unchanged"
+			if file, _, _ := strings.Cut(rec.Key, ":"); file == "package.json" {
+				note = ", package.json unchanged, no lockfile"
+			}
+		}
+		uid, gid := r.job.UID, r.job.GID
+		if uid == 0 {
+			uid = r.p.Sandbox.UID()
+		}
+		if gid == 0 {
+			gid = r.p.Sandbox.GID()
+		}
+		if err := unpackCache(cacheFile(dir, e.Name), r.cacheRoot(e), e.Path, uid, gid); err != nil {
+			r.log.step(gantry.LevelWarning, fmt.Sprintf("Build cache: %s could not be restored (%v); building without it", e.Name, cacheErr(err)))
+			continue
+		}
+		if e.Name == "node_modules" {
+			nodeModules = true
+		}
+		r.restored[e.Name] = true
+		done = append(done, fmt.Sprintf("%s (%s%s)", e.Name, formatSize(rec.Size), note))
+	}
+	if len(done) > 0 {
+		line := fmt.Sprintf("Restored build cache: %s in %s", strings.Join(done, ", "), roundDuration(time.Since(start)))
+		var kept []string
+		for _, e := range CacheEntries {
+			if r.kept[e.Name] {
+				kept = append(kept, e.Name)
+			}
+		}
+		if len(kept) > 0 {
+			line += " (" + strings.Join(kept, ", ") + " not needed with node_modules)"
+		}
+		r.log.step(gantry.LevelInfo, line)
+	}
+	if len(skipped) > 0 {
+		r.log.step(gantry.LevelInfo, "Build cache not restored: "+strings.Join(skipped, ", "))
+	}
+	return nodeModules
+}
+
+// cacheErr keeps the platform's paths out of a user-facing line.
+func cacheErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// saveCache packs the cache folders the build left, replacing the
+// project's caches, and logs what it saved.
+func (r *run) saveCache() {
+	dir := r.job.CacheDir
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		r.log.step(gantry.LevelWarning, "Build cache not saved: its folder could not be made")
+		return
+	}
+	start := time.Now()
+	old := readManifest(dir)
+	m := cacheManifest{Entries: map[string]cacheRecord{}}
+	var done []string
+	var total int64
+	for _, e := range CacheEntries {
+		if prev, ok := old.Entries[e.Name]; ok && r.kept[e.Name] {
+			m.Entries[e.Name] = prev // not restored, so not saved: kept as it was
+			total += prev.Stored
+			continue
+		}
+		rec := cacheRecord{SavedAt: time.Now().UTC()}
+		if len(e.Lockfiles) > 0 {
+			if rec.Key = r.keys[e.Name]; rec.Key == "" {
+				continue // no lockfile: nothing to key node_modules on
+			}
+			if prev, ok := old.Entries[e.Name]; ok && prev.Key == rec.Key && !r.job.NoCache && r.restored[e.Name] {
+				// Restored from this very key: unchanged unless the install
+				// changed it, which it does not for an unchanged lockfile.
+				m.Entries[e.Name] = prev
+				total += prev.Stored
+				continue
+			}
+		}
+		print := fingerprint(r.cacheRoot(e), e.Path, e.Skip)
+		if prev, ok := old.Entries[e.Name]; ok && print != "" && prev.Print == print && r.restored[e.Name] && fileExists(cacheFile(dir, e.Name)) {
+			// Restored and untouched (npm's cache after an install that
+			// fetched nothing): no need to pack it again.
+			m.Entries[e.Name] = prev
+			total += prev.Stored
+			continue
+		}
+		rec.Print = print
+		size, stored, err := packCache(r.cacheRoot(e), e.Path, e.Skip, cacheFile(dir, e.Name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			r.log.step(gantry.LevelWarning, fmt.Sprintf("Build cache: %s could not be saved (%s)", e.Name, cacheErr(err)))
+			continue
+		}
+		rec.Size, rec.Stored = size, stored
+		m.Entries[e.Name] = rec
+		total += stored
+		done = append(done, fmt.Sprintf("%s (%s)", e.Name, formatSize(size)))
+	}
+	// Entries this build did not leave are dropped.
+	for name := range old.Entries {
+		if _, ok := m.Entries[name]; !ok {
+			os.Remove(cacheFile(dir, name))
+		}
+	}
+	b, _ := json.Marshal(m)
+	if err := writeAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		r.log.step(gantry.LevelWarning, "Build cache not saved: "+cacheErr(err))
+		return
+	}
+	if len(done) > 0 {
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Saved build cache: %s in %s (%s stored)", strings.Join(done, ", "), roundDuration(time.Since(start)), formatSize(total)))
+	} else if len(m.Entries) > 0 {
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Build cache unchanged (%s stored)", formatSize(total)))
+	}
+}
+
+// writeAtomic writes path through a temporary file renamed into place.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// packCache writes the folder base/rel as a gzip'd tar to file and returns
+// the bytes it holds and the bytes stored. Symlinks are stored as links,
+// never followed; other special files are left out. fs.ErrNotExist when
+// the folder is not there (or is no folder).
+func packCache(base, rel string, skip []string, file string) (size, stored int64, err error) {
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer root.Close()
+	fi, err := root.Lstat(rel)
+	if err != nil || !fi.IsDir() {
+		return 0, 0, fs.ErrNotExist
+	}
+	err = writeAtomic(file, func(w io.Writer) error {
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		tw := tar.NewWriter(zw)
+		werr := fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			name := strings.TrimPrefix(strings.TrimPrefix(p, rel), "/")
+			if name == "" {
+				name = "."
+			}
+			if d.IsDir() && slices.Contains(skip, name) {
+				return fs.SkipDir
+			}
+			h := &tar.Header{Name: name, Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime(), Format: tar.FormatPAX}
+			switch {
+			case d.IsDir():
+				h.Typeflag, h.Name = tar.TypeDir, name+"/"
+			case d.Type()&fs.ModeSymlink != 0:
+				target, err := root.Readlink(p)
+				if err != nil {
+					return err
+				}
+				h.Typeflag, h.Linkname = tar.TypeSymlink, target
+			case d.Type().IsRegular():
+				h.Typeflag, h.Size = tar.TypeReg, fi.Size()
+			default:
+				return nil
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if h.Typeflag != tar.TypeReg {
+				return nil
+			}
+			f, err := root.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			n, err := io.Copy(tw, io.LimitReader(f, h.Size))
+			size += n
+			if err == nil && n < h.Size {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		})
+		if werr != nil {
+			return werr
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if fi, err := os.Stat(file); err == nil {
+		stored = fi.Size()
+	}
+	return size, stored, nil
+}
+
+// unpackCache unpacks file into base/rel, replacing what is there, every
+// entry owned by uid:gid. It works through an os.Root at base: nothing the
+// repository put there (a symlink named node_modules, say) can send a
+// write outside it.
+func unpackCache(file, base, rel string, uid, gid uint32) (err error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := root.RemoveAll(rel); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			root.RemoveAll(rel)
+		}
+	}()
+	// The folders leading to rel, the user's.
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if err := root.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if fi, err := root.Lstat(p); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s is not a folder", p)
+		}
+		if err := root.Lchown(p, int(uid), int(gid)); err != nil {
+			return err
+		}
+	}
+	tr := tar.NewReader(zr)
+	buf := make([]byte, 256<<10)
+	type dirTime struct {
+		p string
+		t time.Time
+	}
+	var dirs []dirTime
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean(h.Name)
+		if name == "." && h.Typeflag == tar.TypeDir {
+			dirs = append(dirs, dirTime{rel, h.ModTime})
+			continue
+		}
+		if !fs.ValidPath(name) {
+			return fmt.Errorf("bad entry %q", h.Name)
+		}
+		p := rel + "/" + name
+		mode := fs.FileMode(h.Mode) & 0o777
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := root.Mkdir(p, mode|0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			dirs = append(dirs, dirTime{p, h.ModTime})
+		case tar.TypeSymlink:
+			if err := root.Symlink(h.Linkname, p); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			w, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+			if err != nil {
+				return err
+			}
+			_, err = io.CopyBuffer(w, io.LimitReader(tr, h.Size), buf)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			_ = root.Chtimes(p, h.ModTime, h.ModTime)
+		default:
+			continue
+		}
+		if err := root.Lchown(p, int(uid), int(gid)); err != nil {
+			return err
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = root.Chtimes(dirs[i].p, dirs[i].t, dirs[i].t)
+	}
+	return nil
+}
+
+// dropTmpCaches removes the package managers' caches from the run's /tmp
+// once they are saved: a server app keeps its volume, and needs none of
+// them to run (the npm cache alone is often larger than the app).
+func (r *run) dropTmpCaches() {
+	if r.job.CacheDir == "" {
+		return
+	}
+	root, err := os.OpenRoot(r.vol.Tmp)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	for _, e := range CacheEntries {
+		if e.Tmp {
+			_ = root.RemoveAll(e.Path)
+		}
+	}
+}
+
+// fingerprint sums up the folder base/rel — how many files and links, how
+// many bytes, the newest modification — so that an untouched cache is not
+// packed again; "" when it cannot be read.
+func fingerprint(base, rel string, skip []string) string {
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	var n, size, newest int64
+	err = fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if slices.Contains(skip, strings.TrimPrefix(strings.TrimPrefix(p, rel), "/")) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n++
+		size += fi.Size()
+		newest = max(newest, fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d:%d", n, size, newest)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

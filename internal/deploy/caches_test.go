@@ -1,0 +1,138 @@
+package deploy_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
+	"github.com/gantryhq/gantry/internal/project"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// cachedRepo is an npm project with a local dependency (no registry
+// needed) and a lockfile, so its builds save node_modules.
+var cachedRepo = map[string]string{
+	"package.json": `{"name":"t","version":"1.0.0","private":true,"scripts":{"build":"node build.js"},
+  "dependencies":{"local-lib":"file:./local-lib"}}`,
+	"local-lib/package.json": `{"name":"local-lib","version":"1.0.0"}`,
+	"package-lock.json": `{"name":"t","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{
+  "":{"name":"t","version":"1.0.0","dependencies":{"local-lib":"file:./local-lib"}},
+  "local-lib":{"version":"1.0.0"},
+  "node_modules/local-lib":{"resolved":"local-lib","link":true}}}`,
+	"build.js": `require('fs').mkdirSync('dist'); require('fs').writeFileSync('dist/index.html', 'ok');`,
+}
+
+func hasLine(lines []string, prefix string) bool {
+	return slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+}
+
+// A project's caches come back on its next build, count in its owner's
+// storage, never reach another account's build of the same repository,
+// and go with the project.
+func TestBuildCachePerProject(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("cached", cachedRepo)
+	if d := e.deploy(p); d.Status != gantry.DeploymentLive {
+		t.Fatalf("first deploy %s\n%s", d.Status, strings.Join(e.logs(d.ID), "\n"))
+	} else if logs := e.logs(d.ID); !hasLine(logs, "info: Saved build cache: ") {
+		t.Fatalf("nothing saved:\n%s", strings.Join(logs, "\n"))
+	}
+	u, err := e.db.StorageUsage(ctx, e.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Caches <= 0 || u.Used != u.Files+u.Logs+u.Caches {
+		t.Errorf("got usage %+v, want the caches counted", u)
+	}
+	d := e.deploy(p)
+	if logs := e.logs(d.ID); !hasLine(logs, "info: Restored build cache: ") || !strings.Contains(strings.Join(logs, "\n"), "lockfile unchanged") {
+		t.Errorf("second deploy restored nothing:\n%s", strings.Join(logs, "\n"))
+	}
+
+	// Another account, the same repository: a cache of its own.
+	bob := storetest.MustCreateUser(t, e.db, "bob", "Bob")
+	name := "bobs-copy"
+	in := project.Input{Repository: &project.RepositoryInput{URL: e.git.Repo(t, "bob/copy", "main", "initial commit", cachedRepo), DefaultBranch: "main"}, Name: &name}
+	bp, err := e.projects().CreatePublic(ctx, bob, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd, err := e.svc.Create(ctx, bob.ID, deploy.CreateRequest{ProjectID: bp.ID, Version: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd = e.wait(bd.ID)
+	if logs := e.logs(bd.ID); hasLine(logs, "info: Restored build cache") || !hasLine(logs, "info: No build cache yet") {
+		t.Errorf("another account's build found a cache:\n%s", strings.Join(logs, "\n"))
+	}
+
+	// Deleting the project deletes its caches.
+	if _, err := os.Stat(e.svc.CacheDir(p.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.projects().DeleteProject(ctx, e.user.ID, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.svc.CacheDir(p.ID)); !os.IsNotExist(err) {
+		t.Errorf("the project's caches outlived it (%v)", err)
+	}
+	if u, _ := e.db.StorageUsage(ctx, e.user.ID); u.Caches != 0 {
+		t.Errorf("got cache usage %d after the project was deleted", u.Caches)
+	}
+}
+
+// Over the share of the budget, the least recently used project's caches
+// go first.
+func TestBuildCacheEviction(t *testing.T) {
+	db := storetest.MustOpenDB(t)
+	s := deploytest.New(t, deploytest.Options{DB: db})
+	ctx := context.Background()
+	u := storetest.MustCreateUser(t, db, "ann", "Ann") // 100 GiB budget: a 1 GiB share
+	if share := gantry.CacheShare(u.Subscription.MaxStorage); share != gantry.GiB {
+		t.Fatalf("share %d", share)
+	}
+	if got := gantry.CacheShare(gantry.GiB); got != gantry.GiB/4 {
+		t.Errorf("free plan share %d, want 256 MiB", got)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ids []string
+	for i, name := range []string{"old", "mid", "new"} {
+		p, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: u, Name: name})
+		ids = append(ids, p.ID)
+		os.MkdirAll(s.Deploys.CacheDir(p.ID), 0o700)
+		os.WriteFile(filepath.Join(s.Deploys.CacheDir(p.ID), "node_modules.tar.gz"), []byte("x"), 0o600)
+		if err := db.SetBuildCache(ctx, p.ID, 400<<20, base.Add(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The oldest is used again: "mid" is now the least recently used.
+	if err := db.TouchBuildCache(ctx, ids[0], base.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	s.Deploys.EvictCaches(ctx, u.ID)
+	caches, err := db.BuildCaches(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, c := range caches {
+		left = append(left, c.ProjectID)
+	}
+	if want := []string{ids[2], ids[0]}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v (mid evicted)", left, want)
+	}
+	if _, err := os.Stat(s.Deploys.CacheDir(ids[1])); !os.IsNotExist(err) {
+		t.Errorf("evicted caches still on disk (%v)", err)
+	}
+	if st, _ := db.StorageUsage(ctx, u.ID); st.Caches != 800<<20 {
+		t.Errorf("got cache usage %d, want 800 MiB", st.Caches)
+	}
+}
