@@ -264,6 +264,16 @@ func runScenarios(t *testing.T, scenarios []scenario) {
 	}
 }
 
+// runScenariosInTurn runs each scenario in a fresh environment, one after
+// another rather than in parallel: for scenarios whose hooks share the
+// test's variables (what setup made, read again by prepare).
+func runScenariosInTurn(t *testing.T, scenarios []scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) { sc.check(t, newEnv(t)) })
+	}
+}
+
 // runScenariosOn runs scenarios one after another against e, which they
 // share: each sees what the ones before it did.
 func runScenariosOn(t *testing.T, e *testEnv, scenarios []scenario) {

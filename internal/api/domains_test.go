@@ -83,7 +83,8 @@ func TestDomainsAPI(t *testing.T) {
 	var d *domainEnv
 	var first *gantry.Domain
 	url := func(rest string) string { return "/api/projects/" + d.project.ID + "/domains" + rest }
-	runScenarios(t, []scenario{
+	// In turn: setup and prepare share d and first.
+	runScenariosInTurn(t, []scenario{
 		{name: "add answers the records", auth: true,
 			setup: func(t *testing.T, e *testEnv) string { d = base(t, e); return "" },
 			prepare: func(t *testing.T, e *testEnv, sc *scenario) {
