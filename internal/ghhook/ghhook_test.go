@@ -357,6 +357,7 @@ func TestPullRequestPreview(t *testing.T) {
 	// The build ends: success with the preview's URL, the comment edited.
 	preview := "http://site--pr-12.localhost:8080"
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-1", ProjectID: e.project.ID, Status: gantry.DeploymentLive, URL: preview})
+	e.svc.Wait()
 	st = e.gh.Statuses("alice-gh/site", sha)
 	if len(st) != 2 || st[1].State != "success" || st[1].TargetURL != preview {
 		t.Fatalf("statuses %+v", st)
@@ -367,6 +368,7 @@ func TestPullRequestPreview(t *testing.T) {
 	}
 	// A deployment that is not a pull request's current preview says nothing.
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-99", ProjectID: e.project.ID, Status: gantry.DeploymentFailed})
+	e.svc.Wait()
 	if n := len(e.gh.Statuses("alice-gh/site", sha)); n != 2 {
 		t.Fatalf("%d statuses", n)
 	}
@@ -381,6 +383,7 @@ func TestPullRequestPreview(t *testing.T) {
 		t.Fatalf("triggers %+v", tr)
 	}
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-2", ProjectID: e.project.ID, Status: gantry.DeploymentFailed})
+	e.svc.Wait()
 	st = e.gh.Statuses("alice-gh/site", sha2)
 	if len(st) != 2 || st[1].State != "failure" || st[1].TargetURL != e.svc.PublicURL+"/deployments/dep-2" {
 		t.Fatalf("statuses %+v", st)
@@ -403,6 +406,7 @@ func TestPullRequestPreview(t *testing.T) {
 	}
 	// The build stopped by the removal does not overwrite the comment.
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-2", ProjectID: e.project.ID, Status: gantry.DeploymentStopped})
+	e.svc.Wait()
 	if cs = e.gh.Comments("alice-gh/site", 12); !strings.Contains(cs[0].Body, "Removed") {
 		t.Fatalf("comments %+v", cs)
 	}
