@@ -247,6 +247,7 @@ func TestPushToDeployPullRequest(t *testing.T) {
 		sts = p.gh.Statuses("alice-gh/site", sha1)
 		return len(sts) == 2
 	})
+	p.hooks.Wait() // the report's comment follows its status
 	if sts[0].State != "pending" || sts[1].State != "success" || sts[1].TargetURL != first.URL || first.URL == "" ||
 		sts[1].Context != ghhook.StatusContext {
 		t.Fatalf("statuses %+v (preview URL %q)", sts, first.URL)
@@ -274,6 +275,7 @@ func TestPushToDeployPullRequest(t *testing.T) {
 		sts = p.gh.Statuses("alice-gh/site", sha2)
 		return len(sts) == 2 && sts[1].State == "success"
 	})
+	p.hooks.Wait()
 	cs = p.gh.Comments("alice-gh/site", 7)
 	if len(cs) != 1 || cs[0].Edits < 2 || !strings.Contains(cs[0].Body, sha2[:7]) || !strings.Contains(cs[0].Body, "Live") {
 		t.Fatalf("comments after synchronize %+v", cs)
