@@ -232,11 +232,41 @@ func (s *Service) buildPullRequest(ctx context.Context, p *gantry.Project, h *ga
 // status (success linking to the preview, failure linking to the
 // deployment's page) and the pull request's comment. The integrator sets
 // it as the deploy service's Finished hook; it never fails the deployment.
+//
+// The report runs in a goroutine of its own (Wait and Close wait for it;
+// after Close it runs in the caller's): the deploy service calls Finished
+// synchronously, also from Trigger when a new commit supersedes a build,
+// and Trigger is called by this service while it holds the project's lock
+// (a delivery, an approval), so taking that lock here, in the caller's
+// goroutine, would deadlock the project's deliveries for good. It also
+// keeps GitHub's latency off build workers.
 func (s *Service) DeploymentFinished(ctx context.Context, d *gantry.Deployment) {
 	if d == nil || d.ProjectID == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*CallTimeout)
+	dc := *d // the caller keeps its deployment
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.reports.Add(1)
+	}
+	s.mu.Unlock()
+	if closed {
+		// Shutting down (builds ending as the deploy service closes, after
+		// this service): no delivery holds a lock any more; report before
+		// the caller goes on to close the store.
+		s.deploymentFinished(context.WithoutCancel(ctx), &dc)
+		return
+	}
+	go func() {
+		defer s.reports.Done()
+		s.deploymentFinished(context.WithoutCancel(ctx), &dc)
+	}()
+}
+
+// deploymentFinished is DeploymentFinished's report.
+func (s *Service) deploymentFinished(ctx context.Context, d *gantry.Deployment) {
+	ctx, cancel := context.WithTimeout(ctx, 2*CallTimeout)
 	defer cancel()
 	unlock := s.lock(d.ProjectID)
 	defer unlock()

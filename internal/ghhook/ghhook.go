@@ -106,6 +106,7 @@ type Service struct {
 	slots     chan struct{} // one per queued delivery
 	jobs      chan job
 	pending   sync.WaitGroup // queued and running deliveries
+	reports   sync.WaitGroup // running DeploymentFinished reports
 	workers   sync.WaitGroup
 	closeOnce sync.Once
 	mu        sync.Mutex
@@ -155,9 +156,12 @@ func (s *Service) start() {
 	})
 }
 
-// Wait blocks until every queued delivery has been handled (for tests and
-// shutdown).
-func (s *Service) Wait() { s.pending.Wait() }
+// Wait blocks until every queued delivery has been handled and every
+// finished build reported (for tests and shutdown).
+func (s *Service) Wait() {
+	s.pending.Wait()
+	s.reports.Wait()
+}
 
 // Close stops taking deliveries, lets the queued ones finish and stops the
 // workers. It is safe to call more than once.
@@ -169,6 +173,7 @@ func (s *Service) Close() {
 		close(s.jobs)
 		s.mu.Unlock()
 		s.workers.Wait()
+		s.reports.Wait()
 	})
 }
 

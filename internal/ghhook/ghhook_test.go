@@ -32,11 +32,17 @@ type fakeDeployer struct {
 	removed  []string // "pr=N" or "branch=B"
 	err      error
 	block    chan struct{} // when set, Trigger waits for it
+	// during, when set, runs inside Trigger (as the deploy service calls
+	// Finished there for a build the new one supersedes).
+	during func(t gantry.DeployTrigger)
 }
 
 func (f *fakeDeployer) Trigger(_ context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error) {
 	if f.block != nil {
 		<-f.block
+	}
+	if f.during != nil {
+		f.during(t)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -357,6 +363,7 @@ func TestPullRequestPreview(t *testing.T) {
 	// The build ends: success with the preview's URL, the comment edited.
 	preview := "http://site--pr-12.localhost:8080"
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-1", ProjectID: e.project.ID, Status: gantry.DeploymentLive, URL: preview})
+	e.svc.Wait()
 	st = e.gh.Statuses("alice-gh/site", sha)
 	if len(st) != 2 || st[1].State != "success" || st[1].TargetURL != preview {
 		t.Fatalf("statuses %+v", st)
@@ -367,6 +374,7 @@ func TestPullRequestPreview(t *testing.T) {
 	}
 	// A deployment that is not a pull request's current preview says nothing.
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-99", ProjectID: e.project.ID, Status: gantry.DeploymentFailed})
+	e.svc.Wait()
 	if n := len(e.gh.Statuses("alice-gh/site", sha)); n != 2 {
 		t.Fatalf("%d statuses", n)
 	}
@@ -381,6 +389,7 @@ func TestPullRequestPreview(t *testing.T) {
 		t.Fatalf("triggers %+v", tr)
 	}
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-2", ProjectID: e.project.ID, Status: gantry.DeploymentFailed})
+	e.svc.Wait()
 	st = e.gh.Statuses("alice-gh/site", sha2)
 	if len(st) != 2 || st[1].State != "failure" || st[1].TargetURL != e.svc.PublicURL+"/deployments/dep-2" {
 		t.Fatalf("statuses %+v", st)
@@ -403,6 +412,7 @@ func TestPullRequestPreview(t *testing.T) {
 	}
 	// The build stopped by the removal does not overwrite the comment.
 	e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-2", ProjectID: e.project.ID, Status: gantry.DeploymentStopped})
+	e.svc.Wait()
 	if cs = e.gh.Comments("alice-gh/site", 12); !strings.Contains(cs[0].Body, "Removed") {
 		t.Fatalf("comments %+v", cs)
 	}
@@ -559,4 +569,41 @@ func TestPingOnCreate(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no ping")
+}
+
+// TestFinishedDuringTrigger: the deploy service calls Finished from inside
+// Trigger when the new commit supersedes a build in progress, while the
+// delivery being handled holds the project's lock; the report must not
+// wait for that lock in Trigger's goroutine (it deadlocked the project's
+// deliveries), and it is still made once the delivery is done.
+func TestFinishedDuringTrigger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.svc.Register(ctx, e.alice, e.project)
+	e.gh.Push(t, "alice-gh/site", "fix", "Fix", map[string]string{"index.html": "fix"})
+	e.deliver(t, "pull_request", e.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{Number: 4, Action: "opened", HeadBranch: "fix"}))
+	e.dep.during = func(gantry.DeployTrigger) {
+		// dep-1, pull request #4's build, is superseded by the new commit.
+		e.svc.DeploymentFinished(ctx, &gantry.Deployment{ID: "dep-1", ProjectID: e.project.ID, Status: gantry.DeploymentStopped})
+	}
+	e.gh.Push(t, "alice-gh/site", "fix", "Fix again", map[string]string{"index.html": "fix 2"})
+	ds := e.gh.Deliver(t, "alice-gh/site", "pull_request", e.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{Number: 4, Action: "synchronize", HeadBranch: "fix"}))
+	if len(ds) != 1 || ds[0].Status != http.StatusAccepted {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	done := make(chan struct{})
+	go func() { e.svc.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the delivery never finished: Finished called inside Trigger deadlocked")
+	}
+	if tr := e.dep.Triggers(); len(tr) != 2 {
+		t.Fatalf("triggers %+v", tr)
+	}
+	// dep-1 is no longer the pull request's preview: its end says nothing.
+	if cs := e.gh.Comments("alice-gh/site", 4); len(cs) != 1 || strings.Contains(cs[0].Body, "Stopped") {
+		t.Fatalf("comments %+v", cs)
+	}
 }
