@@ -501,26 +501,38 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
 		return nil, gantry.Errorf(gantry.EINVALID, "This deployment never finished building, so there is nothing to restart: deploy the project again")
 	}
-	p, err := s.Store.FindProject(ctx, userID, d.ProjectID)
-	if err != nil {
+	if err := s.bringBack(ctx, userID, d, false, "Deployment restarted: live at "+d.URL, errCannotRestart); err != nil {
 		return nil, err
 	}
+	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
+}
+
+// bringBack makes the stopped deployment d live again from the files it
+// kept, without rebuilding (Restart, and Promote with promoted set): within
+// the plan's live limit, a server app started again from its workspace
+// first (it answers before it takes the subdomain; a client that leaves
+// does not stop it starting). A go-live that lost to another change (a
+// restart, a delete) ends the app this call started and is worded by
+// conflict.
+func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deployment, promoted bool, liveLine string, conflict func(status string) error) error {
+	p, err := s.Store.FindProject(ctx, userID, d.ProjectID)
+	if err != nil {
+		return err
+	}
 	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
-		return nil, err
+		return err
 	}
 	var run *appRun
 	if IsApp(d) {
-		// The app answers before it takes the subdomain; a client that
-		// leaves does not stop it starting.
 		run, err = s.startApp(context.WithoutCancel(ctx), d, nil)
 		if err != nil {
 			if gantry.ErrorCode(err) == gantry.EINTERNAL {
-				s.logger().Error("restart app", "deployment", d.ID, "err", err)
+				s.logger().Error("start app again", "deployment", d.ID, "err", err)
 			}
-			return nil, gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
+			return gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
 		}
 	}
-	if err := s.goLive(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, "Deployment restarted: live at "+d.URL); err != nil {
+	if err := s.goLiveAs(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, liveLine, promoted); err != nil {
 		var te *gantry.TransitionError
 		isTE := errors.As(err, &te)
 		if run != nil && !(isTE && te.Status == gantry.DeploymentLive) {
@@ -528,11 +540,11 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 			s.stopOwnApp(d.ID, run)
 		}
 		if isTE && !te.Pruned {
-			return nil, errCannotRestart(te.Status)
+			return conflict(te.Status)
 		}
-		return nil, err
+		return err
 	}
-	return masked(s.Store.FindDeployment(ctx, userID, d.ID))
+	return nil
 }
 
 func errCannotRestart(status string) error {

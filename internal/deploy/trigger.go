@@ -282,31 +282,10 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
 		return nil, gantry.Errorf(gantry.ECONFLICT, "This deployment never finished building, so it cannot be promoted: redeploy it instead")
 	}
-	p, err := s.Store.FindProject(ctx, userID, d.ProjectID)
-	if err != nil {
-		return nil, err
+	conflict := func(status string) error {
+		return gantry.Errorf(gantry.ECONFLICT, "This deployment is %s now: reload to see its current state", status)
 	}
-	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
-		return nil, err
-	}
-	var run *appRun
-	if IsApp(d) {
-		if run, err = s.startApp(context.WithoutCancel(ctx), d, nil); err != nil {
-			if gantry.ErrorCode(err) == gantry.EINTERNAL {
-				s.logger().Error("promote app", "deployment", d.ID, "err", err)
-			}
-			return nil, gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
-		}
-	}
-	if err := s.goLiveAs(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, "Promoted to production: live at "+d.URL, true); err != nil {
-		var te *gantry.TransitionError
-		isTE := errors.As(err, &te)
-		if run != nil && !(isTE && te.Status == gantry.DeploymentLive) {
-			s.stopOwnApp(d.ID, run)
-		}
-		if isTE && !te.Pruned {
-			return nil, gantry.Errorf(gantry.ECONFLICT, "This deployment is %s now: reload to see its current state", te.Status)
-		}
+	if err := s.bringBack(ctx, userID, d, true, "Promoted to production: live at "+d.URL, conflict); err != nil {
 		return nil, err
 	}
 	d.Environment = d.Environment.Masked()
