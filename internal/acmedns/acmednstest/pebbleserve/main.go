@@ -18,52 +18,20 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/signal"
 	"syscall"
-	"testing"
 
 	"github.com/gantryhq/gantry/internal/acmedns/acmednstest"
+	"github.com/gantryhq/gantry/internal/processtb"
 )
-
-// processTB is the slice of testing.TB that acmednstest uses, for a
-// long-running process: failures end it, clean-ups run at exit.
-type processTB struct {
-	testing.TB // not set: any other method panics
-	cleanups   []func()
-}
-
-func (p *processTB) Helper()                           {}
-func (p *processTB) Cleanup(f func())                  { p.cleanups = append(p.cleanups, f) }
-func (p *processTB) Failed() bool                      { return false }
-func (p *processTB) Fatal(args ...any)                 { p.close(); log.Fatal(args...) }
-func (p *processTB) Fatalf(format string, args ...any) { p.close(); log.Fatalf(format, args...) }
-func (p *processTB) Logf(format string, args ...any)   { log.Printf(format, args...) }
-func (p *processTB) Name() string                      { return "pebbleserve" }
-
-func (p *processTB) TempDir() string {
-	dir, err := os.MkdirTemp("", "pebbleserve-")
-	if err != nil {
-		p.Fatal(err)
-	}
-	p.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func (p *processTB) close() {
-	for i := len(p.cleanups) - 1; i >= 0; i-- {
-		p.cleanups[i]()
-	}
-	p.cleanups = nil
-}
 
 func main() {
 	httpPort := flag.Int("http-port", 8080, "port of gantry serve's plain HTTP listener (HTTP-01 validations go there)")
 	zone := flag.String("zone", "apps.test", "the live domain: DNS-01 zone lookups find it")
 	rootFile := flag.String("root", "", "write the root of the certificates pebble issues here (PEM)")
 	flag.Parse()
-	tb := &processTB{}
+	tb := processtb.New("pebbleserve")
 	ca := acmednstest.Start(tb, acmednstest.Options{HTTPPort: *httpPort})
 	dns := ca.DNSServer(tb, *zone)
 	if *rootFile != "" {
@@ -78,5 +46,5 @@ func main() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	<-stop
-	tb.close()
+	tb.Close()
 }

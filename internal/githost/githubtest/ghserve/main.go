@@ -17,52 +17,19 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/signal"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/processtb"
 )
-
-// processTB is the slice of testing.TB that githubtest and gittest use,
-// for a long-running process: failures end it, clean-ups run at exit.
-type processTB struct {
-	testing.TB // not set: any other method panics
-	cleanups   []func()
-}
-
-func (p *processTB) Helper()                           {}
-func (p *processTB) Cleanup(f func())                  { p.cleanups = append(p.cleanups, f) }
-func (p *processTB) Fatal(args ...any)                 { p.close(); log.Fatal(args...) }
-func (p *processTB) Fatalf(format string, args ...any) { p.close(); log.Fatalf(format, args...) }
-func (p *processTB) Skip(args ...any)                  { p.close(); log.Fatal(args...) }
-func (p *processTB) Logf(format string, args ...any)   { log.Printf(format, args...) }
-func (p *processTB) Errorf(format string, args ...any) { log.Printf(format, args...) }
-func (p *processTB) Name() string                      { return "ghserve" }
-
-func (p *processTB) TempDir() string {
-	dir, err := os.MkdirTemp("", "ghserve-")
-	if err != nil {
-		p.Fatal(err)
-	}
-	p.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func (p *processTB) close() {
-	for i := len(p.cleanups) - 1; i >= 0; i-- {
-		p.cleanups[i]()
-	}
-	p.cleanups = nil
-}
 
 func main() {
 	login := flag.String("user", "maya-chen", "login of the fake account that consents")
 	flag.Parse()
-	tb := &processTB{}
+	tb := processtb.New("ghserve")
 	s := githubtest.NewServer(tb)
 	s.AddUser(*login)
 	now := time.Now().UTC().Truncate(time.Second)
@@ -92,5 +59,5 @@ func main() {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	<-stop
-	tb.close()
+	tb.Close()
 }
