@@ -16,7 +16,7 @@ import {
   uniqueUser,
 } from './lib/harness.mjs'
 import { DISCOVER_SCREENS } from './lib/discover-screens.mjs'
-import { DOMAIN_SCREENS } from './lib/domain-screens.mjs'
+import { DOMAIN_SCREENS, stopDomainScreens } from './lib/domain-screens.mjs'
 import { NOTIFICATION_SCREENS } from './lib/notification-screens.mjs'
 import { PROJECT_SCREENS } from './lib/project-screens.mjs'
 // Issue 14's screens with made-up answers until the server has them (delete with the file).
@@ -293,6 +293,7 @@ export async function takeScreenshots({ browser, baseURL, apiURL, filter = '' })
       }
     }
   }
+  await stopDomainScreens()
   return count
 }
 

@@ -153,7 +153,7 @@ async function showInDiscover({ newPage }, site, visitor) {
   await toggle.click()
   assert.equal((await hidden).status(), 200)
   await owner.getByText('Your app is no longer listed in Discover').waitFor()
-  await owner.locator('[role="switch"][aria-checked="false"]').waitFor()
+  await owner.getByRole('switch', { name: 'Show in Discover', checked: false }).waitFor()
 
   // The visitor no longer finds it, by search or on the landing page.
   await visitor.goto(search)
@@ -168,10 +168,10 @@ async function showInDiscover({ newPage }, site, visitor) {
 
   // The page remembers the choice.
   await owner.reload()
-  await owner.locator('[role="switch"][aria-checked="false"]').waitFor()
+  await owner.getByRole('switch', { name: 'Show in Discover', checked: false }).waitFor()
   await owner.getByRole('switch', { name: 'Show in Discover' }).click()
   await owner.getByText('Your app is now listed in Discover').waitFor()
-  await owner.locator('[role="switch"][aria-checked="true"]').waitFor()
+  await owner.getByRole('switch', { name: 'Show in Discover', checked: true }).waitFor()
 
   await visitor.goto(search)
   await visitor.getByTestId('app-card').filter({ hasText: site.name }).waitFor()

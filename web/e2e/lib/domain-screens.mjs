@@ -9,6 +9,13 @@ import { startGitHost, staticSite } from './githost.mjs'
 let gitHost
 let made // token → project id
 
+/** Stops the git host the Domains screens started, if they did (takeScreenshots calls it at its end). */
+export async function stopDomainScreens() {
+  await gitHost?.stop()
+  gitHost = undefined
+  made = undefined
+}
+
 async function api(page, method, pathname, body) {
   const token = await page.evaluate(() => localStorage.getItem('token'))
   const res = await page.request.fetch(pathname, {
@@ -25,7 +32,6 @@ async function api(page, method, pathname, body) {
 async function projectWithDomain(page) {
   if (made) return made
   gitHost ??= await startGitHost()
-  process.once('beforeExit', () => gitHost?.stop())
   const url = await gitHost.addRepo('maya-chen/portfolio', staticSite('domains', 'Maya Chen'))
   const { project } = await api(page, 'POST', '/api/projects/public', {
     repository: { url },

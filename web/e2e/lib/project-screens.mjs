@@ -336,7 +336,14 @@ export const PROJECT_SCREENS = [
     path: '/projects',
     auth: true,
     ready: heading('My Projects'),
-    act: (page) => page.getByText('No projects yet').waitFor(),
+    // The screenshot user has a real project once the Domains screens made one.
+    act: async (page) => {
+      await page.route('**/api/projects', (route) =>
+        route.fulfill({ json: { success: true, data: { projects: [] } } }),
+      )
+      await page.reload()
+      await page.getByText('No projects yet').waitFor()
+    },
   },
   {
     name: 'project-detail',
