@@ -112,8 +112,10 @@ func (s *Service) prune(ctx context.Context, projectID string) {
 		return
 	}
 	for _, d := range ds {
-		s.removeFiles(d.ID)
+		// The line first: it is stored once the files are gone for good
+		// (marked pruned above), so whoever sees them gone finds it.
 		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, MsgPrunedLine)
+		s.removeFiles(d.ID)
 	}
 }
 
