@@ -365,7 +365,7 @@ func TestBuildFails(t *testing.T) {
 func TestBuildTimesOut(t *testing.T) {
 	e := newEnv(t)
 	job := e.job(t, "slow", nodeRepo(``))
-	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 1000 & sleep 1000", OutputDirectory: "dist"}
+	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 4301 & sleep 4301", OutputDirectory: "dist"}
 	job.Timeout = 3 * time.Second
 	start := time.Now()
 	_, l, err := e.run(t, job)
@@ -387,7 +387,7 @@ func TestBuildRunsOutOfMemory(t *testing.T) {
 func TestCancelStopsBuild(t *testing.T) {
 	e := newEnv(t)
 	job := e.job(t, "stopped", nodeRepo(``))
-	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 1000", OutputDirectory: "dist"}
+	job.Project = gantry.BuildConfig{BuildCommand: "echo started; sleep 4302", OutputDirectory: "dist"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := &logs{}

@@ -30,10 +30,11 @@ const runsFolder = "gantry"
 // itself runs in, never at a hierarchy's root.
 type cgroup struct {
 	v2      bool
-	mem     string // folder holding the memory controller's files
-	pids    string // folder holding the pids controller's files (== mem on v2)
-	cpu     string // folder holding the cpu controller's files (== mem on v2)
-	cpuacct string // v1: the cpuacct controller's folder; == cpu when co-mounted with it, "" when not mounted
+	mem     string    // folder holding the memory controller's files
+	pids    string    // folder holding the pids controller's files (== mem on v2)
+	cpu     string    // folder holding the cpu controller's files (== mem on v2)
+	cpuacct string    // v1: the cpuacct controller's folder; == cpu when co-mounted with it, "" when not mounted
+	oom     *oomGuard // v1 with a memory limit: kills in place of the kernel's OOM killer (nil: the kernel's)
 }
 
 // dirs lists the cgroup's distinct folders.
@@ -261,18 +262,23 @@ func newCgroup(root, name string, l Limits) (*cgroup, error) {
 		cg.destroy()
 		return nil, err
 	}
+	if l.Memory > 0 {
+		_ = cg.guardOOM() // failing, the kernel's OOM killer stays on
+	}
 	return cg, nil
 }
 
 // limit writes l's memory, pids and CPU limits into the cgroup's files.
 func (c *cgroup) limit(l Limits) error {
 	var files [][3]string // folder, file, value; the ones marked optional may be missing
-	optional := map[string]bool{"memory.swap.max": true, "memory.memsw.limit_in_bytes": true}
+	optional := map[string]bool{"memory.swap.max": true, "memory.memsw.limit_in_bytes": true, "memory.oom.group": true}
 	if l.Memory > 0 {
 		m := strconv.FormatInt(l.Memory, 10)
 		if c.v2 {
 			// memory.swap.max is absent without swap accounting.
-			files = append(files, [3]string{c.mem, "memory.max", m}, [3]string{c.mem, "memory.swap.max", "0"})
+			// memory.oom.group: an OOM kill ends the whole run (see oomGuard).
+			files = append(files, [3]string{c.mem, "memory.max", m}, [3]string{c.mem, "memory.swap.max", "0"},
+				[3]string{c.mem, "memory.oom.group", "1"})
 		} else {
 			// Memory+swap, where swap accounting exists, so the limit
 			// cannot be dodged by swapping.
@@ -369,10 +375,13 @@ func (c *cgroup) add(pid int) error {
 	return nil
 }
 
-// oomKilled reports whether the kernel's OOM killer ended a process of the
-// cgroup. On v1 kernels without the oom_kill counter it falls back to "the
+// oomKilled reports whether the run's OOM guard or the kernel's OOM killer
+// ended a process of the cgroup. On v1 kernels without the oom_kill counter it falls back to "the
 // limit was hit and the run died of SIGKILL" (exit 137).
 func (c *cgroup) oomKilled(exitCode int) bool {
+	if c.oom != nil && c.oom.kills.Load() > 0 {
+		return true
+	}
 	if c.v2 {
 		return counter(filepath.Join(c.mem, "memory.events"), "oom_kill") > 0
 	}
@@ -432,6 +441,9 @@ func (c *cgroup) procs() []int {
 // retrying for up to 5 s while killed processes are being reaped.
 func (c *cgroup) destroy() error {
 	c.kill()
+	if c.oom != nil {
+		c.oom.stop()
+	}
 	var last error
 	for _, d := range c.dirs() {
 		deadline := time.Now().Add(5 * time.Second)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,4 +177,73 @@ func unavailable(t *testing.T, why string) {
 		t.Skip(why)
 	}
 	t.Fatalf("%s (set GANTRY_TEST_SKIP_SANDBOX=1 to skip)", why)
+}
+
+// On v1 a run that allocates past its memory limit is ended by the run's
+// OOM guard, not by the kernel's OOM killer (whose reaper and console line
+// no cgroup pays for): the kernel's oom_kill counter stays at 0, and the
+// whole run ends — the allocating process and the small one beside it
+// die of SIGKILL — and counts as out of memory.
+func TestOOMGuardEndsTheRunInPlaceOfTheKernel(t *testing.T) {
+	if os.Geteuid() != 0 {
+		unavailable(t, "needs root")
+	}
+	parents, err := cgroupParents("/sys/fs/cgroup", true)
+	if err != nil {
+		unavailable(t, "no usable cgroups here: "+err.Error())
+	}
+	if parents.v2 {
+		t.Skip("cgroup v2 has no oom_kill_disable: the kernel's OOM killer acts")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	cg, err := newCgroup("/sys/fs/cgroup", cgroupName(), Limits{Memory: 96 << 20, Pids: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.destroy()
+	if cg.oom == nil {
+		t.Fatal("no OOM guard on a v1 cgroup with a memory limit")
+	}
+	start := func(args ...string) (*exec.Cmd, chan error) {
+		cmd := exec.Command(args[0], args[1:]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		t.Cleanup(func() { cmd.Process.Kill() })
+		return cmd, done
+	}
+	_, bystanderDone := start("sleep", "7776") // a duration no other test looks for
+	// The hog waits a moment so that it is in the cgroup before it allocates.
+	hog, hogDone := start(node, "-e", `setTimeout(() => { const a = []; for (;;) a.push(Buffer.alloc(8 << 20, 1)) }, 300)`)
+	select {
+	case err := <-hogDone:
+		if ws, ok := hog.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("the hog ended with %v, want SIGKILL", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hog was not killed within 30 s")
+	}
+	if n := counter(filepath.Join(cg.mem, "memory.oom_control"), "oom_kill"); n > 0 {
+		t.Errorf("the kernel's OOM killer killed %d processes, want the guard to", n)
+	}
+	if got := cg.oom.kills.Load(); got != 1 {
+		t.Errorf("the guard killed %d processes, want 1", got)
+	}
+	if !cg.oomKilled(137) {
+		t.Error("the run does not count as out of memory")
+	}
+	select {
+	case <-bystanderDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the small process beside the hog lives on: the run did not end as a whole")
+	}
 }

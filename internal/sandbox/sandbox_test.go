@@ -274,7 +274,7 @@ func TestPidsLimit(t *testing.T) {
 	ws := workspace(t, s, platformDir(t), "a")
 	start := time.Now()
 	c, _, err := run(t, s, ws, sandbox.Limits{Pids: 32},
-		`i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; wait`)
+		`i=0; while [ $i -lt 200 ]; do sleep 3107 & i=$((i+1)); done; wait`)
 	var pe *sandbox.PidsError
 	if !errors.As(err, &pe) || pe.Limit != 32 {
 		t.Fatalf("got %v, want a PidsError with limit 32\n%s", err, c)
@@ -282,7 +282,7 @@ func TestPidsLimit(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("took %v, want the run to end soon after the fork failure", d)
 	}
-	if got := processesMatching(t, "sleep 30"); len(got) > 0 {
+	if got := processesMatching(t, "sleep 3107"); len(got) > 0 {
 		t.Errorf("processes left: %v", got)
 	}
 }
@@ -381,14 +381,14 @@ func TestModeNone(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 	start := time.Now()
-	_, _, err = run(t, s, ws, sandbox.Limits{Timeout: 500 * time.Millisecond}, `sleep 3001 & sleep 3000`)
+	_, _, err = run(t, s, ws, sandbox.Limits{Timeout: 500 * time.Millisecond}, `sleep 3201 & sleep 3200`)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want a timeout", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if got := processesMatching(t, "sleep 300"); len(got) > 0 {
+	if got := processesMatching(t, "sleep 320"); len(got) > 0 {
 		t.Errorf("processes left: %v", got)
 	}
 }
