@@ -22,7 +22,8 @@
 //   - 300 MB of logs: a build printing 300 MB of 100-byte lines, again
 //     and again;
 //   - memory hog: a live app whose second process allocates past the app's
-//     memory limit, is killed by the kernel and starts again, without end.
+//     memory limit: the whole app is ended (see the sandbox's oomGuard),
+//     counts a crash and is started again after its backoff.
 //
 // Targets: under each attack the bystander keeps at least 75% of its quiet
 // requests per second and at most twice its quiet p99. Quiet loads come

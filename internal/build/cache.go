@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -147,6 +148,54 @@ func lockKey(ws string, e CacheEntry) string {
 	return ""
 }
 
+// keyFile names the file the keyed entry name was keyed on
+// ("package-lock.json", or "package.json" without a lockfile).
+func (r *run) keyFile(name string) string {
+	file, _, _ := strings.Cut(r.keys[name], ":")
+	return file
+}
+
+// nodeIdentity names the Node.js builds run (the first node on the
+// sandbox's PATH) by its size and modification time: it changes when the
+// platform's Node is upgraded. "" when there is none.
+var nodeIdentity = sync.OnceValue(func() string {
+	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+		if fi, err := os.Stat(filepath.Join(dir, "node")); err == nil && fi.Mode().IsRegular() {
+			return fmt.Sprintf("node:%d:%d", fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return ""
+})
+
+// installScripts returns the install-time scripts (preinstall, install,
+// postinstall, prepare, …) the package.json at the root of ws defines:
+// npm install runs them, so it is not skipped when there are any.
+func installScripts(ws string) []string {
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	f, err := root.Open("package.json")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var pkg struct {
+		Scripts map[string]any `json:"scripts"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&pkg); err != nil {
+		return []string{"(package.json unreadable)"} // let npm say what is wrong
+	}
+	var out []string
+	for _, name := range []string{"preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare", "dependencies"} {
+		if _, ok := pkg.Scripts[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // cacheRoot returns the folder of the volume an entry lives under.
 func (r *run) cacheRoot(e CacheEntry) string {
 	if e.Tmp {
@@ -186,6 +235,11 @@ func (r *run) restoreCache() (nodeModules bool) {
 	for _, e := range CacheEntries {
 		if len(e.Lockfiles) > 0 {
 			r.keys[e.Name] = lockKey(r.vol.Workspace, e)
+			if k := r.keys[e.Name]; k != "" && e.Name == "node_modules" {
+				// Native modules are built for one Node: a new one
+				// (the platform upgraded) installs afresh.
+				r.keys[e.Name] = k + "+" + nodeIdentity()
+			}
 		}
 	}
 	m := readManifest(dir)
@@ -202,10 +256,12 @@ func (r *run) restoreCache() (nodeModules bool) {
 	// package managers' stores stay where they are.
 	// (Keyed by package.json alone, npm still asks for the packages'
 	// metadata, which its cache answers: then it is restored.)
+	// When the install is skipped (see run.skippable) nothing asks: the
+	// stores are not needed either.
 	modules := false
 	for _, e := range CacheEntries {
 		if rec, ok := m.Entries[e.Name]; ok && e.Name == "node_modules" && r.keys[e.Name] != "" && r.keys[e.Name] == rec.Key &&
-			!strings.HasPrefix(rec.Key, "package.json:") {
+			(r.skippable || !strings.HasPrefix(rec.Key, "package.json:")) {
 			modules = true
 		}
 	}

@@ -99,15 +99,17 @@ func TestBuildCache(t *testing.T) {
 		t.Errorf("cache folder: %v %v", fi.Mode(), err)
 	}
 
-	// An unchanged redeploy restores node_modules (npm ci would remove it:
-	// npm install runs instead) and the framework's cache.
+	// An unchanged redeploy restores node_modules and the framework's
+	// cache; with no install scripts in package.json, the install would
+	// change nothing and is skipped.
 	res, l = build1("second", "", false)
 	restored := cacheLine(l, "Restored build cache: ")
 	if !strings.Contains(restored, "node_modules (") || !strings.Contains(restored, "lockfile unchanged") || !strings.Contains(restored, ".next/cache (") {
 		t.Errorf("got restore line %q\nlog:\n%s", restored, l)
 	}
-	if !l.has(gantry.LevelInfo, "Installing dependencies: npm install --prefer-offline") {
-		t.Errorf("npm ci ran over a restored node_modules\nlog:\n%s", l)
+	if !l.has(gantry.LevelInfo, "Dependencies up to date: node_modules restored for the unchanged package-lock.json, so the install is skipped") ||
+		cacheLine(l, "Installing dependencies") != "" {
+		t.Errorf("the install was not skipped over a restored node_modules\nlog:\n%s", l)
 	}
 	if got := page(t, res); got != "build 2 vite-cached" {
 		t.Errorf("second build wrote %q, want the caches restored", got)
@@ -143,12 +145,16 @@ func TestBuildCache(t *testing.T) {
 }
 
 // Without a lockfile node_modules is keyed by package.json as the
-// repository has it, not by the lockfile npm install writes.
+// repository has it, not by the lockfile npm install writes. The project
+// has a postinstall script: the install is not skipped (npm install runs
+// over the restored node_modules, and runs the script).
 func TestBuildCacheWithoutLockfile(t *testing.T) {
 	e := newEnv(t)
 	cacheDir := filepath.Join(e.data, "caches", "project-3")
 	files := cacheRepo("")
 	delete(files, "package-lock.json")
+	files["package.json"] = `{"name":"t","version":"1.0.0","private":true,"scripts":{"build":"node build.js","postinstall":"echo postinstall ran"},
+  "dependencies":{"local-lib":"file:./local-lib"}}`
 	for i, id := range []string{"one", "two"} {
 		job := e.job(t, id, files)
 		job.Project = gantry.BuildConfig{InstallCommand: "npm install", BuildCommand: "npm run build", OutputDirectory: "dist"}
@@ -163,6 +169,9 @@ func TestBuildCacheWithoutLockfile(t *testing.T) {
 			}
 			if got := page(t, res); got != "build 2 vite-cached" {
 				t.Errorf("second build wrote %q", got)
+			}
+			if !l.has(gantry.LevelInfo, "Installing dependencies: npm install --prefer-offline") || !l.has(gantry.LevelInfo, "postinstall ran") {
+				t.Errorf("the install, with its postinstall script, did not run\nlog:\n%s", l)
 			}
 		}
 	}

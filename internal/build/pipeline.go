@@ -245,6 +245,9 @@ type run struct {
 	restored map[string]bool   // the cache entries restored
 	keys     map[string]string // the keyed cache entries' keys, from the repository as cloned
 	kept     map[string]bool   // the cache entries neither restored nor to be saved (stores, with node_modules)
+	// skippable: the install is npm's and the project has no install
+	// scripts, so a node_modules restored for its key makes it needless.
+	skippable bool
 }
 
 func (r *run) steps() (*Result, error) {
@@ -325,12 +328,23 @@ func (r *run) steps() (*Result, error) {
 
 	// Restore the caches, install and build.
 	install := cfg.InstallCommand
-	if r.restoreCache() && (install == "npm ci" || install == "npm install") {
-		// npm ci starts by removing node_modules: with the one the cache
-		// restored for this very lockfile (or package.json), npm install
-		// has nothing to do, and takes the registry's answers from npm's
-		// restored cache rather than asking again.
-		install = "npm install --prefer-offline"
+	npm := install == "npm ci" || install == "npm install"
+	scripts := installScripts(ws)
+	r.skippable = npm && len(scripts) == 0
+	if r.restoreCache() && npm {
+		if r.skippable {
+			// node_modules is the one an install of this very lockfile (or
+			// package.json) made, with this Node: an install would change
+			// nothing, and the project has no install scripts to run.
+			r.log.step(gantry.LevelInfo, "Dependencies up to date: node_modules restored for the unchanged "+r.keyFile("node_modules")+", so the install is skipped")
+			install = ""
+		} else {
+			// npm ci starts by removing node_modules: with the one the
+			// cache restored, npm install has nothing to fetch, and takes
+			// the registry's answers from npm's restored cache rather than
+			// asking again; it runs the project's install scripts.
+			install = "npm install --prefer-offline"
+		}
 	}
 	if install != "" {
 		if err := r.install(install); err != nil {
