@@ -455,6 +455,7 @@ type lconn struct {
 
 	// The answer being written: iovecs, then size bytes of file from off.
 	out       [][]byte
+	outv      [2][]byte // out's own array, which out starts again from once written (a header and a body need no allocation)
 	hdr       []byte    // the header buffer out[0] may point into (reused)
 	src       *openFile // the file to sendfile from, or nil
 	up        *upConn   // the app connection answering c's request, or nil
@@ -607,7 +608,9 @@ func (lp *evloop) flush(c *lconn) bool {
 		c.active = lp.now
 		c.out = advance(c.out, n)
 	}
-	c.out = c.out[:0]
+	// advance moved out along its array: start again from the beginning.
+	c.outv = [2][]byte{}
+	c.out = c.outv[:0]
 	for c.src != nil && c.size > 0 {
 		n, err := rawSendfile(c.fd, c.src.fd, &c.off, int(min(c.size, 1<<30)))
 		if err != nil && !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
