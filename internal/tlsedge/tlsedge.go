@@ -36,6 +36,7 @@ import (
 
 	"github.com/caddyserver/certmagic"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/time/rate"
 
 	"github.com/gantryhq/gantry/internal/acmedns"
@@ -456,13 +457,25 @@ func WithHSTS(host string, next http.Handler) http.Handler {
 // StorageDir returns the certificate folder under dataDir.
 func StorageDir(dataDir string) string { return filepath.Join(dataDir, "certs") }
 
-// zapLogger is certmagic's logger: off, unless Config.Debug (certmagic's
-// own account of every step, on stderr, to diagnose a CA or DNS provider).
+// zapLogger is certmagic's logger: its errors (a certificate it could not
+// obtain or renew, and why) go to Config.Logger as "certmagic" lines;
+// with Config.Debug, certmagic's own account of every step goes to stderr,
+// to diagnose a CA or DNS provider.
 func (m *Manager) zapLogger() *zap.Logger {
 	if m.cfg.Debug {
 		if l, err := zap.NewDevelopment(); err == nil {
 			return l
 		}
 	}
-	return zap.NewNop()
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "" // slog stamps the line
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(slogWriter{m.logger}), zapcore.ErrorLevel))
+}
+
+// slogWriter logs each line zap writes as an error of l.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Error("certmagic", "detail", strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -64,6 +65,16 @@ func startACME(t *testing.T, validity time.Duration, tune func(*tlsedge.Config))
 			return errors.New("not a verified domain")
 		},
 	}
+	// What certmagic logs (an obtain that failed and waits to try again),
+	// shown when the test fails: its goroutines may still log after the
+	// test, so into a buffer rather than t.Log.
+	logs := &lockedBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("tlsedge log (tail):\n%s", logs.tail(6000))
+		}
+	})
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -79,6 +90,26 @@ func startACME(t *testing.T, validity time.Duration, tune func(*tlsedge.Config))
 	t.Cleanup(func() { m.Close() })
 	s.roots = ca.IssuerRoots(t)
 	return s, ca, dns
+}
+
+// lockedBuffer is an io.Writer for loggers of several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+// tail returns the last n bytes written, at most.
+func (l *lockedBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b[max(len(l.b)-n, 0):])
 }
 
 // serve runs the two listeners: HTTPS answers "site <host>".
