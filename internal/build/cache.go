@@ -159,7 +159,7 @@ func (r *run) keyFile(name string) string {
 // sandbox's PATH) by its size and modification time: it changes when the
 // platform's Node is upgraded. "" when there is none.
 var nodeIdentity = sync.OnceValue(func() string {
-	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+	for _, dir := range strings.Split(sandbox.Path, ":") {
 		if fi, err := os.Stat(filepath.Join(dir, "node")); err == nil && fi.Mode().IsRegular() {
 			return fmt.Sprintf("node:%d:%d", fi.Size(), fi.ModTime().UnixNano())
 		}
@@ -167,33 +167,25 @@ var nodeIdentity = sync.OnceValue(func() string {
 	return ""
 })
 
-// installScripts returns the install-time scripts (preinstall, install,
-// postinstall, prepare, …) the package.json at the root of ws defines:
-// npm install runs them, so it is not skipped when there are any.
-func installScripts(ws string) []string {
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		return nil
-	}
-	defer root.Close()
-	f, err := root.Open("package.json")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
+// hasInstallScripts reports whether the package.json at the root of ws
+// defines install-time scripts (preinstall, install, postinstall,
+// prepare, …), which npm install runs, so it is not skipped; an
+// unreadable package.json counts as having some (npm says what is wrong).
+func hasInstallScripts(ws string) bool {
 	var pkg struct {
 		Scripts map[string]any `json:"scripts"`
 	}
-	if err := json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&pkg); err != nil {
-		return []string{"(package.json unreadable)"} // let npm say what is wrong
+	if err := readPackage(ws, &pkg); errors.Is(err, fs.ErrNotExist) {
+		return false
+	} else if err != nil {
+		return true
 	}
-	var out []string
 	for _, name := range []string{"preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare", "dependencies"} {
 		if _, ok := pkg.Scripts[name]; ok {
-			out = append(out, name)
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // cacheRoot returns the folder of the volume an entry lives under.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -378,7 +379,19 @@ func readPackage(ws string, v any) error {
 	if ws == "" {
 		return fs.ErrNotExist
 	}
-	b, err := os.ReadFile(filepath.Join(ws, "package.json"))
+	// Through an os.Root: a symlinked package.json cannot lead outside
+	// the workspace.
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	f, err := root.Open("package.json")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
 	if err != nil {
 		return err
 	}

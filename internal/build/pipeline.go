@@ -329,8 +329,7 @@ func (r *run) steps() (*Result, error) {
 	// Restore the caches, install and build.
 	install := cfg.InstallCommand
 	npm := install == "npm ci" || install == "npm install"
-	scripts := installScripts(ws)
-	r.skippable = npm && len(scripts) == 0
+	r.skippable = npm && !hasInstallScripts(ws)
 	if r.restoreCache() && npm {
 		if r.skippable {
 			// node_modules is the one an install of this very lockfile (or

@@ -71,13 +71,7 @@ func TestDedupEnv(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
-	if os.Geteuid() != 0 {
-		unavailable(t, "needs root")
-	}
-	parents, err := cgroupParents("/sys/fs/cgroup", true)
-	if err != nil {
-		unavailable(t, "no usable cgroups here: "+err.Error())
-	}
+	parents := runsParents(t)
 	stale := filepath.Join(parents.mem, "gantry-stale-test")
 	other := filepath.Join(parents.mem, "not-ours-test")
 	for _, d := range []string{stale, other} {
@@ -99,13 +93,7 @@ func TestSweep(t *testing.T) {
 }
 
 func TestSweepKeepsLivingOwners(t *testing.T) {
-	if os.Geteuid() != 0 {
-		unavailable(t, "needs root")
-	}
-	parents, err := cgroupParents("/sys/fs/cgroup", true)
-	if err != nil {
-		unavailable(t, "no usable cgroups here: "+err.Error())
-	}
+	parents := runsParents(t)
 	mine := filepath.Join(parents.mem, cgroupName()) // this process lives: another run is being set up
 	if err := os.Mkdir(mine, 0o755); err != nil {
 		t.Fatal(err)
@@ -131,12 +119,7 @@ func TestSweepKeepsLivingOwners(t *testing.T) {
 // A run left behind by a platform process that died mid-build still has a
 // process in its cgroup: Sweep kills it and removes the cgroup.
 func TestSweepKillsLeftovers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		unavailable(t, "needs root")
-	}
-	if _, err := cgroupParents("/sys/fs/cgroup", true); err != nil {
-		unavailable(t, "no usable cgroups here: "+err.Error())
-	}
+	runsParents(t)
 	// A cgroup named after a pid that cannot be running, holding a sleeper.
 	cg, err := newCgroup("/sys/fs/cgroup", "gantry-99999998-0123456789abcdef", Limits{Memory: -1, Pids: -1})
 	if err != nil {
@@ -185,13 +168,7 @@ func unavailable(t *testing.T, why string) {
 // whole run ends — the allocating process and the small one beside it
 // die of SIGKILL — and counts as out of memory.
 func TestOOMGuardEndsTheRunInPlaceOfTheKernel(t *testing.T) {
-	if os.Geteuid() != 0 {
-		unavailable(t, "needs root")
-	}
-	parents, err := cgroupParents("/sys/fs/cgroup", true)
-	if err != nil {
-		unavailable(t, "no usable cgroups here: "+err.Error())
-	}
+	parents := runsParents(t)
 	if parents.v2 {
 		t.Skip("cgroup v2 has no oom_kill_disable: the kernel's OOM killer acts")
 	}
@@ -246,4 +223,18 @@ func TestOOMGuardEndsTheRunInPlaceOfTheKernel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the small process beside the hog lives on: the run did not end as a whole")
 	}
+}
+
+// runsParents returns the folders runs' cgroups are made under (made when
+// missing), or ends the test as unavailable without root or cgroups.
+func runsParents(t *testing.T) *cgroup {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		unavailable(t, "needs root")
+	}
+	parents, err := cgroupParents("/sys/fs/cgroup", true)
+	if err != nil {
+		unavailable(t, "no usable cgroups here: "+err.Error())
+	}
+	return parents
 }

@@ -29,7 +29,7 @@ import (
 // Paths inside the sandbox.
 const (
 	workspaceDir = "/workspace"
-	sandboxPath  = "/usr/local/bin:/usr/bin:/bin"
+	sandboxPath  = Path
 )
 
 // gateScript returns the shell script that holds the command until the

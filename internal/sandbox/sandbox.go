@@ -168,6 +168,10 @@ type Limits struct {
 	Nice int
 }
 
+// Path is the PATH runs get: the host's programs (node, npm, python, git)
+// are found in these folders, in this order.
+const Path = "/usr/local/bin:/usr/bin:/bin"
+
 // DefaultLimits are the limits used for every zero field of Limits.
 var DefaultLimits = Limits{
 	Timeout:     10 * time.Minute,
