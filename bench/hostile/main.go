@@ -109,6 +109,9 @@ func main() {
 	if os.Geteuid() != 0 {
 		load.Fatalf("hostile: run as root: the sandbox needs it")
 	}
+	if w := load.Quiet(); w != "" {
+		fmt.Fprintf(os.Stderr, "hostile: warning: %s\n", w)
+	}
 	for _, tool := range []string{"wrk", "git", "node", *bin} {
 		if _, err := exec.LookPath(tool); err != nil && !strings.Contains(tool, "/") {
 			load.Fatalf("hostile: %s is not installed (make bench installs wrk)", tool)
@@ -525,13 +528,13 @@ func (g *gantry) runsCPU() map[string]time.Duration {
 	return m
 }
 
-// diff is the CPU time the cgroups present at both readings used between them.
+// diff is the CPU time the cgroups used between the two readings: all of
+// it for a cgroup made in between (an app started again after a crash),
+// none for one removed in between (whose figure went with it).
 func diff(a, b map[string]time.Duration) time.Duration {
 	var d time.Duration
 	for k, v := range b {
-		if u, ok := a[k]; ok {
-			d += v - u
-		}
+		d += v - a[k]
 	}
 	return d
 }

@@ -68,6 +68,9 @@ func main() {
 	if os.Geteuid() != 0 {
 		load.Fatalf("sleepbench: run as root: the sandbox needs it")
 	}
+	if w := load.Quiet(); w != "" {
+		fmt.Fprintf(os.Stderr, "sleepbench: warning: %s\n", w)
+	}
 	for _, tool := range []string{"wrk", "git", "node"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			load.Fatalf("sleepbench: %s is not installed (make bench installs wrk)", tool)

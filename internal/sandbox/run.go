@@ -110,6 +110,7 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 
 	var cg *cgroup
 	if bwrap {
+		WarmRuntimes() // node's pages stay the platform's, out of the run's reclaim
 		cg, err = newCgroup(s.cgroupRoot, cgroupName(), l)
 		if err != nil {
 			return res, fmt.Errorf("sandbox: %w", err)
