@@ -425,6 +425,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		}
 	}
 	logger.Info("stopped")
+	api.FlushLog(logger.Handler())
 	return nil
 }
 
