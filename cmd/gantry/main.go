@@ -375,7 +375,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			IsLive:            srv.IsLiveHost,
 			Log:               api.WriteRequestLine,
 			NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
-			LogOutput:         m.Stderr,
+			LogOutput:         api.RequestLogWriter(logger.Handler(), m.Stderr), // the loops never wait for the disk
 			Errorf:            func(format string, args ...any) { logger.Error(fmt.Sprintf(format, args...)) },
 			ClientIP:          srv.ClientIP,
 			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,

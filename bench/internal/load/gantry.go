@@ -100,9 +100,10 @@ func startGantry(site edge.Site, logFile string, loops bool, addr string) string
 	if logFile != "" {
 		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		Must(err)
-		AtExit(func() { f.Close() })
-		srv.Logger = slog.New(api.NewTextHandler(f, nil))
-		logOut = f
+		h := api.NewTextHandler(f, nil)
+		AtExit(func() { api.FlushLog(h); f.Close() })
+		srv.Logger = slog.New(h)
+		logOut = api.RequestLogWriter(h, f) // as gantry serve does
 	} else {
 		srv.Logger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError + 1}))
 	}
