@@ -35,8 +35,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -78,33 +76,19 @@ func main() {
 		load.Must(err)
 		log.Fatal(load.HTTPServer(bareHandler(*floorServe)).Serve(fln))
 	}
-	for _, tool := range []string{"wrk", "nginx"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			log.Fatalf("%s is not installed: run `make deps-bench` (apt-get install nginx wrk)", tool)
-		}
-	}
+	load.NeedTools("wrk", "nginx")
 
-	dir, err := os.MkdirTemp("", "gantry-edgebench-")
-	load.Must(err)
-	load.AtExit(func() { os.RemoveAll(dir) })
+	dir := load.TempDir("gantry-edgebench-")
 	defer load.RunExit()
-	load.Must(os.Chmod(dir, 0o755))
-	site := filepath.Join(dir, "site")
-	load.Must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
-	load.Must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
-	asset := make([]byte, 150*1024)
-	_, _ = rand.Read(asset)
-	// 200 KB of base64 text: a realistic bundle size. wrk asks for no
-	// compression, so both servers send the file as it is.
-	load.Must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
+	site := load.WriteSite(dir)
 
 	// Gantry as `gantry serve` runs it (load.StartGantry).
 	gantryLog := filepath.Join(dir, "gantry-access.log")
 	gantryOffLog := filepath.Join(dir, "gantry-off-access.log")
 	nginxLog := filepath.Join(dir, "nginx-access.log")
-	gantryLogFile, gantryOffLogFile := "", ""
+	gantryLogFile, gantryOffLogFile, nginxLogFile := "", "", ""
 	if *logging {
-		gantryLogFile, gantryOffLogFile = gantryLog, gantryOffLog
+		gantryLogFile, gantryOffLogFile, nginxLogFile = gantryLog, gantryOffLog, nginxLog
 	}
 	benchSite := edge.Site{DeploymentID: "bench", Dir: site, Status: gantry.DeploymentLive}
 	gantryAddr := load.StartGantry(benchSite, gantryLogFile)
@@ -112,24 +96,12 @@ func main() {
 
 	// nginx on the same folder.
 	nport := load.FreePort()
-	accessLog := "access_log off;"
-	if *logging {
-		accessLog = "access_log " + nginxLog + " combined;"
-	}
-	conf := fmt.Sprintf(`worker_processes auto;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-daemon off;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
+	conf := load.NginxConf(dir, fmt.Sprintf(`  include /etc/nginx/mime.types;
   default_type application/octet-stream;
-  %[4]s
+  %[1]s
   sendfile on; tcp_nopush on; keepalive_requests 100000;
-  client_body_temp_path %[1]s/tmp; proxy_temp_path %[1]s/tmp; fastcgi_temp_path %[1]s/tmp; uwsgi_temp_path %[1]s/tmp; scgi_temp_path %[1]s/tmp;
   server { listen 127.0.0.1:%[2]d; root %[3]s; index index.html; etag on; }
-}
-`, dir, nport, site, accessLog)
+`, load.NginxAccessLog(nginxLogFile), nport, site))
 	nginxPid := load.StartNginx(dir, conf, nport)
 
 	servers := []*server{
@@ -178,27 +150,21 @@ http {
 		res  map[string]load.Result
 	}
 	var rows []row
-	for _, path := range []string{"/", "/assets/app-3f9a2c1d.js"} {
+	for _, path := range []string{"/", load.AssetPath} {
 		runs := map[string][]load.Result{}
-		for round := range *rounds {
-			order := slices.Clone(servers)
-			if round%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, s := range order {
-				stop := func() {}
-				if s.name == "gantry" && *cpuprofile != "" && round == 0 {
-					kind := "html"
-					if path != "/" {
-						kind = "js"
-					}
-					stop = load.StartProfile(*cpuprofile + "." + kind)
+		load.InTurn(*rounds, servers, func(round int, s *server) {
+			stop := func() {}
+			if s.name == "gantry" && *cpuprofile != "" && round == 0 {
+				kind := "html"
+				if path != "/" {
+					kind = "js"
 				}
-				r := s.load(*threads, *conns, *duration, path)
-				stop()
-				runs[s.name] = append(runs[s.name], r)
+				stop = load.StartProfile(*cpuprofile + "." + kind)
 			}
-		}
+			r := s.load(*threads, *conns, *duration, path)
+			stop()
+			runs[s.name] = append(runs[s.name], r)
+		})
 		rw := row{path: path, res: map[string]load.Result{}}
 		for name, rs := range runs {
 			rw.res[name] = load.Median(rs)

@@ -7,9 +7,10 @@
 //
 //	go run ./bench/hostile [-gantry bin/gantry] [-d 8s] [-c 16] [-t 2] [-rounds 1] [-only NAME]
 //
-// The attacks go through the product as a tenant would send them: each
-// attacker signs up through the API, creates a project from a repository
-// on a local git server (git's git-http-backend on loopback, allowed with
+// The attacks go through the product as a tenant would send them
+// (bench/internal/platform): each attacker signs up through the API,
+// creates a project from a repository on a local git server (git's
+// git-http-backend on loopback, allowed with
 // GANTRY_GIT_ALLOW_HOSTS=127.0.0.1) with a build or start command that is
 // the attack, and deploys it; once the attack runs, wrk loads the
 // bystander's site for the duration, and then the project is deleted and
@@ -41,23 +42,18 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
-	"net/http"
-	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gantryhq/gantry/bench/internal/load"
+	"github.com/gantryhq/gantry/bench/internal/platform"
 )
 
 // attack is one hostile tenant's project.
@@ -123,22 +119,21 @@ func main() {
 		load.Fatalf("hostile: %s not found: run `make build` first", abs)
 	}
 
-	tmp, err := os.MkdirTemp("", "gantry-hostile-")
-	load.Must(err)
-	load.AtExit(func() { os.RemoveAll(tmp) })
-	load.Must(os.Chmod(tmp, 0o755)) // the sandbox user passes through to the data folder
+	tmp := load.TempDir("gantry-hostile-") // 0755: the sandbox user passes through to the data folder
 
-	git := startGit(filepath.Join(tmp, "git"))
-	siteURL := git.repo("bystander/site", map[string]string{"index.html": page, "style.css": "body{margin:0 auto;max-width:40em}"})
-	attackURL := git.repo("attacker/attack", attackFiles)
+	git := platform.StartGit(filepath.Join(tmp, "git"))
+	siteURL := git.Repo("bystander/site", map[string]string{"index.html": page, "style.css": "body{margin:0 auto;max-width:40em}"})
+	attackURL := git.Repo("attacker/attack", attackFiles)
 
-	g := startGantry(abs, tmp)
-	by := g.signUp("bystander")
-	site := by.createProject("portfolio", siteURL, map[string]string{"outputDirectory": "."})
-	by.waitLive(by.deploy(site.id))
-	host := fmt.Sprintf("%s.localhost:%d", site.subdomain, g.port)
-	url := fmt.Sprintf("http://127.0.0.1:%d/", g.port)
-	fmt.Printf("bystander: %s (%d connections, %d threads, %s per load), gantry pid %d\n", host, *conns, *threads, *duration, g.cmd.Process.Pid)
+	// gantry's log has a line for every request of the loads: a failed
+	// wait does not print it (platform.Options.LogOnFailure).
+	g := platform.Start(abs, tmp, platform.Options{StopWait: 30 * time.Second})
+	by := g.SignUp("bystander", "")
+	site := by.CreateProject("portfolio", siteURL, map[string]string{"outputDirectory": "."})
+	by.WaitLive(by.Deploy(site.ID))
+	host := fmt.Sprintf("%s.localhost:%d", site.Subdomain, g.Port())
+	url := fmt.Sprintf("http://127.0.0.1:%d/", g.Port())
+	fmt.Printf("bystander: %s (%d connections, %d threads, %s per load), gantry pid %d\n", host, *conns, *threads, *duration, g.PID())
 
 	var chosen []attack
 	for _, a := range attacks {
@@ -146,17 +141,17 @@ func main() {
 			chosen = append(chosen, a)
 		}
 	}
-	attackers := make([]*tenant, len(chosen))
+	attackers := make([]*platform.Tenant, len(chosen))
 	for i := range chosen {
-		attackers[i] = g.signUp(fmt.Sprintf("attacker%d", i+1))
+		attackers[i] = g.SignUp(fmt.Sprintf("attacker%d", i+1), "")
 	}
 
 	measure := func() sample {
-		g0, a0 := g.cpu(), g.runsCPU()
+		g0, a0 := cpu(g.PID()), runsCPU(g.PID())
 		t0 := time.Now()
 		r := load.Wrk(*threads, *conns, *duration, url, host)
 		wall := time.Since(t0)
-		g1, a1 := g.cpu(), g.runsCPU()
+		g1, a1 := cpu(g.PID()), runsCPU(g.PID())
 		return sample{r: r, gantry: cpus(g1-g0, wall), attack: cpus(diff(a0, a1), wall)}
 	}
 	load.Wrk(*threads, *conns, time.Second, url, host) // warm up
@@ -172,17 +167,17 @@ func main() {
 				cfg = map[string]string{"startCommand": a.start}
 			}
 			t := attackers[i]
-			p := t.createProject(fmt.Sprintf("attack-%d-%d", i+1, round), attackURL, cfg)
-			id := t.deploy(p.id)
+			p := t.CreateProject(fmt.Sprintf("attack-%d-%d", i+1, round), attackURL, cfg)
+			id := t.Deploy(p.ID)
 			if a.build != "" {
-				t.waitLog(id, "attack started")
+				t.WaitLog(id, "attack started")
 			} else {
-				t.waitLive(id)
+				t.WaitLive(id)
 			}
 			time.Sleep(time.Second) // let the attack get going
 			under := measure()
-			t.deleteProject(p.id)
-			g.waitRunsGone(30 * time.Second)
+			t.DeleteProject(p.ID)
+			waitRunsGone(g.PID(), 30*time.Second)
 			after := measure()
 			base := mean(before.r, after.r)
 			rt := ratio{rps: under.r.RPS / base.RPS, p99: float64(under.r.P99) / float64(base.P99), attack: under.attack, gantry: under.gantry}
@@ -195,6 +190,9 @@ func main() {
 
 	fmt.Printf("\n| attack | req/s ratio | p99 ratio | attack CPUs | gantry CPUs | target (≥ 0.75, ≤ 2×) |\n|---|---|---|---|---|---|\n")
 	for i, a := range chosen {
+		if len(ratios[i]) == 0 { // -rounds 0: the table stays empty
+			continue
+		}
 		m := medianRatio(ratios[i])
 		met := "met"
 		if m.rps < 0.75 || m.p99 > 2 {
@@ -244,233 +242,10 @@ func fmtDur(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
-// gitServer serves bare repositories over smart HTTP on loopback.
-type gitServer struct {
-	root, base string
-}
-
-// startGit serves the bare repositories under root with git's
-// git-http-backend behind net/http/cgi, on 127.0.0.1.
-func startGit(root string) *gitServer {
-	load.Must(os.MkdirAll(root, 0o755))
-	execPath, err := exec.Command("git", "--exec-path").Output()
-	load.Must(err)
-	h := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	load.Must(err)
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	load.AtExit(func() { srv.Close() })
-	return &gitServer{root: root, base: "http://" + ln.Addr().String()}
-}
-
-// repo makes the bare repository fullName with files committed on main
-// and returns its clone URL.
-func (s *gitServer) repo(fullName string, files map[string]string) string {
-	work, err := os.MkdirTemp("", "gantry-hostile-repo-")
-	load.Must(err)
-	defer os.RemoveAll(work)
-	for name, content := range files {
-		load.Must(os.WriteFile(filepath.Join(work, name), []byte(content), 0o644))
-	}
-	bare := filepath.Join(s.root, fullName+".git")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "-A"},
-		{"-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "site"},
-		{"init", "-q", "--bare", "-b", "main", bare},
-		{"push", "-q", bare, "HEAD:refs/heads/main"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			load.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	return s.base + "/" + fullName + ".git"
-}
-
-// gantry is a running `gantry serve`.
-type gantry struct {
-	cmd  *exec.Cmd
-	port int
-	base string
-	log  string
-}
-
-// startGantry runs bin serve on a loopback port with its data folder under
-// tmp, its log in tmp/gantry.log, and waits until it answers.
-func startGantry(bin, tmp string) *gantry {
-	port := load.FreePort()
-	g := &gantry{port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port), log: filepath.Join(tmp, "gantry.log")}
-	logFile, err := os.Create(g.log)
-	load.Must(err)
-	g.cmd = exec.Command(bin, "serve")
-	g.cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"GANTRY_ADDR=" + fmt.Sprintf("127.0.0.1:%d", port),
-		"GANTRY_PUBLIC_URL=" + fmt.Sprintf("http://localhost:%d", port),
-		"GANTRY_DATA_DIR=" + filepath.Join(tmp, "data"),
-		"GANTRY_PASSWORD_COST=1",
-		"GANTRY_GIT_ALLOW_HOSTS=127.0.0.1",
-	}
-	g.cmd.Stdout, g.cmd.Stderr = logFile, logFile
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	load.Must(g.cmd.Start())
-	load.AtExit(func() {
-		_ = g.cmd.Process.Signal(syscall.SIGTERM) // stops the apps too
-		done := make(chan struct{})
-		go func() { _ = g.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = g.cmd.Process.Kill()
-		}
-		logFile.Close()
-	})
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if res, err := http.Get(g.base + "/api/health"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return g
-			}
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(g.log)
-			load.Fatalf("gantry did not answer within 30 s:\n%s", out)
-		}
-	}
-}
-
-// call sends a JSON API request and decodes the answer's data into out;
-// it ends the benchmark when the status is not want.
-func (g *gantry) call(method, path, token string, body any, want int, out any) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		load.Must(err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, g.base+path, rd)
-	load.Must(err)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	load.Must(err)
-	defer res.Body.Close()
-	var env struct {
-		Data    json.RawMessage
-		Message string
-	}
-	_ = json.NewDecoder(res.Body).Decode(&env)
-	if res.StatusCode != want {
-		load.Fatalf("%s %s: got %d (%s), want %d", method, path, res.StatusCode, env.Message, want)
-	}
-	if out != nil {
-		load.Must(json.Unmarshal(env.Data, out))
-	}
-}
-
-// tenant is a signed-up user.
-type tenant struct {
-	g     *gantry
-	token string
-}
-
-type project struct {
-	id, subdomain string
-}
-
-func (g *gantry) signUp(name string) *tenant {
-	var auth struct{ Token string }
-	g.call("POST", "/api/auth/register", "", map[string]string{
-		"username": name, "email": name + "@example.com", "password": "secret123", "fullName": name,
-	}, 201, &auth)
-	return &tenant{g: g, token: auth.Token}
-}
-
-func (t *tenant) createProject(name, repo string, cfg map[string]string) project {
-	var p struct {
-		Project struct {
-			ID        string `json:"_id"`
-			Subdomain string
-		}
-	}
-	t.g.call("POST", "/api/projects/public", t.token, map[string]any{
-		"repository": map[string]string{"url": repo}, "name": name, "buildConfig": cfg,
-	}, 201, &p)
-	return project{id: p.Project.ID, subdomain: p.Project.Subdomain}
-}
-
-func (t *tenant) deploy(projectID string) string {
-	var d struct {
-		Deployment struct {
-			ID string `json:"_id"`
-		}
-	}
-	t.g.call("POST", "/api/deployments", t.token, map[string]string{"projectId": projectID}, 201, &d)
-	return d.Deployment.ID
-}
-
-func (t *tenant) deleteProject(id string) {
-	t.g.call("DELETE", "/api/projects/"+id, t.token, nil, 200, nil)
-}
-
-// deployment is what the waits look at.
-type deployment struct {
-	Status    string
-	Error     string
-	BuildLogs []struct{ Message string }
-}
-
-// wait polls deployment id until done says so, for up to two minutes.
-func (t *tenant) wait(id string, what string, done func(deployment) bool) {
-	var d struct{ Deployment deployment }
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		t.g.call("GET", "/api/deployments/"+id, t.token, nil, 200, &d)
-		if done(d.Deployment) {
-			return
-		}
-		if d.Deployment.Status == "failed" {
-			break
-		}
-	}
-	load.Fatalf("deployment %s: not %s: %s %s", id, what, d.Deployment.Status, d.Deployment.Error)
-}
-
-func (t *tenant) waitLive(id string) {
-	t.wait(id, "live", func(d deployment) bool { return d.Status == "live" })
-}
-
-// waitLog waits until the build of deployment id has logged line. The
-// deployment's answer holds its newest 200 log lines, and an attack that
-// prints fast pushes its first line out of them before the next poll: 200
-// lines are taken as the command running too (the pipeline's own lines
-// before it are a dozen).
-func (t *tenant) waitLog(id, line string) {
-	t.wait(id, "logging "+line, func(d deployment) bool {
-		if d.Status == "building" && len(d.BuildLogs) >= 200 {
-			return true
-		}
-		for _, l := range d.BuildLogs {
-			if l.Message == line {
-				return true
-			}
-		}
-		return false
-	})
-}
-
 // cpu is the gantry process's own user+system time (its threads, not
 // the sandboxed runs it starts), from /proc in clock ticks of 10 ms.
-func (g *gantry) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.cmd.Process.Pid))
+func cpu(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -483,10 +258,11 @@ func (g *gantry) cpu() time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-// runDirs lists the cgroup folders of this gantry's runs ("gantry-<pid>-…",
-// see internal/sandbox) in every hierarchy under /sys/fs/cgroup.
-func (g *gantry) runDirs() []string {
-	prefix := fmt.Sprintf("gantry-%d-", g.cmd.Process.Pid)
+// runDirs lists the cgroup folders of the runs of the gantry process pid
+// ("gantry-<pid>-…", see internal/sandbox) in every hierarchy under
+// /sys/fs/cgroup.
+func runDirs(pid int) []string {
+	prefix := fmt.Sprintf("gantry-%d-", pid)
 	var dirs []string
 	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -504,11 +280,12 @@ func (g *gantry) runDirs() []string {
 	return dirs
 }
 
-// runsCPU is the CPU time charged to each of this gantry's run cgroups,
-// by folder: cpuacct.usage on v1, usage_usec of cpu.stat on v2.
-func (g *gantry) runsCPU() map[string]time.Duration {
+// runsCPU is the CPU time charged to each of the run cgroups of the
+// gantry process pid, by folder: cpuacct.usage on v1, usage_usec of
+// cpu.stat on v2.
+func runsCPU(pid int) map[string]time.Duration {
 	m := make(map[string]time.Duration)
-	for _, d := range g.runDirs() {
+	for _, d := range runDirs(pid) {
 		if b, err := os.ReadFile(filepath.Join(d, "cpuacct.usage")); err == nil {
 			ns, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 			m[d] = time.Duration(ns)
@@ -539,13 +316,13 @@ func diff(a, b map[string]time.Duration) time.Duration {
 	return d
 }
 
-// waitRunsGone waits until none of this gantry's run cgroups is left: the
-// deleted project's processes are all gone.
-func (g *gantry) waitRunsGone(limit time.Duration) {
+// waitRunsGone waits until none of the run cgroups of the gantry process
+// pid is left: the deleted project's processes are all gone.
+func waitRunsGone(pid int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
-	for len(g.runDirs()) > 0 {
+	for len(runDirs(pid)) > 0 {
 		if time.Now().After(deadline) {
-			load.Fatalf("the attack's cgroups are still there after %s: %v", limit, g.runDirs())
+			load.Fatalf("the attack's cgroups are still there after %s: %v", limit, runDirs(pid))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

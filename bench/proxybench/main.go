@@ -31,12 +31,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +62,7 @@ func main() {
 	logging := flag.Bool("log", true, "both proxies write one access log line per request (false: neither does)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the Gantry side under load to this file")
 	flag.Parse()
-	for _, tool := range []string{"wrk", "nginx", "node"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			log.Fatalf("%s is not installed: run `make deps-bench` (apt-get install nginx wrk)", tool)
-		}
-	}
+	load.NeedTools("wrk", "nginx", "node")
 	dir, err := os.MkdirTemp("", "gantry-proxybench-")
 	load.Must(err)
 	defer os.RemoveAll(dir)
@@ -88,9 +82,9 @@ func main() {
 	gantryLog := filepath.Join(dir, "gantry-access.log")
 	gantryOffLog := filepath.Join(dir, "gantry-off-access.log")
 	nginxLog := filepath.Join(dir, "nginx-access.log")
-	gantryLogFile, gantryOffLogFile := "", ""
+	gantryLogFile, gantryOffLogFile, nginxLogFile := "", "", ""
 	if *logging {
-		gantryLogFile, gantryOffLogFile = gantryLog, gantryOffLog
+		gantryLogFile, gantryOffLogFile, nginxLogFile = gantryLog, gantryOffLog, nginxLog
 	}
 	benchSite := edge.Site{DeploymentID: "bench", Status: gantry.DeploymentLive, ProxyTarget: appAddr}
 	gantryAddr := load.StartGantry(benchSite, gantryLogFile)
@@ -99,19 +93,8 @@ func main() {
 
 	// nginx proxying the same app.
 	nport := load.FreePort()
-	accessLog := "access_log off;"
-	if *logging {
-		accessLog = "access_log " + nginxLog + " combined;"
-	}
-	conf := fmt.Sprintf(`worker_processes auto;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-daemon off;
-events { worker_connections 4096; }
-http {
-  %[4]s
+	conf := load.NginxConf(dir, fmt.Sprintf(`  %[1]s
   keepalive_requests 100000;
-  client_body_temp_path %[1]s/tmp; proxy_temp_path %[1]s/tmp; fastcgi_temp_path %[1]s/tmp; uwsgi_temp_path %[1]s/tmp; scgi_temp_path %[1]s/tmp;
   upstream app { server %[3]s; keepalive 256; }
   server {
     listen 127.0.0.1:%[2]d;
@@ -125,8 +108,7 @@ http {
       proxy_set_header X-Forwarded-Host $host;
     }
   }
-}
-`, dir, nport, appAddr, accessLog)
+`, load.NginxAccessLog(nginxLogFile), nport, appAddr))
 	nginxPid := load.StartNginx(dir, conf, nport)
 
 	targets := []*target{
@@ -148,21 +130,15 @@ http {
 		load.Wrk(*threads, *conns, time.Second, t.url, t.host)
 	}
 	runs := map[string][]load.Result{}
-	for round := range *rounds {
-		order := slices.Clone(targets)
-		if round%2 == 1 {
-			slices.Reverse(order)
+	load.InTurn(*rounds, targets, func(round int, t *target) {
+		stop := func() {}
+		if t.name == "gantry" && *cpuprofile != "" && round == 0 {
+			stop = load.StartProfile(*cpuprofile)
 		}
-		for _, t := range order {
-			stop := func() {}
-			if t.name == "gantry" && *cpuprofile != "" && round == 0 {
-				stop = load.StartProfile(*cpuprofile)
-			}
-			r := t.load(*threads, *conns, *duration)
-			stop()
-			runs[t.name] = append(runs[t.name], r)
-		}
-	}
+		r := t.load(*threads, *conns, *duration)
+		stop()
+		runs[t.name] = append(runs[t.name], r)
+	})
 	res := map[string]load.Result{}
 	fmt.Printf("%-10s %10s %10s %14s\n", "path", "req/s", "p99", "CPU µs/req")
 	for _, t := range targets {

@@ -26,7 +26,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -36,7 +35,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -60,23 +58,11 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write CPU profiles of the Gantry side under load to this file + .page, .asset and .handshake")
 	only := flag.String("only", "", "run only the tests whose names contain this (page, asset, handshake)")
 	flag.Parse()
-	for _, tool := range []string{"wrk", "nginx"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			log.Fatalf("%s is not installed: run `make deps-bench` (apt-get install nginx wrk)", tool)
-		}
-	}
+	load.NeedTools("wrk", "nginx")
 
-	dir, err := os.MkdirTemp("", "gantry-tlsbench-")
-	load.Must(err)
-	load.AtExit(func() { os.RemoveAll(dir) })
+	dir := load.TempDir("gantry-tlsbench-")
 	defer load.RunExit()
-	load.Must(os.Chmod(dir, 0o755))
-	site := filepath.Join(dir, "site")
-	load.Must(os.MkdirAll(filepath.Join(site, "assets"), 0o755))
-	load.Must(os.WriteFile(filepath.Join(site, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body><h1>Hello from a student project</h1><p>`+strings.Repeat("Gantry ", 40)+`</p></body></html>`), 0o644))
-	asset := make([]byte, 150*1024)
-	_, _ = rand.Read(asset)
-	load.Must(os.WriteFile(filepath.Join(site, "assets", "app-3f9a2c1d.js"), []byte(base64.StdEncoding.EncodeToString(asset)[:200*1024]), 0o644))
+	site := load.WriteSite(dir)
 	certFile, keyFile := writeCert(dir)
 
 	// Gantry.
@@ -98,25 +84,17 @@ func main() {
 
 	// nginx.
 	nport := load.FreePort()
-	conf := fmt.Sprintf(`worker_processes auto;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-daemon off;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
+	conf := load.NginxConf(dir, fmt.Sprintf(`  include /etc/nginx/mime.types;
   default_type application/octet-stream;
   access_log off;
   sendfile on; tcp_nopush on; keepalive_requests 100000;
-  client_body_temp_path %[1]s/tmp; proxy_temp_path %[1]s/tmp; fastcgi_temp_path %[1]s/tmp; uwsgi_temp_path %[1]s/tmp; scgi_temp_path %[1]s/tmp;
   ssl_protocols TLSv1.2 TLSv1.3;
   server {
-    listen 127.0.0.1:%[2]d ssl http2;
-    ssl_certificate %[4]s; ssl_certificate_key %[5]s;
-    root %[3]s; index index.html; etag on;
+    listen 127.0.0.1:%[1]d ssl http2;
+    ssl_certificate %[3]s; ssl_certificate_key %[4]s;
+    root %[2]s; index index.html; etag on;
   }
-}
-`, dir, nport, site, certFile, keyFile)
+`, nport, site, certFile, keyFile))
 	nginxPid := load.StartNginx(dir, conf, nport)
 
 	type server struct {
@@ -144,7 +122,7 @@ http {
 		headers         []string
 	}{
 		{"/ (keep-alive)", "page", "/", nil},
-		{"200 KB asset (keep-alive)", "asset", "/assets/app-3f9a2c1d.js", nil},
+		{"200 KB asset (keep-alive)", "asset", load.AssetPath, nil},
 		{"new TLS connections", "handshake", "/", []string{"Connection: close"}},
 	}
 	if *only != "" {
@@ -162,25 +140,19 @@ http {
 	var rows []row
 	for _, tc := range tests {
 		runs := map[string][]load.Result{}
-		for round := range *rounds {
-			order := slices.Clone(servers)
-			if round%2 == 1 {
-				slices.Reverse(order)
+		load.InTurn(*rounds, servers, func(round int, s server) {
+			stop := func() {}
+			if s.name == "gantry" && *cpuprofile != "" && round == 0 {
+				stop = load.StartProfile(*cpuprofile + "." + tc.key)
 			}
-			for _, s := range order {
-				stop := func() {}
-				if s.name == "gantry" && *cpuprofile != "" && round == 0 {
-					stop = load.StartProfile(*cpuprofile + "." + tc.key)
-				}
-				before := s.cpu()
-				r := load.WrkHeaders(*threads, *conns, *duration, s.url+tc.path, append([]string{"Host: " + s.host}, tc.headers...)...)
-				if r.Requests > 0 {
-					r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
-				}
-				stop()
-				runs[s.name] = append(runs[s.name], r)
+			before := s.cpu()
+			r := load.WrkHeaders(*threads, *conns, *duration, s.url+tc.path, append([]string{"Host: " + s.host}, tc.headers...)...)
+			if r.Requests > 0 {
+				r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
 			}
-		}
+			stop()
+			runs[s.name] = append(runs[s.name], r)
+		})
 		rw := row{name: tc.name, res: map[string]load.Result{}}
 		for name, rs := range runs {
 			rw.res[name] = load.Median(rs)

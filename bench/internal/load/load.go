@@ -1,10 +1,15 @@
-// Package load holds what Gantry's load benchmarks (bench/edgebench and
-// bench/proxybench) share: a wrk run and the figures read from its output
-// (Result, Wrk), their medians over rounds (Median), the CPU time of this
-// process and of a process tree (SelfCPU, TreeCPU), CPU profiles
-// (StartProfile), small helpers for access logs, nginx, ports and errors
-// (CountLines, NginxVersion, FreePort, WaitPort, Must), and clean-ups that
-// run when a benchmark ends, also when it fails (AtExit, RunExit, Fatalf).
+// Package load holds what Gantry's load benchmarks (the commands under
+// bench/) share: a wrk run and the figures read from its output (Result,
+// Wrk), their medians over rounds (Median), servers loaded in turn round
+// after round (InTurn), the CPU time of this process and of a process tree
+// (SelfCPU, TreeCPU), CPU profiles (StartProfile), Gantry's edge served in
+// this process or another (StartGantry, StartGantryOff), nginx (StartNginx,
+// NginxConf, NginxAccessLog, NginxVersion), the published site the static
+// benchmarks serve (WriteSite), small helpers for tools, folders, access
+// logs, ports and errors (NeedTools, TempDir, CountLines, FreePort,
+// WaitPort, Must), and clean-ups that run when a benchmark ends, also when
+// it fails (AtExit, RunExit, Fatalf). A real `gantry serve` driven through
+// its API is bench/internal/platform's.
 package load
 
 import (
