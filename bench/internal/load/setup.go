@@ -69,11 +69,13 @@ http {
 
 // NginxAccessLog is the access_log directive for nginx writing one line
 // per request to file in its combined format, or none when file is "".
+// Its lines are buffered as Gantry's are (64 KiB, or 100 ms after the
+// first: api.NewTextHandler), so both write the same way.
 func NginxAccessLog(file string) string {
 	if file == "" {
 		return "access_log off;"
 	}
-	return "access_log " + file + " combined;"
+	return "access_log " + file + " combined buffer=64k flush=100ms;"
 }
 
 // InTurn calls f for each of items in turn (never two at the same time),
