@@ -176,7 +176,7 @@ func benchDensity(bin, dir, appURL, siteURL string, apps, awake int, d time.Dura
 		return load.Median([]load.Result{load.Wrk(2, 16, d, url, siteHost), load.Wrk(2, 16, d, url, siteHost), load.Wrk(2, 16, d, url, siteHost)})
 	}
 	base := wrk3()
-	fmt.Printf("baseline: %.0f req/s, p99 %s; gantry RSS %s, machine used %s\n", base.RPS, ms(base.P99), mib(rssBefore), mib(memBefore))
+	fmt.Printf("baseline: %.0f req/s, p99 %s; gantry RSS %s, machine used %s\n", base.RPS, p99ms(base.P99), mib(rssBefore), mib(memBefore))
 
 	// Deploy: three apps per tenant (the free plan's project limit).
 	start := time.Now()
@@ -263,10 +263,10 @@ func benchDensity(bin, dir, appURL, siteURL string, apps, awake int, d time.Dura
 	after := wrk3()
 
 	fmt.Printf("\n| | gantry RSS | machine memory used | bystander req/s | bystander p99 |\n|---|---|---|---|---|\n")
-	fmt.Printf("| before the apps | %s | %s | %.0f | %s |\n", mib(rssBefore), mib(memBefore), base.RPS, ms(base.P99))
+	fmt.Printf("| before the apps | %s | %s | %.0f | %s |\n", mib(rssBefore), mib(memBefore), base.RPS, p99ms(base.P99))
 	fmt.Printf("| %d apps, %d awake (all pinged every 3 s) | %s | %s | | |\n", len(all), len(all)-asleep, mib(rssAwake), mib(memAwake))
-	fmt.Printf("| %d apps, %d awake (pinged every second) | %s | %s | %.0f | %s |\n", len(all), awake, mib(rssAsleep), mib(memAsleep), under.RPS, ms(under.P99))
-	fmt.Printf("| same, pings stopped | | | %.0f | %s |\n", after.RPS, ms(after.P99))
+	fmt.Printf("| %d apps, %d awake (pinged every second) | %s | %s | %.0f | %s |\n", len(all), awake, mib(rssAsleep), mib(memAsleep), under.RPS, p99ms(under.P99))
+	fmt.Printf("| same, pings stopped | | | %.0f | %s |\n", after.RPS, p99ms(after.P99))
 	ratio := float64(under.P99) / float64(base.P99)
 	verdict := "met"
 	if ratio > 1.5 {
@@ -280,6 +280,11 @@ func benchDensity(bin, dir, appURL, siteURL string, apps, awake int, d time.Dura
 func pct(v []time.Duration, p int) time.Duration {
 	i := (len(v)*p + 99) / 100
 	return v[min(max(i-1, 0), len(v)-1)]
+}
+
+// p99ms is a bystander's p99 in milliseconds, to the hundredth.
+func p99ms(d time.Duration) string {
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
