@@ -122,10 +122,28 @@ func SelfCPU() time.Duration {
 // TreeCPU is the user+system time of process pid and its children (nginx's
 // master and workers, say), from /proc in clock ticks of 10 ms.
 func TreeCPU(pid int) time.Duration {
-	var total time.Duration
+	var ticks int64
+	for _, p := range processes() {
+		if p.pid == pid || p.ppid == pid {
+			ticks += p.utime + p.stime
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// process is what /proc/PID/stat says of a process, times in clock ticks.
+type process struct {
+	pid, ppid                    int
+	name                         string
+	utime, stime, cutime, cstime int64 // cutime, cstime: of its children that ended
+}
+
+// processes reads /proc/*/stat.
+func processes() []process {
+	var ps []process
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
@@ -133,20 +151,22 @@ func TreeCPU(pid int) time.Duration {
 		if err != nil {
 			continue
 		}
-		// Fields after the command name (which is in parentheses).
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
+		open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if open < 0 || end < open {
 			continue
 		}
-		ppid, _ := strconv.Atoi(f[1])
-		if p != pid && ppid != pid {
+		f := strings.Fields(string(b[end+1:])) // the fields after the command name
+		if len(f) < 15 {
 			continue
 		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(ut+st) * 10 * time.Millisecond
+		p := process{pid: pid, name: string(b[open+1 : end])}
+		p.ppid, _ = strconv.Atoi(f[1])
+		for i, v := range []*int64{&p.utime, &p.stime, &p.cutime, &p.cstime} {
+			*v, _ = strconv.ParseInt(f[11+i], 10, 64)
+		}
+		ps = append(ps, p)
 	}
-	return total
+	return ps
 }
 
 // StartProfile starts a CPU profile of this process into file and returns
@@ -268,62 +288,22 @@ func Quiet() string {
 // busyProcs lists the processes that used more than a twentieth of a CPU
 // over the next second, busiest first ("pgrep 11%").
 func busyProcs() []string {
-	read := func() map[int]struct {
-		name string
-		ppid int
-		cpu  int64
-	} {
-		m := make(map[int]struct {
-			name string
-			ppid int
-			cpu  int64
-		})
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-			if open < 0 || end < open {
-				continue
-			}
-			f := strings.Fields(string(b[end+1:]))
-			if len(f) < 15 {
-				continue
-			}
-			ppid, _ := strconv.Atoi(f[1])
-			var cpu int64 // its own time and that of its children that ended (a loop's pgreps)
-			for _, v := range f[11:15] {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				cpu += n
-			}
-			m[pid] = struct {
-				name string
-				ppid int
-				cpu  int64
-			}{string(b[open+1 : end]), ppid, cpu}
-		}
-		return m
+	cpu := func(p process) int64 { return p.utime + p.stime + p.cutime + p.cstime } // with a loop's ended pgreps
+	before := make(map[int]int64)
+	for _, p := range processes() {
+		before[p.pid] = cpu(p)
 	}
-	a := read()
 	time.Sleep(time.Second)
-	b := read()
 	self := os.Getpid()
+	byName := map[string]int64{} // short-lived processes (ps, a loop's sleeps) add up under their name
+	for _, p := range processes() {
+		if p.pid != self && p.ppid != self {
+			byName[p.name] += cpu(p) - before[p.pid]
+		}
+	}
 	type use struct {
 		name  string
 		ticks int64
-	}
-	byName := map[string]int64{} // short-lived processes (pgrep, ps) add up under their name
-	for pid, p := range b {
-		if pid == self || p.ppid == self {
-			continue
-		}
-		byName[p.name] += p.cpu - a[pid].cpu
 	}
 	var busy []use
 	for name, ticks := range byName {
