@@ -131,6 +131,9 @@ type DomainStore interface {
 	// whether it is served and whether the project has a live deployment;
 	// RedirectTo is left to the caller.
 	DomainRoutes(ctx context.Context) ([]DomainRoute, error)
+	// DomainRoute is DomainRoutes' route of the domain called name alone;
+	// ENOTFOUND when there is none.
+	DomainRoute(ctx context.Context, name string) (DomainRoute, error)
 }
 
 // PlanMaxDomains is how many custom domains one project may have on plan:

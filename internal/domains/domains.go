@@ -360,26 +360,22 @@ func (s *Service) AllowCertificate(ctx context.Context, name string) error {
 	if !s.CertNames.Allow("name:"+name) || !s.CertAll.Allow("all") {
 		return gantry.Errorf(gantry.ETOOMANY, "too many certificate requests for %s: try again later", name)
 	}
-	routes, err := s.Store.DomainRoutes(ctx)
-	if err != nil {
+	fresh, err := s.Store.DomainRoute(ctx, name)
+	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
+		return gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", name)
+	} else if err != nil {
 		return err
 	}
-	for _, fresh := range routes {
-		if fresh.Name != name {
-			continue
-		}
-		if !fresh.Serve {
-			return gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified yet", name)
-		}
-		if !fresh.Live {
-			return gantry.Errorf(gantry.EFORBIDDEN, "the project of %s has no live deployment", name)
-		}
-		if !s.CertNames.Take("name:"+name) || !s.CertAll.Take("all") {
-			return gantry.Errorf(gantry.ETOOMANY, "too many certificate requests for %s: try again later", name)
-		}
-		return nil
+	if !fresh.Serve {
+		return gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified yet", name)
 	}
-	return gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", name)
+	if !fresh.Live {
+		return gantry.Errorf(gantry.EFORBIDDEN, "the project of %s has no live deployment", name)
+	}
+	if !s.CertNames.Take("name:"+name) || !s.CertAll.Take("all") {
+		return gantry.Errorf(gantry.ETOOMANY, "too many certificate requests for %s: try again later", name)
+	}
+	return nil
 }
 
 // CertificateIssued records that a verified domain got its certificate

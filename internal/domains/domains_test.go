@@ -329,4 +329,19 @@ func TestAllowCertificate(t *testing.T) {
 	if err := e.svc.AllowCertificate(ctx, "www.idle.example"); err == nil || !strings.Contains(err.Error(), "no live deployment") {
 		t.Fatalf("got %v, want refused for no live deployment", err)
 	}
+
+	// The store decides, not the routes the service last cached: a domain
+	// removed from the database behind the service's back is refused.
+	gone := e.add(t, "www.gone.example")
+	e.dns.Set("_gantry-challenge.www.gone.example", "TXT", gone.Token)
+	e.dns.Set("www.gone.example", "CNAME", e.proj.Subdomain+".gantry.test")
+	if got, err := e.svc.Verify(ctx, e.owner.ID, e.proj.ID, gone.ID); err != nil || got.Status != gantry.DomainVerified {
+		t.Fatalf("verify: %+v %v", got, err)
+	}
+	if err := e.db.DeleteDomain(ctx, e.owner.ID, e.proj.ID, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.AllowCertificate(ctx, "www.gone.example"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Fatalf("got %v, want ENOTFOUND for a domain no longer in the database", err)
+	}
 }

@@ -200,11 +200,34 @@ func (db *DB) DueDomains(ctx context.Context, now time.Time, limit int) ([]*gant
 // it is verified (served) and whether the project's active deployment is
 // live, by name.
 func (db *DB) DomainRoutes(ctx context.Context) ([]gantry.DomainRoute, error) {
+	return db.domainRoutes(ctx, "")
+}
+
+// DomainRoute is the route of the domain called name (a certificate's
+// decision asks for one name: no reading of every route).
+func (db *DB) DomainRoute(ctx context.Context, name string) (gantry.DomainRoute, error) {
+	routes, err := db.domainRoutes(ctx, name)
+	if err != nil {
+		return gantry.DomainRoute{}, err
+	}
+	if len(routes) == 0 {
+		return gantry.DomainRoute{}, gantry.Errorf(gantry.ENOTFOUND, "domain not found")
+	}
+	return routes[0], nil
+}
+
+// domainRoutes is DomainRoutes, of the domain called name alone unless
+// name is "".
+func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRoute, error) {
+	where, args := "", []any{gantry.DeploymentLive}
+	if name != "" {
+		where, args = "WHERE d.name = ?", append(args, name)
+	}
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.name, d.status, d.redirect, COALESCE(p.subdomain, ''),
 		CASE WHEN ad.status = ? THEN 1 ELSE 0 END
 		FROM domains d JOIN projects p ON p.id = d.project_id
 		LEFT JOIN deployments ad ON ad.id = p.active_deployment_id
-		ORDER BY d.name`), gantry.DeploymentLive)
+		`+where+` ORDER BY d.name`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("domain routes: %w", err)
 	}
