@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,47 +41,12 @@ func TestServeACMECustomDomain(t *testing.T) {
 	dnsAddr := ca.DNSServer(t, "apps.test")
 	dir := reachableDir(t)
 	dataDir := filepath.Join(dir, "data")
-	var logs lockedBuffer
-	readyTLS := make(chan net.Addr, 1)
-	m := &Main{
-		Stdout: io.Discard, Stderr: &logs,
-		Getenv: testEnv(map[string]string{
-			"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1", "GANTRY_GIT_ALLOW_HOSTS": "127.0.0.1",
-			"GANTRY_TLS": "acme", "GANTRY_ACME_CA": ca.DirectoryURL, "GANTRY_ACME_CA_ROOT": ca.APIRootFile,
-			"GANTRY_ACME_RESOLVERS": dnsAddr, "GANTRY_DNS_PROVIDER": "rfc2136", "GANTRY_RFC2136_SERVER": dnsAddr,
-			"GANTRY_RFC2136_KEY_NAME": acmednstest.TSIGKeyName, "GANTRY_RFC2136_SECRET": acmednstest.TSIGSecret,
-			"GANTRY_PUBLIC_URL": fmt.Sprintf("https://gantry.test:%d", httpsPort), "GANTRY_LIVE_DOMAIN": "apps.test",
-			"GANTRY_DNS_RESOLVER": ca.DNSAddr, "GANTRY_PUBLIC_IPV4": "127.0.0.1",
-		}),
-		ReadyHTTPS: func(a net.Addr) { readyTLS <- a },
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() {
-		exit <- m.Run(ctx, []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
-			"--https-addr", fmt.Sprintf("127.0.0.1:%d", httpsPort), "--log-format", "json"})
-	}()
-	select {
-	case <-readyTLS:
-	case code := <-exit:
-		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start:\n%s", logs.String())
-	}
-	roots := ca.IssuerRoots(t)
-	client := &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: roots},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				_, port, _ := net.SplitHostPort(addr)
-				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
-			},
-			DisableKeepAlives: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	srv := startACMEServe(t, ca, dnsAddr, httpPort, httpsPort, map[string]string{
+		"GANTRY_DATA_DIR": dataDir, "GANTRY_PASSWORD_COST": "1", "GANTRY_GIT_ALLOW_HOSTS": "127.0.0.1",
+		"GANTRY_DNS_RESOLVER": ca.DNSAddr, "GANTRY_PUBLIC_IPV4": "127.0.0.1",
+	})
+	logs, client := srv.logs, srv.client
+	ctx := context.Background()
 	api := fmt.Sprintf("https://gantry.test:%d", httpsPort)
 	// call sends one API request over HTTPS (the public host's certificate
 	// comes by HTTP-01 in the background: retried until it is there).
@@ -283,13 +246,5 @@ func TestServeACMECustomDomain(t *testing.T) {
 		t.Errorf("%s over HTTPS: %d with a certificate for %v: %.200s\n%s", apex, res.StatusCode, leaf.DNSNames, body, logs.String())
 	}
 
-	cancel()
-	select {
-	case code := <-exit:
-		if code != 0 {
-			t.Errorf("serve exited with %d", code)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	srv.stop(t)
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -180,45 +181,10 @@ func TestServeACME(t *testing.T) {
 	ca := acmednstest.Start(t, acmednstest.Options{HTTPPort: httpPort})
 	dnsAddr := ca.DNSServer(t, "apps.test")
 	dir := reachableDir(t)
-	var logs lockedBuffer
-	readyTLS := make(chan net.Addr, 1)
-	m := &Main{
-		Stdout: io.Discard, Stderr: &logs,
-		Getenv: testEnv(map[string]string{
-			"GANTRY_DATA_DIR": filepath.Join(dir, "data"), "GANTRY_PASSWORD_COST": "1",
-			"GANTRY_TLS": "acme", "GANTRY_ACME_CA": ca.DirectoryURL, "GANTRY_ACME_CA_ROOT": ca.APIRootFile,
-			"GANTRY_ACME_RESOLVERS": dnsAddr, "GANTRY_DNS_PROVIDER": "rfc2136", "GANTRY_RFC2136_SERVER": dnsAddr,
-			"GANTRY_RFC2136_KEY_NAME": acmednstest.TSIGKeyName, "GANTRY_RFC2136_SECRET": acmednstest.TSIGSecret,
-			"GANTRY_PUBLIC_URL": fmt.Sprintf("https://gantry.test:%d", httpsPort), "GANTRY_LIVE_DOMAIN": "apps.test",
-		}),
-		ReadyHTTPS: func(a net.Addr) { readyTLS <- a },
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	exit := make(chan int, 1)
-	go func() {
-		exit <- m.Run(ctx, []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
-			"--https-addr", fmt.Sprintf("127.0.0.1:%d", httpsPort), "--log-format", "json"})
-	}()
-	select {
-	case <-readyTLS:
-	case code := <-exit:
-		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start:\n%s", logs.String())
-	}
-	roots := ca.IssuerRoots(t)
-	client := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: roots},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				_, port, _ := net.SplitHostPort(addr)
-				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
-			},
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	srv := startACMEServe(t, ca, dnsAddr, httpPort, httpsPort, map[string]string{
+		"GANTRY_DATA_DIR": filepath.Join(dir, "data"), "GANTRY_PASSWORD_COST": "1",
+	})
+	logs, client := srv.logs, srv.client
 	get := func(url string) *http.Response {
 		t.Helper()
 		deadline := time.Now().Add(90 * time.Second)
@@ -258,9 +224,70 @@ func TestServeACME(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, `"msg":"certificate obtained"`) {
 		t.Errorf("logs lack certificate obtained:\n%s", out)
 	}
-	cancel()
+	srv.stop(t)
+}
+
+// acmeServe is a `gantry serve` with GANTRY_TLS=acme against pebble
+// (startACMEServe).
+type acmeServe struct {
+	logs   *lockedBuffer
+	client *http.Client // HTTPS to any name, dialled on loopback, trusting pebble's issuer; no redirects followed
+	cancel context.CancelFunc
+	exit   chan int
+}
+
+// startACMEServe runs `gantry serve` on httpPort and httpsPort (JSON logs)
+// with the ACME settings the ACME tests share — pebble (ca), the rfc2136
+// DNS provider on dnsAddr (challtestsrv behind it), the public URL
+// https://gantry.test:httpsPort, the live domain apps.test — and env's,
+// and waits until it serves HTTPS.
+func startACMEServe(t *testing.T, ca *acmednstest.CA, dnsAddr string, httpPort, httpsPort int, env map[string]string) *acmeServe {
+	t.Helper()
+	all := map[string]string{
+		"GANTRY_TLS": "acme", "GANTRY_ACME_CA": ca.DirectoryURL, "GANTRY_ACME_CA_ROOT": ca.APIRootFile,
+		"GANTRY_ACME_RESOLVERS": dnsAddr, "GANTRY_DNS_PROVIDER": "rfc2136", "GANTRY_RFC2136_SERVER": dnsAddr,
+		"GANTRY_RFC2136_KEY_NAME": acmednstest.TSIGKeyName, "GANTRY_RFC2136_SECRET": acmednstest.TSIGSecret,
+		"GANTRY_PUBLIC_URL": fmt.Sprintf("https://gantry.test:%d", httpsPort), "GANTRY_LIVE_DOMAIN": "apps.test",
+	}
+	maps.Copy(all, env)
+	s := &acmeServe{logs: new(lockedBuffer), exit: make(chan int, 1)}
+	readyTLS := make(chan net.Addr, 1)
+	m := &Main{Stdout: io.Discard, Stderr: s.logs, Getenv: testEnv(all), ReadyHTTPS: func(a net.Addr) { readyTLS <- a }}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	t.Cleanup(cancel)
+	go func() {
+		s.exit <- m.Run(ctx, []string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
+			"--https-addr", fmt.Sprintf("127.0.0.1:%d", httpsPort), "--log-format", "json"})
+	}()
 	select {
-	case code := <-exit:
+	case <-readyTLS:
+	case code := <-s.exit:
+		t.Fatalf("serve exited with %d:\n%s", code, s.logs.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", s.logs.String())
+	}
+	s.client = &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: ca.IssuerRoots(t)},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				_, port, _ := net.SplitHostPort(addr)
+				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
+			},
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return s
+}
+
+// stop ends serve and checks that it exits 0.
+func (s *acmeServe) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	select {
+	case code := <-s.exit:
 		if code != 0 {
 			t.Errorf("serve exited with %d", code)
 		}

@@ -14,11 +14,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,15 +96,59 @@ func binaries(t testing.TB) string {
 	return buildDir
 }
 
-// FreePort returns a loopback TCP port free at the time of the call.
+// FreePort returns a loopback TCP port free at the time of the call, for
+// a server started later (pebble's ports, gantry's listeners, which pebble
+// is told of before they exist). It is taken at random below the kernel's
+// ephemeral range (net.ipv4.ip_local_port_range), and never twice in one
+// process: a port from bind(0) is an ephemeral one, which the kernel may
+// give to the next bind(0) of another test package or to an outgoing
+// connection before the server binds it — "address already in use" in
+// TestACME and TestACMERenewal when packages ran side by side.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low, _ := ephemeralRange()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		port := 10000 + mrand.IntN(max(low-10000, 1000))
+		if portsGiven[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		// UDP too: challtestsrv's DNS serves both on its port.
+		pc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		pc.Close()
+		portsGiven[port] = true
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port below the ephemeral range")
+	return 0
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralRange is the kernel's range for bind(0) and outgoing
+// connections (32768–60999 unless configured), or that default.
+func ephemeralRange() (low, high int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		low, _ = strconv.Atoi(f[0])
+		high, _ = strconv.Atoi(f[1])
+	}
+	if low <= 11000 {
+		return 32768, 60999
+	}
+	return low, high
 }
 
 func moduleDir(t testing.TB) string {
