@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -34,7 +33,7 @@ type testEnv struct {
 	db       *store.DB
 	accounts *auth.Service
 	tokens   *auth.Tokens
-	logs     *syncBuffer
+	logs     *api.SyncBuffer
 	alice    *gantry.User
 	token    string // alice's
 	now      time.Time
@@ -60,7 +59,7 @@ func newEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{db: db, tokens: tokens, logs: &syncBuffer{}, now: time.Now().UTC().Truncate(time.Millisecond)}
+	e := &testEnv{db: db, tokens: tokens, logs: &api.SyncBuffer{}, now: time.Now().UTC().Truncate(time.Millisecond)}
 	clock := func() time.Time { return e.now }
 	db.Now, tokens.Now = clock, clock
 	e.accounts = auth.NewService(db, passwords, tokens)
@@ -320,22 +319,4 @@ func (e *testEnv) userCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

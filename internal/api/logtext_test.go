@@ -80,7 +80,7 @@ func TestWriteRequestLineTextHandler(t *testing.T) {
 			t.Errorf("path %q: fast handler wrote %q, slog %q", c.path, f, s)
 		}
 		// The same bytes once buffered.
-		var buffered logBuffer
+		var buffered syncBuffer
 		bh := newTextHandler(&buffered, nil, true)
 		WriteRequestLine(bh, "GET", c.host, c.path, 200, 1500*time.Microsecond, 42, c.ip)
 		FlushLog(bh)
@@ -188,7 +188,7 @@ func logLines(out string) []string {
 // Buffered request lines are written by FlushLog, else by the flusher 100
 // ms after the first of them (not sooner), or once 64 KiB wait.
 func TestRequestLinesBuffered(t *testing.T) {
-	var out logBuffer
+	var out syncBuffer
 	h := newTextHandler(&out, nil, true)
 	start := time.Now()
 	for i := range 3 {
@@ -224,7 +224,7 @@ func TestRequestLinesBuffered(t *testing.T) {
 	}
 
 	// 64 KiB are written at once, without waiting for the timer.
-	var big logBuffer
+	var big syncBuffer
 	bh := newTextHandler(&big, nil, true)
 	bh.(*textHandler).w.flushAfter = time.Hour
 	n := 0
@@ -239,7 +239,7 @@ func TestRequestLinesBuffered(t *testing.T) {
 }
 
 // waitFor waits up to 2 s for out to contain s.
-func waitFor(t *testing.T, out *logBuffer, s string) {
+func waitFor(t *testing.T, out *syncBuffer, s string) {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(out.String(), s); time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -251,7 +251,7 @@ func waitFor(t *testing.T, out *logBuffer, s string) {
 // Every other line comes out after the request lines buffered before it:
 // slog's path (errors, request lines slog quotes) writes them first.
 func TestLogOrder(t *testing.T) {
-	var out logBuffer
+	var out syncBuffer
 	h := newTextHandler(&out, nil, true)
 	WriteRequestLine(h, "GET", "a.localhost", "/first", 200, time.Millisecond, 1, "127.0.0.1")
 	WriteRequestLine(h, "GET", "a.localhost", "/with space", 200, time.Millisecond, 1, "127.0.0.1")
@@ -299,13 +299,13 @@ func TestLogOrder(t *testing.T) {
 
 // slowWriter takes its time for writes of more than a line (buffered
 // request lines).
-type slowWriter struct{ logBuffer }
+type slowWriter struct{ syncBuffer }
 
 func (w *slowWriter) Write(p []byte) (int, error) {
 	if bytes.Count(p, []byte{'\n'}) > 1 {
 		time.Sleep(200 * time.Microsecond)
 	}
-	return w.logBuffer.Write(p)
+	return w.syncBuffer.Write(p)
 }
 
 // A stuck writer does not hold up requests: their lines wait, up to 4 MiB,
@@ -383,7 +383,7 @@ func TestRequestLinesStuckWriter(t *testing.T) {
 
 // stuckWriter's writes wait until release is closed.
 type stuckWriter struct {
-	logBuffer
+	syncBuffer
 	once    sync.Once
 	entered chan struct{} // closed at the first write
 	release chan struct{}
@@ -392,7 +392,7 @@ type stuckWriter struct {
 func (w *stuckWriter) Write(p []byte) (int, error) {
 	w.once.Do(func() { close(w.entered) })
 	<-w.release
-	return w.logBuffer.Write(p)
+	return w.syncBuffer.Write(p)
 }
 
 // The warning is slog's line, and is left out of a log above WARN.
@@ -435,7 +435,7 @@ func TestDroppedLogLine(t *testing.T) {
 // FlushLog calls and the flusher writing often, come out whole, each
 // goroutine's in order.
 func TestRequestLinesConcurrent(t *testing.T) {
-	var out logBuffer
+	var out syncBuffer
 	h := newTextHandler(&out, nil, true)
 	h.(*textHandler).w.flushSize = 2048
 	logger := slog.New(h)
@@ -495,7 +495,7 @@ func TestRequestLineBufferedAllocs(t *testing.T) {
 // The edge loops' rounds of lines join the handler's buffer, in order with
 // its other lines, and are dropped and counted when the writer is stuck.
 func TestRequestLogWriter(t *testing.T) {
-	var out logBuffer
+	var out syncBuffer
 	h := newTextHandler(&out, nil, true)
 	rw := RequestLogWriter(h, &out)
 	if _, ok := rw.(requestLogWriter); !ok {
@@ -541,19 +541,19 @@ func TestRequestLogWriter(t *testing.T) {
 	}
 }
 
-// logBuffer is a bytes.Buffer for a handler's writes from its flusher.
-type logBuffer struct {
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes (a handler's flusher, the tests' servers).
+type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *logBuffer) String() string {
+func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()

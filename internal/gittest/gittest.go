@@ -7,6 +7,7 @@
 package gittest
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -30,22 +31,32 @@ type Server struct {
 // when the test ends. It skips the test when git is not installed.
 func NewServer(tb testing.TB) *Server {
 	tb.Helper()
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
+	if _, err := exec.LookPath("git"); err != nil {
 		tb.Skip("git not installed")
 	}
-	execPath, err := exec.Command(gitPath, "--exec-path").Output()
-	if err != nil {
-		tb.Fatalf("git --exec-path: %v", err)
-	}
 	root := tb.TempDir()
-	h := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	h, err := SmartHandler(root)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	s := &Server{Root: root, Server: httptest.NewServer(h)}
 	tb.Cleanup(s.Close)
 	return s
+}
+
+// SmartHandler serves the bare repositories under root
+// (root/<owner>/<name>.git) over smart HTTP: git's own git-http-backend
+// behind net/http/cgi. NewServer, the gitserve command and the benchmarks'
+// git host use it.
+func SmartHandler(root string) (http.Handler, error) {
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git --exec-path: %w", err)
+	}
+	return &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	}, nil
 }
 
 // NewDumbServer starts a git host on 127.0.0.1:0 that speaks only the

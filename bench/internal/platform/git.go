@@ -3,13 +3,13 @@ package platform
 import (
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/gantryhq/gantry/bench/internal/load"
+	"github.com/gantryhq/gantry/internal/gittest"
 )
 
 // GitServer serves bare repositories over smart HTTP on loopback.
@@ -18,15 +18,12 @@ type GitServer struct {
 }
 
 // StartGit serves the bare repositories under root with git's
-// git-http-backend behind net/http/cgi, on 127.0.0.1, until RunExit.
+// git-http-backend behind net/http/cgi (gittest.SmartHandler), on
+// 127.0.0.1, until RunExit.
 func StartGit(root string) *GitServer {
 	load.Must(os.MkdirAll(root, 0o755))
-	execPath, err := exec.Command("git", "--exec-path").Output()
+	h, err := gittest.SmartHandler(root)
 	load.Must(err)
-	h := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	load.Must(err)
 	srv := &http.Server{Handler: h}

@@ -14,11 +14,10 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/gantryhq/gantry/internal/gittest"
 )
 
 func main() {
@@ -33,13 +32,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	execPath, err := exec.Command("git", "--exec-path").Output()
+	h, err := gittest.SmartHandler(abs)
 	if err != nil {
-		log.Fatalf("git --exec-path: %v", err)
-	}
-	h := &cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(execPath)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + abs, "GIT_HTTP_EXPORT_ALL=1"},
+		log.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

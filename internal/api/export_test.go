@@ -1,0 +1,4 @@
+package api
+
+// SyncBuffer is syncBuffer for the package's external tests (api_test).
+type SyncBuffer = syncBuffer
