@@ -3,6 +3,7 @@ package acmednstest
 import (
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,13 +27,23 @@ const (
 // pebble. Every other query is passed to challtestsrv.
 func (ca *CA) DNSServer(t testing.TB, zones ...string) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
+	// UDP and TCP on one port: taken with FreePort (below the ephemeral
+	// range, free in both), not from a UDP bind(0) whose port's TCP side
+	// an outgoing connection may hold ("address already in use").
+	var pc net.PacketConn
+	var ln net.Listener
+	for try := 0; ; try++ {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(FreePort(t)))
+		var err error
+		if pc, err = net.ListenPacket("udp", addr); err == nil {
+			if ln, err = net.Listen("tcp", addr); err == nil {
+				break
+			}
+			pc.Close()
+		}
+		if try == 9 {
+			t.Fatal(err)
+		}
 	}
 	var mu sync.Mutex
 	values := map[string][]string{} // TXT values written through updates
