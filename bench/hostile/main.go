@@ -17,7 +17,12 @@
 // the next quiet load waits until every process of the attack is gone (its
 // cgroups removed). The attacks:
 //
-//   - fork bomb: a build running `bomb() { bomb | bomb & }; bomb`;
+//   - fork bomb: a build running `bomb() { bomb | bomb & }; bomb`. The
+//     platform ends a build once the kernel has refused it a process at
+//     its limit (1024), so the attacker deploys it again each time, for
+//     as long as the load runs: the load meets a new bomb every second
+//     or so, and the pipeline's own work for each deploy (the clone, the
+//     sandbox's start) besides;
 //   - 8 spinners: a build running eight busy shell loops;
 //   - app, 4 spinners: a live app (node) that also runs four busy loops;
 //   - 300 MB of logs: a build printing 300 MB of 100-byte lines, again
@@ -61,13 +66,18 @@ type attack struct {
 	name  string
 	build string // build command (a build attack), or
 	start string // start command (an app attack)
+	// ended is what the deployment's error says when the platform ends
+	// the attack: the benchmark checks it does, then deploys the attack
+	// again each time it has ended, while the load runs.
+	ended string
 }
 
 // The attacks. Build attacks print "attack started" first, which the
 // benchmark waits for in the build log; app attacks wait until live.
 var attacks = []attack{
 	{name: "fork bomb in a build",
-		build: `echo attack started; bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done`},
+		build: `echo attack started; bomb() { bomb | bomb & }; bomb; while :; do sleep 1; done`,
+		ended: "reached the limit of 1,024 processes"},
 	{name: "8 CPU spinners in a build",
 		build: `echo attack started; for i in 1 2 3 4 5 6 7 8; do (while :; do :; done) & done; wait`},
 	{name: "app with 4 CPU spinners",
@@ -169,13 +179,27 @@ func main() {
 			t := attackers[i]
 			p := t.CreateProject(fmt.Sprintf("attack-%d-%d", i+1, round), attackURL, cfg)
 			id := t.Deploy(p.ID)
-			if a.build != "" {
+			var again *redeployer
+			switch {
+			case a.ended != "":
+				t0 := time.Now()
+				d := t.WaitEnded(id)
+				if !strings.Contains(d.Error, a.ended) {
+					load.Fatalf("%s: the deployment ended with %s %q, want an error saying %q", a.name, d.Status, d.Error, a.ended)
+				}
+				fmt.Printf("round %d  %s: ended by the platform within %.1f s of the deploy: %q\n", round, a.name, time.Since(t0).Seconds(), d.Error)
+				again = redeploy(t, p.ID, a.ended)
+			case a.build != "":
 				t.WaitLog(id, "attack started")
-			} else {
+			default:
 				t.WaitLive(id)
 			}
 			time.Sleep(time.Second) // let the attack get going
 			under := measure()
+			if again != nil {
+				n := again.stop()
+				fmt.Printf("round %d  %s: deployed %d times during the load, each ended by the platform\n", round, a.name, n)
+			}
 			t.DeleteProject(p.ID)
 			waitRunsGone(g.PID(), 30*time.Second)
 			after := measure()
@@ -200,6 +224,43 @@ func main() {
 		}
 		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %s |\n", a.name, m.rps, m.p99, m.attack, m.gantry, met)
 	}
+}
+
+// redeployer deploys a project again each time its deployment has ended,
+// until stop.
+type redeployer struct {
+	quit chan struct{}
+	done chan int // the number of deployments that ended
+}
+
+// redeploy starts deploying project id of t again and again; each
+// deployment must end with an error saying ended.
+func redeploy(t *platform.Tenant, id, ended string) *redeployer {
+	r := &redeployer{quit: make(chan struct{}), done: make(chan int, 1)}
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-r.quit:
+				r.done <- n
+				return
+			default:
+			}
+			d := t.WaitEnded(t.Deploy(id))
+			if !strings.Contains(d.Error, ended) {
+				load.Fatalf("a redeploy ended with %s %q, want an error saying %q", d.Status, d.Error, ended)
+			}
+			n++
+		}
+	}()
+	return r
+}
+
+// stop stops the redeploys once the one in progress has ended, and
+// returns how many ended.
+func (r *redeployer) stop() int {
+	close(r.quit)
+	return <-r.done
 }
 
 // sample is one wrk load and the CPU spent meanwhile.

@@ -458,6 +458,7 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	l := r.p.Limits
 	l.Timeout = r.job.Timeout
 	l.Memory = r.job.Memory
+	l.EndAtPids = true // a fork bomb ends at once, not at the timeout
 	_, err = r.p.Sandbox.Run(r.bctx, sandbox.Command{
 		Args:   []string{"sh", "-c", command},
 		Dir:    r.vol.Workspace,
@@ -499,7 +500,7 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 	case errors.As(err, &me):
 		return outOfSync, &Error{Step: step, Message: "Build " + me.Error(), Err: err}
 	case errors.As(err, &pe):
-		return outOfSync, &Error{Step: step, Message: "Build " + pe.Error(), Err: err}
+		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("Build reached the limit of %s processes and threads, and was stopped: make it start fewer at once (for example make -j4)", thousands(pe.Limit)), Err: err}
 	case errors.As(err, &fe):
 		return outOfSync, &Error{Step: step, Message: "Build " + fe.Error(), Err: err}
 	case errors.As(err, &ee) && ee.Code == 127:

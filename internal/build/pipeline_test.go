@@ -384,6 +384,21 @@ func TestBuildRunsOutOfMemory(t *testing.T) {
 	assertFailed(t, e, job, l, err, "Build ran out of memory (limit 128 MiB)")
 }
 
+// TestBuildForkBomb: a fork bomb is stopped as soon as it reaches the
+// build's process limit, not left retrying its forks until the timeout.
+func TestBuildForkBomb(t *testing.T) {
+	e := newEnv(t)
+	e.p.Limits.Pids = 64
+	job := e.job(t, "bomb", nodeRepo(``))
+	job.Project = gantry.BuildConfig{BuildCommand: "bomb() { bomb | bomb & }; bomb; sleep 4303", OutputDirectory: "dist"}
+	start := time.Now()
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "Build reached the limit of 64 processes and threads, and was stopped: make it start fewer at once (for example make -j4)")
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the fork bomb ran %v before it was stopped (timeout %v)", d, job.Timeout)
+	}
+}
+
 func TestCancelStopsBuild(t *testing.T) {
 	e := newEnv(t)
 	job := e.job(t, "stopped", nodeRepo(``))

@@ -252,3 +252,64 @@ func TestForkBomb(t *testing.T) {
 		t.Errorf("%d processes left, e.g. %v", len(left), left[0])
 	}
 }
+
+// TestEndAtPidsEndsAForkBomb runs the fork bomb of TestForkBomb with
+// Limits.EndAtPids, as builds run: the run must end with a PidsError long
+// before its timeout, and leave no process behind.
+func TestEndAtPidsEndsAForkBomb(t *testing.T) {
+	s := mustSandbox(t)
+	ws := workspace(t, s, platformDir(t), "a")
+	mark := marker("bomb")
+	start := time.Now()
+	c, _, err := run(t, s, ws, sandbox.Limits{Pids: 64, EndAtPids: true, Timeout: 60 * time.Second},
+		fmt.Sprintf(`echo started; bomb() { bomb | bomb & }; bomb; while :; do sleep 1 2>/dev/null; done; : %s`, mark))
+	var pe *sandbox.PidsError
+	if !errors.As(err, &pe) || pe.Limit != 64 {
+		t.Fatalf("got %v, want a PidsError with limit 64\n%.2000s", err, c)
+	}
+	if !c.has("stdout: started") {
+		t.Errorf("the command did not run:\n%.2000s", c)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run returned after %v, want the bomb ended within moments of reaching the limit", d)
+	}
+	if left := processesMatching(t, mark); len(left) > 0 {
+		t.Errorf("%d processes left, e.g. %v", len(left), left[0])
+	}
+
+	// Below the limit, a run that forks and ends processes goes on.
+	c, _, err = run(t, s, ws, sandbox.Limits{Pids: 64, EndAtPids: true},
+		`for i in $(seq 1 200); do (sleep 0.01 &) ; done; wait; echo finished`)
+	if err != nil || !c.has("stdout: finished") {
+		t.Errorf("200 short-lived processes, 2 at a time: %v\n%.2000s", err, c)
+	}
+}
+
+// TestRunsTakeShortSlices reads the time slice the scheduler gives a
+// run's processes (se.slice in /proc/PID/sched, in ns) from inside the
+// run: every process the command starts must have the sandbox's 0.2 ms,
+// also after changing its scheduling policy the ways that stay allowed,
+// and sched_setattr, which could lengthen it, must be refused.
+func TestRunsTakeShortSlices(t *testing.T) {
+	if b, err := os.ReadFile("/proc/self/sched"); err != nil || !strings.Contains(string(b), "se.slice") {
+		t.Skip("this kernel has no custom time slices (se.slice in /proc/self/sched): Linux 6.12 or later")
+	}
+	s := mustSandbox(t)
+	ws := workspace(t, s, platformDir(t), "a")
+	c, _, err := run(t, s, ws, sandbox.Limits{}, `slice() { sed -n 's/^se.slice *: *//p' /proc/$1/sched; }
+echo "shell $(slice $$)"
+sh -c 'echo "child $(sed -n "s/^se.slice *: *//p" /proc/self/sched)"'
+/usr/bin/python3 -c '
+import os, ctypes
+os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+print("batch", [l.split(":")[1].strip() for l in open("/proc/self/sched") if l.startswith("se.slice")][0])
+'`)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, c)
+	}
+	for _, want := range []string{"stdout: shell 200000", "stdout: child 200000", "stdout: batch 200000"} {
+		if !c.has(want) {
+			t.Errorf("no line %q:\n%s", want, c)
+		}
+	}
+}

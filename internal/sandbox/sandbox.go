@@ -135,6 +135,13 @@ type Limits struct {
 	Memory int64
 	// Pids is the cgroup limit on processes and threads (default 1024).
 	Pids int64
+	// EndAtPids ends the run as soon as the kernel has refused it a fork
+	// or clone at the Pids limit, and Run returns a *PidsError; otherwise
+	// the refused call fails with EAGAIN and the run goes on. For builds:
+	// a fork bomb stays at the limit until Timeout, its shells retrying
+	// their forks together at 1, 2, 4 and 8 s, and a build tool refused a
+	// process or thread fails anyway.
+	EndAtPids bool
 	// FileSize is RLIMIT_FSIZE, the largest file a process may write, in
 	// bytes (default 1 GiB).
 	FileSize int64

@@ -48,6 +48,11 @@ type deniedCall struct {
 //     quotactl_fd, lookup_dcookie;
 //   - file handles: open_by_handle_at (the "shocker" escape from
 //     containers), name_to_handle_at;
+//   - sched_setattr, which Docker allows: with it a run could lengthen
+//     the short time slice the sandbox gives it (runSlice) and keep the
+//     CPU from the platform for up to 100 ms at a time. Niceness
+//     (setpriority, nice) and policies (sched_setscheduler, which keeps
+//     the slice) stay open;
 //   - and, where the architecture has them (archDeniedCalls), I/O port
 //     access and obsolete calls.
 //
@@ -100,6 +105,7 @@ var deniedCalls = append([]deniedCall{
 	{"lookup_dcookie", unix.SYS_LOOKUP_DCOOKIE},
 	{"open_by_handle_at", unix.SYS_OPEN_BY_HANDLE_AT},
 	{"name_to_handle_at", unix.SYS_NAME_TO_HANDLE_AT},
+	{"sched_setattr", unix.SYS_SCHED_SETATTR},
 }, archDeniedCalls...)
 
 // cloneNamespaceFlags are the clone(2) flags that make new namespaces

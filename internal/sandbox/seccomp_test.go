@@ -104,7 +104,22 @@ var targetedProbes = []probe{
 	{"clone:newuser", unix.SYS_CLONE, []any{unix.CLONE_NEWUSER | sigchld, 0, 0, 0, 0}},
 	{"clone3", unix.SYS_CLONE3, []any{0, 0}},
 	{"personality:addr_no_randomize", unix.SYS_PERSONALITY, []any{addrNoRandomize}},
+	{"sched_setattr", unix.SYS_SCHED_SETATTR, []any{0, longSliceAttr, 0}},
 }
+
+// longSliceAttr is a struct sched_attr (its first version, 48 bytes,
+// little-endian) asking for SCHED_OTHER at niceness 19 with a time slice
+// of 0x02020202 ns (33.7 ms; every byte below 0x80, for the probe's
+// Python string): allowed to an unprivileged process, refused by the
+// filter.
+var longSliceAttr = "\x30\x00\x00\x00" + // size
+	"\x00\x00\x00\x00" + // policy: SCHED_OTHER
+	"\x00\x00\x00\x00\x00\x00\x00\x00" + // flags
+	"\x13\x00\x00\x00" + // nice 19
+	"\x00\x00\x00\x00" + // priority
+	"\x02\x02\x02\x02\x00\x00\x00\x00" + // runtime: the slice
+	"\x00\x00\x00\x00\x00\x00\x00\x00" + // deadline
+	"\x00\x00\x00\x00\x00\x00\x00\x00" // period
 
 // TestSeccompRefusesCalls runs the calls the filter exists to refuse in a
 // real sandbox and checks the kernel refuses each: EPERM (like Docker, so

@@ -301,6 +301,18 @@ func (t *Tenant) WaitLog(id, line string) {
 	})
 }
 
+// WaitEnded waits up to two minutes until deployment id has ended its
+// build (live, failed or stopped: not pending, building or deploying) and
+// returns it.
+func (t *Tenant) WaitEnded(id string) Deployment {
+	var d Deployment
+	t.wait(id, "ended", 2*time.Minute, false, func(dd Deployment) bool {
+		d = dd
+		return dd.Status != "pending" && dd.Status != "building" && dd.Status != "deploying"
+	})
+	return d
+}
+
 // WaitSleepingFor waits up to limit until deployment id is live and
 // asleep (its app stopped after GANTRY_APP_IDLE without a request).
 func (t *Tenant) WaitSleepingFor(id string, limit time.Duration) {
