@@ -108,9 +108,9 @@ type Supervisor struct {
 	// Pids is each app's limit on processes and threads (default 256).
 	Pids int64
 	// CPUs is each app's CPU quota, in CPUs (default 1: sandbox.Limits.CPUs).
-	// An app also weighs a tenth of a platform process when the CPU is
-	// contended (sandbox.Limits.CPUWeight), so the edge and the API keep
-	// answering whatever it does.
+	// An app also runs in the idle CPU class (or, on kernels without it,
+	// weighs a tenth of a platform process: sandbox.Limits.CPUWeight), so
+	// the edge and the API keep answering whatever it does.
 	CPUs float64
 	// StartTimeout bounds how long an app may take to answer HTTP after it
 	// starts (default 60 s).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // cgroupOf returns the host folder of process pid's cgroup that holds
@@ -187,9 +189,11 @@ func TestCPUQuota(t *testing.T) {
 }
 
 // TestCPUDefaults checks the CPU limits a run gets by default, in the
-// files an operator would read: a quota of one CPU per 100 ms period and a
-// weight a tenth of the platform's (v1 cpu.shares 102 against 1024, v2
-// cpu.weight 10 against 100).
+// files an operator would read: a quota of one CPU per 100 ms period and
+// the idle CPU class (cpu.idle 1; on v1 its folder's too, since the
+// scheduler compares the platform's threads with that folder), or, on
+// kernels without the class, a weight a tenth of the platform's (v1
+// cpu.shares 102 against 1024, v2 cpu.weight 10 against 100).
 func TestCPUDefaults(t *testing.T) {
 	s := mustSandbox(t)
 	mark := marker("sleep 3")
@@ -212,6 +216,8 @@ func TestCPUDefaults(t *testing.T) {
 		}
 		return strings.TrimSpace(string(b))
 	}
+	_, err := os.Stat(filepath.Join(dir, "cpu.idle"))
+	idle := err == nil
 	want := map[string]string{"cpu.max": "100000 100000", "cpu.weight": "10"}
 	if !v2 {
 		want = map[string]string{"cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000", "cpu.shares": "102"}
@@ -220,6 +226,16 @@ func TestCPUDefaults(t *testing.T) {
 		if filepath.Dir(dir) == "/sys/fs/cgroup/cpu" {
 			t.Errorf("the run's cpu cgroup %s is at the hierarchy's root", dir)
 		}
+	}
+	if idle {
+		delete(want, "cpu.weight")
+		delete(want, "cpu.shares")
+		want["cpu.idle"] = "1"
+		if !v2 && filepath.Base(filepath.Dir(dir)) == "gantry" {
+			want["../cpu.idle"] = "1"
+		}
+	} else {
+		t.Log("this kernel has no idle CPU class (cpu.idle): runs are weighted instead")
 	}
 	for f, w := range want {
 		if got := read(f); got != w {
@@ -312,4 +328,56 @@ print("batch", [l.split(":")[1].strip() for l in open("/proc/self/sched") if l.s
 			t.Errorf("no line %q:\n%s", want, c)
 		}
 	}
+}
+
+// TestRunsYieldTheCPUToThePlatform pins a spinning run and a spinning
+// thread of this process (standing for the platform) to the same CPU for
+// a second: in the idle CPU class the run gets only what the thread
+// leaves, which is nothing (the kernel still gives an idle group a
+// sliver: 3/1027 of the CPU); in the normal class at a tenth of the
+// platform's weight it got 9%. Other work on the machine can only lower
+// the run's share, so a busy machine cannot make this fail.
+func TestRunsYieldTheCPUToThePlatform(t *testing.T) {
+	s := mustSandbox(t)
+	mark := marker("cpuyield")
+	done, cancel := startRun(t, s, sandbox.Limits{Timeout: time.Minute},
+		fmt.Sprintf(`taskset -c 0 sh -c 'while :; do :; done; : %s' & echo ready; wait`, mark))
+	defer cancel()
+	time.Sleep(300 * time.Millisecond)
+	procs := processesMatching(t, "while :; do :; done; : "+mark)
+	if len(procs) == 0 {
+		t.Fatal("no spinning process found")
+	}
+	pid, _, _ := strings.Cut(procs[0], ": ")
+	cpu, _, ok := cgroupOf(t, pid, "cpu")
+	if !ok {
+		t.Fatal("the spinning process is gone")
+	}
+	if _, err := os.Stat(filepath.Join(cpu, "cpu.idle")); err != nil {
+		t.Skip("this kernel has no idle CPU class (cpu.idle, Linux 5.15 and later)")
+	}
+	acct, v2, _ := cgroupOf(t, pid, "cpuacct")
+
+	used := make(chan float64)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var set unix.CPUSet
+		set.Set(0)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			t.Error(err)
+		}
+		u0, t0 := cpuUsage(t, acct, v2), time.Now()
+		for time.Since(t0) < time.Second {
+		}
+		u1, t1 := cpuUsage(t, acct, v2), time.Now()
+		used <- float64(u1-u0) / float64(t1.Sub(t0))
+	}()
+	share := <-used
+	t.Logf("the run, pinned to CPU 0 beside a spinning platform thread, used %.3f of it", share)
+	if share > 0.03 {
+		t.Errorf("the run used %.1f%% of the platform thread's CPU, want under 3%% (the idle class)", share*100)
+	}
+	cancel()
+	<-done
 }

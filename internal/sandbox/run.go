@@ -316,11 +316,13 @@ const pidsPoll = 50 * time.Millisecond
 // (sched_setattr's sched_runtime; the kernel's default is 0.75-3 ms by the
 // number of CPUs). On kernels with EEVDF (6.6 and later) a process the
 // scheduler has picked keeps the CPU until it has run its slice, unless
-// the one that wakes asks for a shorter slice still, as the edge's loops
-// do (0.1 ms, internal/edge): any other thread that wakes meanwhile (the
-// platform's others, the machine's other work) waits for the next tick,
-// up to 4 ms at 250 Hz. A run picked for its small share of the CPU is
-// therefore given a short slice of its own, longer than the loops' so
+// the one that wakes asks for a shorter slice still (the edge's loops ask
+// for 0.1 ms, internal/edge) or the current one is in the idle CPU class
+// (see cgroup.limit): any other thread that wakes meanwhile waits for the
+// next tick, up to 4 ms at 250 Hz. Runs are idle to the platform, but not
+// to each other: an app woken by a request waits so for another tenant's
+// build, and so does the platform where the kernel has no idle class. A
+// short slice makes that wait rare; it stays longer than the loops' so
 // that they still cut it short.
 const runSlice = 200 * time.Microsecond
 

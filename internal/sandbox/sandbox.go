@@ -166,7 +166,10 @@ type Limits struct {
 	// (default 102; the platform's threads keep 1024). On v1, where the
 	// platform sits at the root of the cpu hierarchy, runs are made in a
 	// "gantry" folder there that weighs as one run at the default weight,
-	// and CPUWeight only shares that out between runs.
+	// and CPUWeight only shares that out between runs. It counts only on
+	// kernels without the idle CPU class (before 5.15): where the class
+	// exists every run is in it (see cgroup.limit) and gets only the CPU
+	// the platform and the machine's other work leave.
 	CPUWeight int64
 	// Nice is the scheduling niceness of the run's processes (default
 	// 10). The CPU weight above is what sets a run's place beside the
