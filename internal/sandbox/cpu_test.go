@@ -112,6 +112,21 @@ func startRun(tb testing.TB, s *sandbox.Sandbox, l sandbox.Limits, script string
 	return done, cancel
 }
 
+// pidOf waits up to 5 s for a process whose command line contains s
+// (what, for the failure message) and returns its pid.
+func pidOf(tb testing.TB, s, what string) string {
+	tb.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if procs := processesMatching(tb, s); len(procs) > 0 {
+			pid, _, _ := strings.Cut(procs[0], ": ")
+			return pid
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("no %s process found", what)
+		}
+	}
+}
+
 // marker returns a string unique to this test run, for process lists.
 func marker(name string) string {
 	return fmt.Sprintf("%s%d", name, time.Now().UnixNano()%1000000)
@@ -148,12 +163,8 @@ func TestCPUQuota(t *testing.T) {
 	done, cancel := startRun(t, s, sandbox.Limits{CPUs: 0.2, Timeout: time.Minute},
 		fmt.Sprintf(`for i in 1 2 3 4; do sh -c 'while :; do :; done; : %s' & done; echo ready; wait`, mark))
 	defer cancel()
-	time.Sleep(300 * time.Millisecond) // let the loops start
-	procs := processesMatching(t, "while :; do :; done; : "+mark)
-	if len(procs) == 0 {
-		t.Fatal("no spinning process found")
-	}
-	pid, _, _ := strings.Cut(procs[0], ": ")
+	pid := pidOf(t, "while :; do :; done; : "+mark, "spinning")
+	time.Sleep(300 * time.Millisecond) // let the other loops start
 	acct, v2, ok := cgroupOf(t, pid, "cpuacct")
 	cpu, _, ok2 := cgroupOf(t, pid, "cpu")
 	if !ok || !ok2 {
@@ -199,12 +210,7 @@ func TestCPUDefaults(t *testing.T) {
 	mark := marker("sleep 3")
 	done, cancel := startRun(t, s, sandbox.Limits{}, "echo ready; "+mark)
 	defer cancel()
-	time.Sleep(200 * time.Millisecond)
-	procs := processesMatching(t, mark)
-	if len(procs) == 0 {
-		t.Fatal("no sleeping process found")
-	}
-	pid, _, _ := strings.Cut(procs[0], ": ")
+	pid := pidOf(t, mark, "sleeping")
 	dir, v2, ok := cgroupOf(t, pid, "cpu")
 	if !ok {
 		t.Fatal("the process is gone")
@@ -343,12 +349,7 @@ func TestRunsYieldTheCPUToThePlatform(t *testing.T) {
 	done, cancel := startRun(t, s, sandbox.Limits{Timeout: time.Minute},
 		fmt.Sprintf(`taskset -c 0 sh -c 'while :; do :; done; : %s' & echo ready; wait`, mark))
 	defer cancel()
-	time.Sleep(300 * time.Millisecond)
-	procs := processesMatching(t, "while :; do :; done; : "+mark)
-	if len(procs) == 0 {
-		t.Fatal("no spinning process found")
-	}
-	pid, _, _ := strings.Cut(procs[0], ": ")
+	pid := pidOf(t, "while :; do :; done; : "+mark, "spinning")
 	cpu, _, ok := cgroupOf(t, pid, "cpu")
 	if !ok {
 		t.Fatal("the spinning process is gone")
