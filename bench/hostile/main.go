@@ -183,11 +183,8 @@ func main() {
 			switch {
 			case a.ended != "":
 				t0 := time.Now()
-				d := t.WaitEnded(id)
-				if !strings.Contains(d.Error, a.ended) {
-					load.Fatalf("%s: the deployment ended with %s %q, want an error saying %q", a.name, d.Status, d.Error, a.ended)
-				}
-				fmt.Printf("round %d  %s: ended by the platform within %.1f s of the deploy: %q\n", round, a.name, time.Since(t0).Seconds(), d.Error)
+				msg := waitEndedWith(t, id, a.ended)
+				fmt.Printf("round %d  %s: ended by the platform within %.1f s of the deploy: %q\n", round, a.name, time.Since(t0).Seconds(), msg)
 				again = redeploy(t, p.ID, a.ended)
 			case a.build != "":
 				t.WaitLog(id, "attack started")
@@ -246,14 +243,21 @@ func redeploy(t *platform.Tenant, id, ended string) *redeployer {
 				return
 			default:
 			}
-			d := t.WaitEnded(t.Deploy(id))
-			if !strings.Contains(d.Error, ended) {
-				load.Fatalf("a redeploy ended with %s %q, want an error saying %q", d.Status, d.Error, ended)
-			}
+			waitEndedWith(t, t.Deploy(id), ended)
 			n++
 		}
 	}()
 	return r
+}
+
+// waitEndedWith waits until deployment id of t has ended and returns its
+// error, which must say ended.
+func waitEndedWith(t *platform.Tenant, id, ended string) string {
+	d := t.WaitEnded(id)
+	if !strings.Contains(d.Error, ended) {
+		load.Fatalf("deployment %s ended with %s %q, want an error saying %q", id, d.Status, d.Error, ended)
+	}
+	return d.Error
 }
 
 // stop stops the redeploys once the one in progress has ended, and

@@ -133,7 +133,8 @@ func cgroupParents(root string, create bool) (*cgroup, error) {
 			return "", fmt.Errorf("cgroups: %w", err)
 		}
 		if controller == "cpu" {
-			if err := runsFolderCPU(dir); err != nil {
+			f, v := cpuClass(dir, false, DefaultLimits.CPUWeight)
+			if err := writeFile(dir, f, v); err != nil {
 				return "", err
 			}
 		}
@@ -269,15 +270,19 @@ func newCgroup(root, name string, l Limits) (*cgroup, error) {
 	return cg, nil
 }
 
-// runsFolderCPU puts v1's runsFolder dir in the idle CPU class (see
-// cgroup.limit), or, on kernels without it (before 5.15), gives it the
-// weight of one run at the default CPUWeight. A folder already idle keeps
-// the class (its cpu.shares cannot be written then).
-func runsFolderCPU(dir string) error {
-	if exists(filepath.Join(dir, "cpu.idle")) {
-		return writeFile(dir, "cpu.idle", "1")
+// cpuClass returns the file and value that put the cpu cgroup dir in the
+// idle CPU class (see cgroup.limit), or, on kernels without it (before
+// 5.15), give it weight (v2's scale; v1's cpu.shares). For a run's cgroup
+// and v1's runsFolder (at the default CPUWeight: one run's weight). An
+// idle cgroup's weight cannot be written, so it is one or the other.
+func cpuClass(dir string, v2 bool, weight int64) (file, value string) {
+	switch {
+	case exists(filepath.Join(dir, "cpu.idle")):
+		return "cpu.idle", "1"
+	case v2:
+		return "cpu.weight", strconv.FormatInt(weight, 10)
 	}
-	return writeFile(dir, "cpu.shares", strconv.FormatInt(cpuShares(DefaultLimits.CPUWeight), 10))
+	return "cpu.shares", strconv.FormatInt(cpuShares(weight), 10)
 }
 
 // limit writes l's memory, pids and CPU limits into the cgroup's files.
@@ -314,11 +319,8 @@ func (c *cgroup) limit(l Limits) error {
 		files = append(files, [3]string{c.pids, "pids.max", strconv.FormatInt(l.Pids, 10)})
 	}
 	if l.CPUWeight > 0 {
-		if c.v2 {
-			files = append(files, [3]string{c.cpu, "cpu.weight", strconv.FormatInt(l.CPUWeight, 10)})
-		} else {
-			files = append(files, [3]string{c.cpu, "cpu.shares", strconv.FormatInt(cpuShares(l.CPUWeight), 10)})
-		}
+		f, v := cpuClass(c.cpu, c.v2, l.CPUWeight)
+		files = append(files, [3]string{c.cpu, f, v})
 	}
 	if l.CPUs > 0 {
 		q := strconv.FormatInt(cpuQuota(l.CPUs), 10)
@@ -327,10 +329,6 @@ func (c *cgroup) limit(l Limits) error {
 		} else {
 			files = append(files, [3]string{c.cpu, "cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, [3]string{c.cpu, "cpu.cfs_quota_us", q})
 		}
-	}
-	// Last: an idle cgroup's weight cannot be written.
-	if c.cpu != "" && exists(filepath.Join(c.cpu, "cpu.idle")) {
-		files = append(files, [3]string{c.cpu, "cpu.idle", "1"})
 	}
 	for _, f := range files {
 		if err := writeFile(f[0], f[1], f[2]); err != nil && !optional[f[1]] {

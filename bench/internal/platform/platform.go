@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/bench/internal/load"
 )
 
@@ -308,7 +309,7 @@ func (t *Tenant) WaitEnded(id string) Deployment {
 	var d Deployment
 	t.wait(id, "ended", 2*time.Minute, false, func(dd Deployment) bool {
 		d = dd
-		return dd.Status != "pending" && dd.Status != "building" && dd.Status != "deploying"
+		return dd.Status != gantry.DeploymentPending && dd.Status != gantry.DeploymentBuilding && dd.Status != gantry.DeploymentDeploying
 	})
 	return d
 }
