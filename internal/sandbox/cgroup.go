@@ -298,7 +298,6 @@ func cpuClass(dir string, v2 bool, weight int64) (file, value string) {
 // rest leaves, so builds and apps slow down on a machine kept busy by
 // other work. Among themselves runs share as usual, and CPUWeight still
 // counts where the class is missing.
-
 func (c *cgroup) limit(l Limits) error {
 	var files [][3]string // folder, file, value; the ones marked optional may be missing
 	optional := map[string]bool{"memory.swap.max": true, "memory.memsw.limit_in_bytes": true, "memory.oom.group": true}
