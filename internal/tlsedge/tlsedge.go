@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/certmagic"
+	"github.com/mholt/acmez/v3/acme"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/time/rate"
@@ -207,24 +208,26 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.CA != certmagic.LetsEncryptProductionCA {
 		testCA = cfg.CA
 	}
-	m.dnsCfg = certmagic.New(m.cache, base)
-	m.dnsCfg.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.dnsCfg, certmagic.ACMEIssuer{
+	// What every issuer shares: the CA, the account's contact, the logger.
+	account := certmagic.ACMEIssuer{
 		CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
-		DNS01Solver: &certmagic.DNS01Solver{DNSManager: certmagic.DNSManager{
-			DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: m.zapLogger(),
-		}},
-		Logger: m.zapLogger(),
-	})}
+		NewAccountFunc: m.accountContact,
+		Logger:         m.zapLogger(),
+	}
+	dnsIssuer := account
+	dnsIssuer.DNS01Solver = &certmagic.DNS01Solver{DNSManager: certmagic.DNSManager{
+		DNSProvider: cfg.DNS, Resolvers: cfg.Resolvers, Logger: m.zapLogger(),
+	}}
+	m.dnsCfg = certmagic.New(m.cache, base)
+	m.dnsCfg.Issuers = []certmagic.Issuer{certmagic.NewACMEIssuer(m.dnsCfg, dnsIssuer)}
 
 	// HTTP-01 only: the plain listener answers the challenges (Handler);
 	// certmagic finds httpPort taken and starts no server of its own.
 	httpIssuer := func(c *certmagic.Config) *certmagic.ACMEIssuer {
-		return certmagic.NewACMEIssuer(c, certmagic.ACMEIssuer{
-			CA: cfg.CA, TestCA: testCA, Email: cfg.Email, Agreed: true, TrustedRoots: cfg.CARoots,
-			AltHTTPPort:             httpPort,
-			DisableTLSALPNChallenge: true,
-			Logger:                  m.zapLogger(),
-		})
+		iss := account
+		iss.AltHTTPPort = httpPort
+		iss.DisableTLSALPNChallenge = true
+		return certmagic.NewACMEIssuer(c, iss)
 	}
 	// A config with OnDemand set only defers names given to Manage, so the
 	// public host has a config of its own.
@@ -236,6 +239,21 @@ func New(cfg Config) (*Manager, error) {
 	m.httpIss = httpIssuer(m.httpCfg)
 	m.httpCfg.Issuers = []certmagic.Issuer{m.httpIss}
 	return m, nil
+}
+
+// accountContact is certmagic's last word on a new account before it is
+// registered: with no Email configured, the account has no contact. For
+// certmagic, no address means the newest account's in storage, and when
+// it reads one that another issuer is still saving (the wildcard's and
+// the public host's issuers obtain at once on a first start) it makes up
+// the address "default", keeps it for the whole process, and registers
+// mailto:default, which CAs refuse (400 invalidContact): no certificate
+// until a restart.
+func (m *Manager) accountContact(_ context.Context, _ *certmagic.ACMEIssuer, acct acme.Account) (acme.Account, error) {
+	if m.cfg.Email == "" {
+		acct.Contact = nil
+	}
+	return acct, nil
 }
 
 // Open starts obtaining (or loading) the certificates in the background,
