@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,8 +20,10 @@ import (
 // (netpolicy.Restricted: loopback, private, link-local including the cloud
 // metadata services, unspecified, multicast, shared (CGNAT), documentation,
 // benchmarking or otherwise reserved, the list the sandbox's network rules
-// use too), unless the host, exactly as written in the URL, is on the allow
-// list. An allow-listed IP lets through URLs
+// use too), and when any is one of the machine's own addresses
+// (netpolicy.HostAddrs: a VPS's public address leads to its own services as
+// 127.0.0.1 does, and the answers would tell a user which ports are open),
+// unless the host, exactly as written in the URL, is on the allow list. An allow-listed IP lets through URLs
 // that name that IP, not host names that happen to resolve to it.
 //
 // The zero Checker allows nothing private and uses net.DefaultResolver.
@@ -113,6 +116,36 @@ func errHostNotAllowed(host string) error {
 	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s resolves to a private address", shown(host))
 }
 
+// errHostIsServer is the message for a host that resolves to one of the
+// machine's own addresses.
+func errHostIsServer(host string) error {
+	return gantry.Errorf(gantry.EINVALID, "Host not allowed: %s is this server's own address", shown(host))
+}
+
+// refused returns the error for contacting ip on behalf of host, or nil: ip
+// is restricted, or one of the machine's own addresses (own, read once per
+// check).
+func refused(host string, ip netip.Addr, own []netip.Addr) error {
+	ip = ip.Unmap()
+	if netpolicy.Restricted(ip) {
+		return errHostNotAllowed(host)
+	}
+	if slices.Contains(own, ip.WithZone("")) {
+		return errHostIsServer(host)
+	}
+	return nil
+}
+
+// ownAddrs returns the machine's own addresses; when they cannot be read,
+// an error refusing the contact (fail closed).
+func ownAddrs(host string) ([]netip.Addr, error) {
+	own, err := netpolicy.HostAddrs()
+	if err != nil {
+		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "Could not check %s against this server's own addresses; try again later", shown(host))
+	}
+	return own, nil
+}
+
 // shown shows a host or a repository URL in a message: as it is when it
 // is short (both were checked by ParseRepoURL: no spaces or controls), cut
 // by gantry.Quote to QuoteMaxLen characters otherwise, so a message never
@@ -125,7 +158,7 @@ func shown(h string) string {
 }
 
 // Check resolves host and refuses it when it is not allow-listed and any of
-// its addresses is Restricted. It returns the addresses to connect to (so a
+// its addresses is Restricted or one of the machine's own. It returns the addresses to connect to (so a
 // second resolution cannot answer differently), or nil for an allow-listed
 // host. Resolution failures are EINVALID "Could not resolve host: <host>".
 func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, error) {
@@ -133,14 +166,18 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 	if c.Allowed(h, port) {
 		return nil, nil
 	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		if netpolicy.Restricted(ip) {
-			return nil, errHostNotAllowed(h)
-		}
-		return []netip.Addr{ip}, nil
-	}
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return nil, errHostNotAllowed(h)
+	}
+	own, err := ownAddrs(h)
+	if err != nil {
+		return nil, err
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		if err := refused(h, ip, own); err != nil {
+			return nil, err
+		}
+		return []netip.Addr{ip.Unmap()}, nil
 	}
 	r := c.Resolver
 	if r == nil {
@@ -157,8 +194,8 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 		return nil, gantry.Errorf(gantry.EINVALID, "Could not resolve host: %s", shown(h))
 	}
 	for i, a := range addrs {
-		if netpolicy.Restricted(a) {
-			return nil, errHostNotAllowed(h)
+		if err := refused(h, a, own); err != nil {
+			return nil, err
 		}
 		addrs[i] = a.Unmap()
 	}
@@ -167,7 +204,8 @@ func (c *Checker) Check(ctx context.Context, host, port string) ([]netip.Addr, e
 
 // DialContext dials addr like net.Dialer, resolving names with Resolver,
 // but unless addr's host is allow-listed, a Control hook refuses every
-// connection whose dialed IP is Restricted. Checking the IP actually dialed (rather than an earlier DNS
+// connection whose dialed IP is Restricted or one of the machine's own
+// addresses. Checking the IP actually dialed (rather than an earlier DNS
 // answer) defeats DNS rebinding; redirects are covered because every hop
 // dials through here.
 func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -183,10 +221,11 @@ func (c *Checker) DialContext(ctx context.Context, network, addr string) (net.Co
 			if err != nil {
 				return err
 			}
-			if netpolicy.Restricted(ap.Addr()) {
-				return errHostNotAllowed(name)
+			own, err := ownAddrs(name)
+			if err != nil {
+				return err
 			}
-			return nil
+			return refused(name, ap.Addr(), own)
 		}
 	}
 	return d.DialContext(ctx, network, addr)

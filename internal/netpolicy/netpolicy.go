@@ -17,6 +17,7 @@ package netpolicy
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 )
@@ -43,6 +44,37 @@ func Restricted(ip netip.Addr) bool {
 // what Restricted refuses, so kernel rules made from it refuse the same.
 func Prefixes() []netip.Prefix {
 	return append([]netip.Prefix(nil), prefixes...)
+}
+
+// HostAddrs lists the machine's own addresses outside loopback, read from
+// its interfaces at each call (addresses come and go with DHCP, VPNs and
+// containers). A connection to any of them reaches the machine's own
+// services as surely as one to 127.0.0.1, whether the address is private
+// (Restricted refuses it anyway) or public (a VPS's one address): the
+// sandbox shuts them out of isolated networks, and the git URL checker
+// refuses to contact them, so that neither a build nor a repository URL
+// can map the machine's open ports.
+func HostAddrs() ([]netip.Addr, error) {
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("host addresses: %w", err)
+	}
+	var out []netip.Addr
+	for _, ia := range ifaddrs {
+		ipn, ok := ia.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(ipn.IP)
+		if !ok {
+			continue
+		}
+		if a = a.Unmap(); a.IsLoopback() || a.IsUnspecified() {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // Metadata returns the addresses of the known cloud metadata services:

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -539,33 +538,13 @@ func pastaArgs(fw []Forward, loopPorts []int) []string {
 	return a
 }
 
-// hostAddrs lists the host's own addresses outside loopback. pasta carries
-// a connection from an isolated command to any address by opening one from
-// the host, so without rules against them these addresses would lead to
-// the host's services as surely as 127.0.0.1 (the ones pasta copies into
-// the namespace are local there, and unaffected by the rules).
-func hostAddrs() ([]netip.Addr, error) {
-	ifaddrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil, fmt.Errorf("host addresses: %w", err)
-	}
-	var out []netip.Addr
-	for _, ia := range ifaddrs {
-		ipn, ok := ia.(*net.IPNet)
-		if !ok {
-			continue
-		}
-		a, ok := netip.AddrFromSlice(ipn.IP)
-		if !ok {
-			continue
-		}
-		if a = a.Unmap(); a.IsLoopback() || a.IsUnspecified() {
-			continue
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
+// hostAddrs lists the host's own addresses outside loopback
+// (netpolicy.HostAddrs). pasta carries a connection from an isolated
+// command to any address by opening one from the host, so without rules
+// against them these addresses would lead to the host's services as surely
+// as 127.0.0.1 (the ones pasta copies into the namespace are local there,
+// and unaffected by the rules).
+func hostAddrs() ([]netip.Addr, error) { return netpolicy.HostAddrs() }
 
 // Priorities of the policy-routing rules of an isolated network, in the
 // order the kernel tries them. The local table (priority 0) comes first, so
