@@ -138,7 +138,9 @@ func (s *Service) Refresh(ctx context.Context) error {
 		case gantry.RedirectToApex:
 			to = strings.TrimPrefix(r.Name, "www.")
 		}
-		if t, ok := m[to]; ok && t.Serve && t.Subdomain == r.Subdomain {
+		// A pair redirecting to each other (stored before such pairs were
+		// refused) is served as it is rather than as a loop.
+		if t, ok := m[to]; ok && t.Serve && t.Subdomain == r.Subdomain && t.Redirect == gantry.RedirectNone {
 			routes[i].RedirectTo = to
 		}
 	}
@@ -249,7 +251,8 @@ func (s *Service) SetPrimary(ctx context.Context, userID, projectID, id string) 
 // SetRedirect sets a domain's apex ↔ www redirect: RedirectToWWW for an
 // apex, RedirectToApex for www.<apex>, RedirectNone for any. The name it
 // redirects to must be a domain of the same project; the redirect applies
-// once that name is verified.
+// once that name is verified. A redirect to a name that redirects back is
+// refused (EINVALID): the pair would loop.
 func (s *Service) SetRedirect(ctx context.Context, userID, projectID, id, redirect string) (*gantry.Domain, error) {
 	if err := gantry.ValidateRedirect(redirect); err != nil {
 		return nil, err
@@ -270,12 +273,20 @@ func (s *Service) SetRedirect(ctx context.Context, userID, projectID, id, redire
 		if err != nil {
 			return nil, err
 		}
-		found := false
+		var pair *gantry.Domain
 		for _, o := range ds {
-			found = found || o.Name == target
+			if o.Name == target {
+				pair = o
+			}
 		}
-		if !found {
+		if pair == nil {
 			return nil, gantry.Errorf(gantry.EINVALID, "Add %s to this project first: %s would redirect to it", target, d.Name)
+		}
+		// example.com → www.example.com and www.example.com → example.com
+		// would send visitors back and forth for ever (a 308 loop).
+		if pair.Redirect != gantry.RedirectNone {
+			return nil, gantry.Errorf(gantry.EINVALID, "%s already redirects to %s: a redirect back would loop. "+
+				"Set the redirect of %s to none first", pair.Name, d.Name, pair.Name)
 		}
 	}
 	if err := s.Store.SetDomainRedirect(ctx, userID, projectID, id, redirect); err != nil {

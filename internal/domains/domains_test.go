@@ -345,3 +345,36 @@ func TestAllowCertificate(t *testing.T) {
 		t.Fatalf("got %v, want ENOTFOUND for a domain no longer in the database", err)
 	}
 }
+
+// TestRedirectLoopRefused sets example.com → www and then www → apex: the
+// second would send every visitor back and forth (a 308 loop), and is
+// refused with what to do, in either order.
+func TestRedirectLoopRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	apex := e.add(t, "example.com")
+	www := e.add(t, "www.example.com")
+	if _, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, apex.ID, gantry.RedirectToWWW); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, www.ID, gantry.RedirectToApex)
+	if want := "example.com already redirects to www.example.com: a redirect back would loop. " +
+		"Set the redirect of example.com to none first"; gantry.ErrorCode(err) != gantry.EINVALID || gantry.ErrorMessage(err) != want {
+		t.Fatalf("www → apex after apex → www: got %v, want EINVALID %q", err, want)
+	}
+	if got := e.find(t, www.ID); got.Redirect != gantry.RedirectNone {
+		t.Fatalf("refused redirect stored: %q", got.Redirect)
+	}
+	// The other order: none on the apex first, then www → apex is fine and
+	// apex → www is refused.
+	if _, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, apex.ID, gantry.RedirectNone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, www.ID, gantry.RedirectToApex); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, apex.ID, gantry.RedirectToWWW); gantry.ErrorCode(err) != gantry.EINVALID {
+		t.Fatalf("apex → www after www → apex: got %v, want EINVALID", err)
+	}
+}
