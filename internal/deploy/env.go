@@ -7,11 +7,13 @@ import (
 	"strings"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/secret"
 )
 
 // buildEnv returns a project's variables with secrets opened, for a build
-// or an app, and the secret values to redact from log lines (longest
-// first, so a secret that contains another is hidden whole).
+// or an app, and the strings to redact from log lines (longest first, so
+// a secret that contains another is hidden whole): each secret value,
+// each line of a multi-line one and their common encodings (secret.Forms).
 //
 // Only the variables whose scope matches target (production or preview)
 // are given: a preview never sees production-only secrets.
@@ -39,9 +41,9 @@ func (s *Service) buildEnv(ctx context.Context, projectID, target string) ([]gan
 			return nil, nil, gantry.Errorf(gantry.EINVALID, "The secret %s cannot be read (the platform's secret key changed): enter it again", v.Key)
 		}
 		vars[i].Value = plain
-		if len(plain) >= 4 {
-			secrets = append(secrets, plain)
-		}
+		// The value, each of its lines and its common encodings
+		// (base64, URL escaping, …): what a build may print it as.
+		secrets = append(secrets, secret.Forms(plain)...)
 	}
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	return vars, secrets, nil
