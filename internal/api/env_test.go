@@ -2,6 +2,10 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -87,5 +91,94 @@ fs.writeFileSync('dist/index.html', '<p>' + process.env.MODE + '</p>');`,
 		return rec.Code, rec.Body.String()
 	}(); code != 200 || strings.Contains(body, secretValue) {
 		t.Fatalf("get env: %d %s", code, body)
+	}
+}
+
+// TestEnvMaskKeepsSecret mounts the attacks on saved secrets: the list the
+// API shows (secrets masked) is sent back with one scope changed, with a
+// renamed secret, and bodies without variables. The mask is never stored:
+// the built app still gets the original secret, and the refused bodies
+// change nothing.
+func TestEnvMaskKeepsSecret(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	d := withDeploys(t, e, true)
+	const secretValue = "sk_live_keep_me_0123456789"
+	url := d.git.Repo(t, "alice/masksite", "main", "env", map[string]string{
+		"package.json": `{"name":"masksite","version":"1.0.0","scripts":{"build":"node build.js"}}`,
+		"build.js": `const fs = require('fs'); const crypto = require('crypto');
+const v = process.env.API_KEY;
+fs.mkdirSync('dist', {recursive: true});
+fs.writeFileSync('dist/index.html', v === undefined ? 'unset' : 'sha256:' + crypto.createHash('sha256').update(v).digest('hex'));`,
+	})
+	project := d.createProject(t, url, "masksite")
+	envURL := "/api/projects/" + project + "/env"
+	get := func() string {
+		rec := e.do(request{method: "GET", url: envURL, headers: bearer(e.token)})
+		if rec.Code != 200 {
+			t.Fatalf("get env: %d %s", rec.Code, rec.Body.String())
+		}
+		return string(decodeAnswer(t, rec).Data)
+	}
+	put := func(body string) *httptest.ResponseRecorder {
+		return e.do(request{method: "PUT", url: envURL, headers: bearer(e.token), body: body})
+	}
+	if rec := put(`{"variables":[{"key":"MODE","value":"demo","isSecret":false},{"key":"API_KEY","value":"` + secretValue + `","isSecret":true}]}`); rec.Code != 200 {
+		t.Fatalf("put: %d %s", rec.Code, rec.Body.String())
+	}
+
+	// GET, change the secret's scope to production, PUT the list back.
+	shown := get()
+	var list struct {
+		Variables []gantry.EnvVar `json:"variables"`
+	}
+	if err := json.Unmarshal([]byte(shown), &list); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range list.Variables {
+		if v.Key == "API_KEY" {
+			if v.Value != gantry.SecretMask {
+				t.Fatalf("API_KEY shown as %q", v.Value)
+			}
+			list.Variables[i].Scope = gantry.EnvScopeProduction
+		}
+	}
+	edited, _ := json.Marshal(list)
+	if rec := put(string(edited)); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"key":"API_KEY","value":"••••••••","isSecret":true,"scope":"production"`) {
+		t.Fatalf("put with the scope changed: %d %s", rec.Code, rec.Body.String())
+	}
+	saved := get()
+
+	// The production build gets the original secret.
+	rec := e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
+	dep := d.waitDeployment(t, dataField[gantry.Deployment](t, rec, "deployment").ID)
+	if dep.Status != gantry.DeploymentLive {
+		t.Fatalf("deployment %s: %s", dep.Status, dep.Error)
+	}
+	sum := sha256.Sum256([]byte(secretValue))
+	page := e.do(request{method: "GET", url: "/dist/index.html", host: dep.Subdomain + ".localhost:8080"})
+	if want := "sha256:" + hex.EncodeToString(sum[:]); page.Body.String() != want {
+		t.Fatalf("the built app saw %q, want %q (the original secret)", page.Body.String(), want)
+	}
+
+	// Refused, and nothing changes: no variables, a renamed or new secret
+	// whose value is the mask (or empty, as the web editor sends it).
+	rename := strings.Replace(string(edited), `"API_KEY"`, `"API_TOKEN"`, 1)
+	runScenariosOn(t, e, []scenario{
+		{name: "empty object", auth: true, request: request{method: "PUT", url: envURL, body: `{}`}, wantStatus: 400,
+			wantMessage: `Variables are required: send {"variables":[…]} with every variable to keep ([] removes them all)`},
+		{name: "null variables", auth: true, request: request{method: "PUT", url: envURL, body: `{"variables":null}`}, wantStatus: 400,
+			wantMessage: `Variables are required: send {"variables":[…]} with every variable to keep ([] removes them all)`},
+		{name: "renamed secret, masked", auth: true, request: request{method: "PUT", url: envURL, body: rename}, wantStatus: 400,
+			wantMessage: "Enter the value of API_TOKEN: no secret of that name is saved, and a secret's value is never shown, so a new or renamed secret needs its value typed again"},
+		{name: "new secret, empty", auth: true, request: request{method: "PUT", url: envURL,
+			body: `{"variables":[{"key":"API_KEY","value":"••••••••","isSecret":true,"scope":"production"},{"key":"OTHER","value":"","isSecret":true}]}`}, wantStatus: 400,
+			wantMessage: "Enter the value of OTHER: no secret of that name is saved, and a secret's value is never shown, so a new or renamed secret needs its value typed again"},
+		{name: "masked plain value", auth: true, request: request{method: "PUT", url: envURL,
+			body: `{"variables":[{"key":"API_KEY","value":"••••••••","isSecret":false,"scope":"production"}]}`}, wantStatus: 400,
+			wantMessage: "Enter the value of API_KEY again to make it a plain variable"},
+	})
+	if after := get(); after != saved {
+		t.Fatalf("a refused PUT changed the variables:\n%s\n%s", saved, after)
 	}
 }

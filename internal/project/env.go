@@ -27,8 +27,9 @@ func (s *Service) Env(ctx context.Context, userID, projectID string) ([]gantry.E
 }
 
 // SetEnv replaces the owner's project's environment variables. A secret
-// sent back with the mask (or empty) as its value keeps its stored value,
-// so a client can save the list it was shown. Secret values are sealed
+// sent back with the mask (or empty) as its value keeps its stored value
+// (keptSecret), so a client can save the list it was shown, with scopes
+// changed; the mask is never stored as a value. Secret values are sealed
 // with the platform key before they are stored. New values take effect
 // with the next deployment.
 func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error) {
@@ -45,8 +46,12 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 	// A variable is one name in one scope: a secret sent back masked keeps
 	// the value stored for that name and scope.
 	prev := map[string]gantry.EnvVar{}
+	secrets := map[string][]gantry.EnvVar{} // stored secrets by name
 	for _, v := range old {
 		prev[v.Key+"\x00"+cmp.Or(v.Scope, gantry.EnvScopeAll)] = v
+		if v.IsSecret {
+			secrets[v.Key] = append(secrets[v.Key], v)
+		}
 	}
 	seen := map[string]bool{}
 	scopes := map[string][]string{}
@@ -76,8 +81,12 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 		seen[id] = true
 		scopes[v.Key] = append(scopes[v.Key], v.Scope)
 		if v.IsSecret {
-			if p, ok := prev[id]; ok && p.IsSecret && (v.Value == gantry.SecretMask || v.Value == "") {
-				v.Value = p.Value // still sealed
+			if v.Value == gantry.SecretMask || v.Value == "" {
+				kept, err := keptSecret(v, prev[id], secrets[v.Key])
+				if err != nil {
+					return nil, err
+				}
+				v.Value = kept // still sealed
 			} else {
 				if s.Secrets == nil {
 					return nil, gantry.Errorf(gantry.EUNAVAILABLE, "Secrets cannot be stored: the platform has no secret key")
@@ -97,4 +106,22 @@ func (s *Service) SetEnv(ctx context.Context, userID, projectID string, vars []g
 		return nil, err
 	}
 	return gantry.MaskedEnv(out), nil
+}
+
+// keptSecret returns the sealed value a secret sent back masked (or empty)
+// keeps: the one stored for its name and scope, else the one value stored
+// for its name in another scope (the scope was changed). A name with no
+// stored secret (a new or renamed variable) has nothing to keep, and a
+// name stored with several values cannot say which one it means: both
+// are refused, asking for the value.
+func keptSecret(v, same gantry.EnvVar, stored []gantry.EnvVar) (string, error) {
+	switch {
+	case same.IsSecret:
+		return same.Value, nil
+	case len(stored) == 1:
+		return stored[0].Value, nil
+	case len(stored) == 0:
+		return "", gantry.Errorf(gantry.EINVALID, "Enter the value of %s: no secret of that name is saved, and a secret's value is never shown, so a new or renamed secret needs its value typed again", v.Key)
+	}
+	return "", gantry.Errorf(gantry.EINVALID, "Enter the value of %s again: it has a different saved value in each scope, so the saved value to keep for scope %s is unclear", v.Key, v.Scope)
 }

@@ -6,7 +6,8 @@ import { projectKeys } from './keys'
 
 /**
  * Replaces a project's variables. A secret sent with an empty value (or the
- * mask) keeps the value the server holds.
+ * mask) keeps the value the server holds for its name; a new or renamed one
+ * sent so is refused (400).
  */
 export async function updateProjectEnv(id: string, variables: EnvVar[]): Promise<EnvVar[]> {
   const data = await api.put<{ variables?: EnvVar[] }>(`/api/projects/${encodeURIComponent(id)}/env`, { variables })

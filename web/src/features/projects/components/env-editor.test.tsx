@@ -85,6 +85,31 @@ describe('environment variables on the project edit screen', () => {
     )
   })
 
+  it('asks for the value of a renamed secret, and keeps a secret whose scope changed', async () => {
+    const { calls } = setup({ 'PUT /api/projects/p1/env': ({ body }) => ok(body) })
+    await loaded()
+    const names = within(form()).getAllByLabelText('Name')
+    await userEvent.clear(names[1])
+    await userEvent.type(names[1], 'STRIPE_TOKEN')
+    await userEvent.click(screen.getByRole('button', { name: 'Save Variables' }))
+    expect(within(form()).getAllByLabelText('Value')[1]).toHaveAccessibleDescription(
+      'Type the value of STRIPE_TOKEN again: the saved secret stays with the name STRIPE_KEY',
+    )
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false)
+
+    await userEvent.clear(names[1])
+    await userEvent.type(names[1], 'STRIPE_KEY')
+    await userEvent.selectOptions(within(form()).getAllByLabelText('Scope')[1], 'production')
+    await userEvent.click(screen.getByRole('button', { name: 'Save Variables' }))
+    expect(await screen.findByText('Environment variables saved', undefined, { timeout: 5000 })).toBeInTheDocument()
+    expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({
+      variables: [
+        { key: 'API_URL', value: 'https://api.example.com', isSecret: false, scope: 'all' },
+        { key: 'STRIPE_KEY', value: '', isSecret: true, scope: 'production' },
+      ],
+    })
+  })
+
   it('shows the server message when saving fails', async () => {
     setup({ 'PUT /api/projects/p1/env': fail(400, 'A project can have at most 100 environment variables') })
     await loaded()

@@ -10,8 +10,19 @@ import { useProjectEnv } from '../api/get-env'
 import { useUpdateProjectEnv } from '../api/update-env'
 import type { EnvScope, EnvVar } from '../types'
 
-/** One row of the editor. `stored` marks a secret whose value only the server knows. */
-type Row = { id: number; key: string; value: string; isSecret: boolean; stored: boolean; scope: EnvScope }
+/**
+ * One row of the editor. `stored` marks a secret whose value only the server knows, saved
+ * under the name `storedKey`: an empty value keeps it only under that name.
+ */
+type Row = {
+  id: number
+  key: string
+  value: string
+  isSecret: boolean
+  stored: boolean
+  storedKey: string
+  scope: EnvScope
+}
 
 /** Which deployments get a variable: every one (the default), production only or previews only. */
 export const ENV_SCOPES: ReadonlyArray<{ value: EnvScope; label: string }> = [
@@ -35,6 +46,7 @@ function toRows(vars: EnvVar[]): Row[] {
     value: v.isSecret ? '' : v.value,
     isSecret: v.isSecret,
     stored: v.isSecret,
+    storedKey: v.key,
     scope: scopeOf(v.scope),
   }))
 }
@@ -51,6 +63,8 @@ export function validateRows(rows: Row[]): Record<number, { key?: string; value?
     else if (seen.has(key)) errors[row.id] = { key: `${key} is listed twice` }
     else if (row.stored && !row.isSecret && row.value === '')
       errors[row.id] = { value: `Enter the value of ${key} again to make it a plain variable` }
+    else if (row.stored && row.isSecret && row.value === '' && key !== row.storedKey)
+      errors[row.id] = { value: `Type the value of ${key} again: the saved secret stays with the name ${row.storedKey}` }
     seen.add(key)
   }
   return errors
@@ -105,7 +119,7 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
   const errors = showErrors ? validateRows(rows) : {}
 
   const change = (id: number, patch: Partial<Row>) => setRows((rs) => rs.map((r) => (r.id === id ? { ...r, ...patch } : r)))
-  const add = () => setRows((rs) => [...rs, { id: nextRowId++, key: '', value: '', isSecret: false, stored: false, scope: 'all' }])
+  const add = () => setRows((rs) => [...rs, { id: nextRowId++, key: '', value: '', isSecret: false, stored: false, storedKey: '', scope: 'all' }])
   const remove = (id: number) => setRows((rs) => rs.filter((r) => r.id !== id))
 
   const onSubmit = (event: FormEvent) => {
