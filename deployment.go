@@ -357,8 +357,12 @@ type DeploymentStore interface {
 	// QueuePosition is 1 for the next pending deployment to be claimed, in
 	// ClaimDeployment's order if nothing else is queued meanwhile.
 	QueuePosition(ctx context.Context, id string) (int, error)
-	// CountLiveProjects counts the owner's projects with a live deployment.
-	CountLiveProjects(ctx context.Context, userID string) (int, error)
+	// CountLiveAfter counts the owner's live deployments (a project's live
+	// production deployment and each live preview count one) as they
+	// would be once a deployment of projectID went live: of production
+	// when label is "", else of that preview label. It replaces what
+	// GoLive would stop, so a redeploy never counts twice.
+	CountLiveAfter(ctx context.Context, userID, projectID, label string) (int, error)
 	// ListDeploymentsByStatus returns every deployment in one of statuses
 	// (any owner), oldest first: start-up recovery and measuring.
 	ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*Deployment, error)

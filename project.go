@@ -112,6 +112,14 @@ func ErrProjectLimit(sub Subscription) error {
 		PlanName(sub.Plan), sub.MaxProjects)
 }
 
+// ErrLiveLimit is the EFORBIDDEN answer to a deployment that would leave
+// more of an account's deployments live than sub's plan allows (a
+// project's live production deployment and each live preview count one).
+func ErrLiveLimit(sub Subscription) error {
+	return Errorf(EFORBIDDEN, "Your %s plan allows %d live deployments (previews count too). Stop or delete one to deploy another.",
+		PlanName(sub.Plan), sub.MaxDeployments)
+}
+
 // ValidateProjectName checks a (trimmed) project name: a visible
 // character ("Project name is required"), at most 100 characters, one line
 // without control or invisible characters.

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -330,4 +331,17 @@ func TestRecoveryAfterRestart(t *testing.T) {
 	if site, ok := table.Lookup(p.Subdomain); !ok || site.DeploymentID != live.ID {
 		t.Fatalf("live site not restored: %+v %v", site, ok)
 	}
+}
+
+// withPlan makes e's user a new account whose plan allows maxLive live
+// deployments (and 20 projects).
+func (e *env) withPlan(maxLive int) {
+	e.t.Helper()
+	u := &gantry.User{FullName: "Ada Plan", Username: fmt.Sprintf("ada%d", maxLive), Email: fmt.Sprintf("ada%d@example.com", maxLive),
+		PasswordHash: "x", IsActive: true,
+		Subscription: gantry.Subscription{Plan: gantry.PlanFree, MaxProjects: 20, MaxDeployments: maxLive}}
+	if err := e.db.CreateUser(context.Background(), u); err != nil {
+		e.t.Fatal(err)
+	}
+	e.user = u
 }

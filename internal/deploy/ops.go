@@ -66,7 +66,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
+	if err := s.checkLiveLimit(ctx, userID, p, &gantry.Deployment{Target: gantry.TargetProduction}); err != nil {
 		return nil, err
 	}
 	if err := s.checkStorage(ctx, userID); err != nil {
@@ -109,24 +109,27 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	return d, nil
 }
 
-// checkLiveLimit refuses a deployment that would make more of the user's
-// projects live than the plan allows.
-func (s *Service) checkLiveLimit(ctx context.Context, userID string, p *gantry.Project) error {
+// checkLiveLimit refuses a deployment d of the user's project p that would
+// leave more of the user's deployments live than the plan allows
+// (gantry.ErrLiveLimit): a project's live production deployment and each
+// live preview count one, and what d's go-live would replace does not
+// count twice. The store checks it again when d goes live (GoLive), where
+// parallel builds cannot race past it.
+func (s *Service) checkLiveLimit(ctx context.Context, userID string, p *gantry.Project, d *gantry.Deployment) error {
 	u, err := s.Store.FindUserByID(ctx, userID)
 	if err != nil {
 		return err
 	}
-	n, err := s.Store.CountLiveProjects(ctx, userID)
+	label := ""
+	if d.IsPreview() {
+		label = d.Subdomain
+	}
+	n, err := s.Store.CountLiveAfter(ctx, userID, p.ID, label)
 	if err != nil {
 		return err
 	}
-	if p.ActiveDeployment == nil || p.Status != gantry.ProjectDeployed {
-		n++ // this project would become live
-	}
-	if max := u.Subscription.MaxDeployments; n > max {
-		return gantry.Errorf(gantry.EFORBIDDEN,
-			"Your %s plan allows %d live deployments. Stop or delete one to deploy another.",
-			gantry.PlanName(u.Subscription.Plan), max)
+	if n > u.Subscription.MaxDeployments {
+		return gantry.ErrLiveLimit(u.Subscription)
 	}
 	return nil
 }
@@ -312,8 +315,14 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		if lost(err) {
 			return // a stop or delete came first: the deployment keeps its files as that left it
 		}
-		s.logger().Error("go live", "deployment", d.ID, "err", err)
-		s.fail(ctx, d, failure{reason: "Publishing failed: " + gantry.ErrorMessage(err), from: inProgress})
+		reason := "Publishing failed: " + gantry.ErrorMessage(err)
+		if gantry.ErrorCode(err) == gantry.EFORBIDDEN {
+			// Other deployments went live since this one was queued.
+			reason = gantry.ErrorMessage(err)
+		} else {
+			s.logger().Error("go live", "deployment", d.ID, "err", err)
+		}
+		s.fail(ctx, d, failure{reason: reason, from: inProgress})
 		keepWorkspace = false
 		s.dropFiles(ctx, d)
 		return
@@ -514,12 +523,26 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 // does not stop it starting). A go-live that lost to another change (a
 // restart, a delete) ends the app this call started and is worded by
 // conflict.
+//
+// The bring-backs of one deployment are serialised (its app lock): a
+// second one that waited finds it live and is worded by conflict, so two
+// promotes at once change it once.
 func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deployment, promoted bool, liveLine string, conflict func(status string) error) error {
+	l := s.appLock(d.ID)
+	l.Lock()
+	defer l.Unlock()
+	cur, err := s.Store.FindDeployment(ctx, userID, d.ID)
+	if err != nil {
+		return err
+	}
+	if cur.Status != gantry.DeploymentStopped {
+		return conflict(cur.Status)
+	}
 	p, err := s.Store.FindProject(ctx, userID, d.ProjectID)
 	if err != nil {
 		return err
 	}
-	if err := s.checkLiveLimit(ctx, userID, p); err != nil {
+	if err := s.checkLiveLimit(ctx, userID, p, d); err != nil {
 		return err
 	}
 	var run *appRun

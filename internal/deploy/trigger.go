@@ -138,7 +138,7 @@ func (s *Service) newDeployment(p *gantry.Project, target string, meta gantry.De
 // (the store's pending cap), logs its place in the queue and wakes a
 // worker; d gets its project and user embedded for the answer.
 func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deployment) error {
-	if err := s.checkLiveLimit(ctx, p.UserID, p); err != nil {
+	if err := s.checkLiveLimit(ctx, p.UserID, p, d); err != nil {
 		return err
 	}
 	if err := s.checkStorage(ctx, p.UserID); err != nil {
@@ -253,13 +253,18 @@ func (s *Service) Redeploy(ctx context.Context, userID, id string, noCache bool)
 // MsgPromotePreview is Promote's ECONFLICT answer for a preview.
 const MsgPromotePreview = "A preview cannot be promoted to production: it was built with the preview's environment variables. Redeploy its commit to production instead."
 
+// MsgPromoteLive is Promote's ECONFLICT answer for a deployment that is
+// live already (promoted by another request a moment before, perhaps).
+const MsgPromoteLive = "This deployment is live in production already: nothing was changed. Reload to see its current state."
+
 // Promote makes the owner's earlier production deployment id live again
 // as production (a rollback, or forward again): it must have built
 // successfully and still have its files (stopped, not pruned). No build
 // runs: one GoLive transition from stopped, as a restart, that records
 // PromotedAt; the one it replaces is stopped. A preview is ECONFLICT
-// (MsgPromotePreview); a deployment that is live already is answered as
-// it is.
+// (MsgPromotePreview); a deployment that is live already is ECONFLICT
+// (MsgPromoteLive), also when another promote of it won the race: two
+// promotes at once change it once.
 func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
 	if !gantry.ValidID(id) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "Deployment not found")
@@ -272,7 +277,7 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 	case d.IsPreview():
 		return nil, gantry.Errorf(gantry.ECONFLICT, MsgPromotePreview)
 	case d.Status == gantry.DeploymentLive:
-		return masked(d, nil)
+		return nil, gantry.Errorf(gantry.ECONFLICT, MsgPromoteLive)
 	case d.Status != gantry.DeploymentStopped || d.BuildInfo.EndTime == nil || d.FilesSize <= 0 && d.PrunedAt == nil:
 		// Stopped while building: it has no files to serve.
 		return nil, gantry.Errorf(gantry.ECONFLICT, "Only a deployment that built successfully can be promoted (this one is %s)", d.Status)
@@ -283,6 +288,9 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 		return nil, gantry.Errorf(gantry.ECONFLICT, "This deployment never finished building, so it cannot be promoted: redeploy it instead")
 	}
 	conflict := func(status string) error {
+		if status == gantry.DeploymentLive {
+			return gantry.Errorf(gantry.ECONFLICT, MsgPromoteLive)
+		}
 		return gantry.Errorf(gantry.ECONFLICT, "This deployment is %s now: reload to see its current state", status)
 	}
 	if err := s.bringBack(ctx, userID, d, true, "Promoted to production: live at "+d.URL, conflict); err != nil {

@@ -91,6 +91,7 @@ func TestTriggerBuildsTheAskedCommit(t *testing.T) {
 
 func TestPreviews(t *testing.T) {
 	e := newEnv(t)
+	e.withPlan(10) // production and 5 live previews
 	ctx := context.Background()
 	p := e.project("Prev", map[string]string{"index.html": "production"})
 	prod := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID}))

@@ -312,12 +312,69 @@ func (db *DB) QueuePosition(ctx context.Context, id string) (int, error) {
 	return pos, nil
 }
 
-// CountLiveProjects counts the owner's projects that have a live deployment.
-func (db *DB) CountLiveProjects(ctx context.Context, userID string) (int, error) {
+// countLive is the query of the owner's live deployments (its one
+// argument, the user's id, given twice): each project with a live
+// production deployment counts one, each live preview one.
+const countLive = `SELECT (SELECT COUNT(DISTINCT project_id) FROM deployments
+		WHERE user_id = ? AND status = 'live' AND target = 'production')
+	+ (SELECT COUNT(*) FROM deployments WHERE user_id = ? AND status = 'live' AND target = 'preview')`
+
+// CountLiveAfter counts the owner's live deployments as they would be once
+// a deployment of projectID (production when label is "", else preview
+// label) went live: one more unless it replaces a live one, as GoLive
+// would (the project's live production deployment; the label's live
+// preview, or the project's oldest beyond gantry.MaxLivePreviews).
+func (db *DB) CountLiveAfter(ctx context.Context, userID, projectID, label string) (int, error) {
+	var n, replaced int
+	if err := db.queryRow(ctx, countLive, userID, userID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count live deployments: %w", err)
+	}
+	if label == "" {
+		err := db.queryRow(ctx, `SELECT COUNT(*) FROM deployments WHERE project_id = ? AND status = 'live'
+			AND target = 'production'`, projectID).Scan(&replaced)
+		if err != nil {
+			return 0, fmt.Errorf("count live deployments: %w", err)
+		}
+		return n + 1 - min(replaced, 1), nil
+	}
+	var same int
+	err := db.queryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN subdomain = ? THEN 1 ELSE 0 END), 0)
+		FROM deployments WHERE project_id = ? AND status = 'live' AND target = 'preview'`, label, projectID).
+		Scan(&replaced, &same)
+	if err != nil {
+		return 0, fmt.Errorf("count live deployments: %w", err)
+	}
+	if same > 0 || replaced >= gantry.MaxLivePreviews {
+		return n, nil
+	}
+	return n + 1, nil
+}
+
+// checkLiveLimit refuses, inside a go-live's transaction tx (the changes
+// made), to leave userID with more live deployments than the plan allows:
+// the limit checked when the build was queued is checked again where it
+// cannot race (parallel builds of different projects, a restart beside a
+// deploy). On PostgreSQL the user's row is locked first, so the go-lives
+// of one account are serialised; SQLite's write lock does that already.
+func checkLiveLimit(ctx context.Context, tx *Tx, userID string) error {
+	q := `SELECT plan, max_deployments FROM users WHERE id = ?`
+	if tx.db.dialect == Postgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	var sub gantry.Subscription
+	if err := tx.queryRow(ctx, q, userID).Scan(&sub.Plan, &sub.MaxDeployments); errors.Is(err, sql.ErrNoRows) {
+		return gantry.Errorf(gantry.ENOTFOUND, "User not found")
+	} else if err != nil {
+		return fmt.Errorf("live limit: %w", err)
+	}
 	var n int
-	err := db.queryRow(ctx, `SELECT COUNT(DISTINCT project_id) FROM deployments WHERE user_id = ? AND status = ?`,
-		userID, gantry.DeploymentLive).Scan(&n)
-	return n, err
+	if err := tx.queryRow(ctx, countLive, userID, userID).Scan(&n); err != nil {
+		return fmt.Errorf("live limit: %w", err)
+	}
+	if n > sub.MaxDeployments {
+		return gantry.ErrLiveLimit(sub)
+	}
+	return nil
 }
 
 // storageColumns reads, for a user row u, the storage budget, the bytes of

@@ -146,8 +146,8 @@ func TestDeploymentQueueAndCascade(t *testing.T) {
 	if err := db.SetActiveDeployment(ctx, p.ID, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := db.CountLiveProjects(ctx, alice.ID); n != 1 {
-		t.Fatalf("got %d live projects, want 1", n)
+	if n, _ := db.CountLiveAfter(ctx, alice.ID, p.ID, ""); n != 1 {
+		t.Fatalf("got %d live deployments after a redeploy, want 1", n)
 	}
 	got, _ := db.FindProject(ctx, alice.ID, p.ID)
 	if got.ActiveDeployment == nil || got.ActiveDeployment.URL != c.URL || len(got.Deployments) != 2 {

@@ -223,7 +223,10 @@ func at(tx *Tx, c gantry.Change) time.Time {
 // deployment of the project stopped (normally the one it replaces), and
 // the project's status and route. A deployment not in from, or one whose
 // files were pruned, is a *gantry.TransitionError; ENOTFOUND when it or
-// its project is gone.
+// its project is gone. One that would leave its owner with more live
+// deployments than the plan allows changes nothing and is EFORBIDDEN
+// (gantry.ErrLiveLimit): checked here, in the transaction, as well as when
+// the build was queued.
 func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*gantry.Transition, error) {
 	tx, p, d, err := db.beginTransition(ctx, id)
 	if err != nil {
@@ -251,6 +254,9 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 	if d.IsPreview() {
 		replaced, labels, err := goLivePreview(ctx, tx, p, d)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkLiveLimit(ctx, tx, d.UserID); err != nil {
 			return nil, err
 		}
 		return db.finish(ctx, tx, p, from, d, c.Line, &gantry.Transition{Replaced: replaced}, labels...)
@@ -286,6 +292,9 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 			id, tx.now, p.id); err != nil {
 			return nil, fmt.Errorf("set active deployment: %w", err)
 		}
+	}
+	if err := checkLiveLimit(ctx, tx, d.UserID); err != nil {
+		return nil, err
 	}
 	return db.finish(ctx, tx, p, from, d, c.Line, &gantry.Transition{Replaced: replaced})
 }
