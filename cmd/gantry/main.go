@@ -513,11 +513,16 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 // registryPrefixes resolves the hosts of the package registries builds
 // use into single-address prefixes for the sandbox's allow list (a public
 // address is reachable anyway; a private one, a campus mirror, needs it).
-// A name that does not resolve is logged and left out.
+// A name that does not resolve is logged and left out. A registry on the
+// host's loopback (localhost:4873) needs none: builds reach its one port
+// through pasta (build.LoopbackPort).
 func registryPrefixes(ctx context.Context, logger *slog.Logger, urls ...*url.URL) []netip.Prefix {
 	var out []netip.Prefix
 	for _, u := range urls {
 		if u == nil {
+			continue
+		}
+		if _, ok := build.LoopbackPort(u.String()); ok {
 			continue
 		}
 		host := u.Hostname()

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -434,6 +436,51 @@ func (r *run) registryEnv() []string {
 	return env
 }
 
+// registryPorts returns the ports of the host's loopback on which the
+// operator's package registries listen (GANTRY_NPM_REGISTRY=http://
+// localhost:4873/ for verdaccio, GANTRY_PIP_INDEX_URL=http://localhost:3141/
+// root/pypi/+simple/ for devpi): install and build may reach those ports,
+// and nothing else of the host's loopback. None without an isolated
+// network (the host's network reaches them anyway; none reaches nothing).
+func (r *run) registryPorts() []int {
+	if r.p.Sandbox.Network() != sandbox.NetworkIsolated {
+		return nil
+	}
+	var ports []int
+	for _, raw := range []string{r.job.NpmRegistry, r.job.PipIndexURL} {
+		if p, ok := LoopbackPort(raw); ok && !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	return ports
+}
+
+// LoopbackPort returns the TCP port of rawURL when its host is the
+// machine's loopback (localhost, a name under .localhost, 127.0.0.0/8 or
+// ::1): the port written, else 80 for http and 443 for https.
+func LoopbackPort(rawURL string) (int, bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return 0, false
+	}
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if a, err := netip.ParseAddr(h); err == nil {
+		if !a.Unmap().IsLoopback() {
+			return 0, false
+		}
+	} else if h != "localhost" && !strings.HasSuffix(h, ".localhost") {
+		return 0, false
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		return n, err == nil && n > 0 && n < 65536
+	}
+	if u.Scheme == "https" {
+		return 443, true
+	}
+	return 80, true
+}
+
 func (r *run) cacheSize() int64 {
 	if r.job.CacheDir == "" {
 		return 0
@@ -467,6 +514,10 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		GID:    r.job.GID,
 		Env:    env,
 		Limits: l,
+		// A registry the operator runs on the host's loopback (verdaccio,
+		// devpi) is reached through its one port, as an allow-listed git
+		// host is for clones.
+		HostLoopbackPorts: r.registryPorts(),
 		Output: func(stream sandbox.Stream, line string) {
 			if step == "install" && !outOfSync && lockfileOutOfSync(line) {
 				outOfSync = true

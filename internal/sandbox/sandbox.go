@@ -289,10 +289,12 @@ type Command struct {
 	// the command may reach: with an isolated network, a connection to
 	// 127.0.0.1:PORT (or [::1]:PORT) inside the command's network is passed
 	// by pasta to the same port of the host's loopback. Everything else of
-	// the host's loopback stays out of reach. It exists for one purpose
-	// only: cloning from a git host the operator allow-listed
-	// (GANTRY_GIT_ALLOW_HOSTS) that listens on the host's loopback; never
-	// set it for user code. On the host's network (mode none,
+	// the host's loopback stays out of reach. It exists for the
+	// operator's own services on the host's loopback only: a git host
+	// allow-listed for clones (GANTRY_GIT_ALLOW_HOSTS), and the package
+	// registries builds install from (GANTRY_NPM_REGISTRY,
+	// GANTRY_PIP_INDEX_URL: verdaccio, devpi); never a port of the
+	// platform's or an app's. On the host's network (mode none,
 	// NetworkHost) it does nothing; with NetworkNone it is refused.
 	HostLoopbackPorts []int
 	// UID and GID, when not zero, are the ids this run uses instead of the
