@@ -190,14 +190,14 @@ func TestBuildInstallsFromRegistriesOnHostLoopback(t *testing.T) {
 
 func TestLoopbackPort(t *testing.T) {
 	for raw, want := range map[string]int{
-		"http://localhost:4873/":                  4873,
+		"http://localhost:4873/":                   4873,
 		"http://LOCALHOST.:3141/root/pypi/+simple": 3141,
-		"http://127.0.0.1/simple/":                80,
-		"https://[::1]/":                          443,
-		"http://npm.localhost:8080/":              8080,
-		"http://10.20.0.5:4873/":                  0,
-		"https://mirror.campus.edu/simple/":       0,
-		"ftp://localhost:21/":                     0,
+		"http://127.0.0.1/simple/":                 80,
+		"https://[::1]/":                           443,
+		"http://npm.localhost:8080/":               8080,
+		"http://10.20.0.5:4873/":                   0,
+		"https://mirror.campus.edu/simple/":        0,
+		"ftp://localhost:21/":                      0,
 	} {
 		got, ok := build.LoopbackPort(raw)
 		if !ok {
