@@ -73,7 +73,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := ErrorStatus(err)
 	msg := gantry.ErrorMessage(err)
 	if status == http.StatusInternalServerError {
-		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", logPath(r), "err", redact(r, err.Error()))
 		msg = "Internal error."
 	}
 	if status == http.StatusUnauthorized {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -150,16 +151,59 @@ func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time)
 	if !s.Logger.Handler().Enabled(r.Context(), logLevel(w.status)) {
 		return
 	}
-	path := r.URL.Path
-	if strings.HasPrefix(path, deployHookPrefix) {
-		path = deployHookPrefix + "[token]" // a credential: never in the log
-	}
-	s.writeLogLine(r.Context(), r.Method, r.Host, path, w.status, time.Since(start), w.bytes, s.clientIP(r))
+	s.writeLogLine(r.Context(), r.Method, r.Host, logPath(r), w.status, time.Since(start), w.bytes, s.clientIP(r))
 }
 
-// deployHookPrefix starts the path of a deploy hook, whose last segment is
-// the project's token.
-const deployHookPrefix = "/api/hooks/deploy/"
+// hookSegment is what precedes a deploy hook token in a path, matched
+// without regard to case or to the path's /api prefix, so that a token
+// sent to a misspelt or unclean path (which the mux redirects or answers
+// 404) is found too.
+const hookSegment = "/hooks/deploy/"
+
+// hookToken splits a request path that carries a deploy hook token (a
+// credential) around it: the cleaned path up to the token, the token, and
+// what follows it. ok is false for a path without one.
+func hookToken(p string) (before, token, after string, ok bool) {
+	c := path.Clean("/" + p)
+	for i := 0; i+len(hookSegment) <= len(c); i++ {
+		if !strings.EqualFold(c[i:i+len(hookSegment)], hookSegment) {
+			continue
+		}
+		rest := c[i+len(hookSegment):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			token, after = rest[:j], rest[j:]
+		} else {
+			token = rest
+		}
+		return c[:i+len(hookSegment)], token, after, token != ""
+	}
+	return "", "", "", false
+}
+
+// minRedactedToken is the shortest deploy hook token redact replaces in
+// free text (real ones have 43 characters): a shorter one was never a
+// credential, and replacing it would garble the text.
+const minRedactedToken = 16
+
+// logPath is r's path as every log line names it: a deploy hook's token is
+// replaced by [token].
+func logPath(r *http.Request) string {
+	if before, _, after, ok := hookToken(r.URL.Path); ok {
+		return before + "[token]" + after
+	}
+	return r.URL.Path
+}
+
+// redact returns text (an error, a panic's value) with the deploy hook
+// token of r's path replaced by [token], for the log lines that describe
+// a request (logPath is its path). Every line the server logs about a
+// request goes through these two.
+func redact(r *http.Request, text string) string {
+	if _, token, _, ok := hookToken(r.URL.Path); ok && len(token) >= minRedactedToken {
+		return strings.ReplaceAll(text, token, "[token]")
+	}
+	return text
+}
 
 func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
 	writeRequestLine(ctx, s.Logger.Handler(), method, host, path, status, d, bytes, ip)
@@ -215,8 +259,8 @@ func (s *Server) recoverPanic(w *responseWriter, r *http.Request) {
 	if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 		panic(v)
 	}
-	s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", r.URL.Path,
-		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	s.Logger.ErrorContext(r.Context(), "panic", "method", r.Method, "path", logPath(r),
+		"panic", redact(r, fmt.Sprint(v)), "stack", redact(r, string(debug.Stack())))
 	if !w.wroteHeader {
 		writeEnvelope(w, http.StatusInternalServerError, envelope{Message: "Internal error."})
 	}
