@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -51,6 +50,11 @@ type Failure struct {
 	Port int
 	// Platform marks a failure of the platform's own.
 	Platform bool
+	// DiskFull says which limit of its volume the build reached, by
+	// statfs when a command ended or the build failed: "bytes", "inodes"
+	// or "" (see sandbox.Volume.Full); Disk holds the limits.
+	DiskFull string
+	Disk     sandbox.Disk
 }
 
 // Diagnosis is a cause found: Lines are indexes into Failure.Lines.
@@ -76,6 +80,7 @@ type cause struct {
 var causes = []cause{
 	{"timeout", matchTimeout},
 	{"memory", matchMemory},
+	{"disk", matchDisk},
 	{"google-fonts", matchGoogleFonts},
 	{"pip-unreachable", matchPipUnreachable},
 	{"npm-unreachable", matchNpmUnreachable},
@@ -201,6 +206,43 @@ func matchTimeout(f *Failure) *Diagnosis {
 		Title:  "The build ran out of time",
 		Detail: "It was still running when the time limit ended it. A build that never finishes is usually a command that waits: a dev server, a watch mode or a test runner used as the build command. Make the build command one that ends, such as `npm run build`; the highlighted line is the last thing it printed.",
 		Lines:  lines,
+	}
+}
+
+// reNoSpace matches the lines a write to a full disk prints.
+var reNoSpace = regexp.MustCompile(`(?i)No space left on device|\bENOSPC\b|Disk quota exceeded|\bEDQUOT\b`)
+
+// matchDisk: the build's volume was full when a command ended or the build
+// failed. Commands that ignore failed writes go on (a shell loop, `cmd ||
+// true`), so the step that fails may be a later one that finds nothing
+// written (no output folder): the limit reached is the cause.
+func matchDisk(f *Failure) *Diagnosis {
+	if f.DiskFull == "" {
+		return nil
+	}
+	lines := f.find(reNoSpace)
+	if len(lines) > 3 {
+		lines = lines[:3] // the first ones: where it began
+	}
+	for i, l := range f.Lines {
+		if strings.HasPrefix(l.Message, diskFullPrefix) {
+			lines = merge(lines, []int{i})
+			break
+		}
+	}
+	if f.DiskFull == "inodes" {
+		return &Diagnosis{
+			Title: fmt.Sprintf("The build created more files than its limit of %s", thousands(f.Disk.Inodes)),
+			Detail: "Every file and folder counts, node_modules and /tmp included. Once the limit is reached creating a file fails (“No space left on device”), " +
+				"so what the build did next was incomplete. Make it create fewer files: delete temporary files as it goes, install dependencies once, and leave generated files out of the repository.",
+			Lines: lines,
+		}
+	}
+	return &Diagnosis{
+		Title: fmt.Sprintf("The build filled its %s of disk space", sandbox.FormatBytes(f.Disk.Bytes)),
+		Detail: "Everything the build writes counts: the repository with its .git folder, node_modules, the output and /tmp. Once it is full every write fails (“No space left on device”), " +
+			"so what the build did next was incomplete. Make it write less: leave large files (videos, data sets, archives) out of the repository, and delete temporary files as it goes.",
+		Lines: lines,
 	}
 }
 
@@ -381,7 +423,7 @@ func readPackage(ws string, v any) error {
 	}
 	// Through an os.Root: a symlinked package.json cannot lead outside
 	// the workspace.
-	root, err := os.OpenRoot(ws)
+	root, err := openWorkspace(ws)
 	if err != nil {
 		return err
 	}
@@ -439,19 +481,22 @@ func caseMatch(ws, spec string) string {
 	wantLow := strings.ToLower(want)
 	found := ""
 	n := 0
-	filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+	root, err := openWorkspace(ws)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil || found != "" {
 			return nil
 		}
 		n++
 		if n > 20000 {
-			return filepath.SkipAll
+			return fs.SkipAll
 		}
 		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git") {
-			return filepath.SkipDir
+			return fs.SkipDir
 		}
-		rel, _ := filepath.Rel(ws, p)
-		rel = filepath.ToSlash(rel)
 		for _, c := range []string{rel, strings.TrimSuffix(rel, path.Ext(rel)), path.Dir(rel) + "/index"} {
 			if c == "." || c == "" {
 				continue
@@ -461,7 +506,7 @@ func caseMatch(ws, spec string) string {
 			}
 			if (c == want || strings.HasSuffix(c, "/"+want)) && !d.IsDir() {
 				found = "-" // the exact name exists: not a case problem
-				return filepath.SkipAll
+				return fs.SkipAll
 			}
 			low := strings.ToLower(c)
 			if low == wantLow || strings.HasSuffix(low, "/"+wantLow) {
@@ -593,28 +638,50 @@ func matchOutput(f *Failure) *Diagnosis {
 
 // siteFolders lists the folders of ws (two levels deep, outside
 // node_modules and dot-folders) that hold an index.html, shallowest first.
+// It reads through an os.Root at ws: a symlink the build left (an
+// index.html pointing at a host file) is never followed out of it.
 func siteFolders(ws string) []string {
 	if ws == "" {
 		return nil
 	}
-	var out []string
-	entries, _ := os.ReadDir(ws)
-	var second []string
+	root, err := openWorkspace(ws)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	fsys := root.FS()
+	isFile := func(name string) bool {
+		fi, err := root.Stat(name) // follows links inside ws only
+		return err == nil && fi.Mode().IsRegular()
+	}
+	var out, second []string
+	entries, _ := fs.ReadDir(fsys, ".")
 	for _, e := range entries {
 		if !e.IsDir() || e.Name() == "node_modules" || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if exists(filepath.Join(ws, e.Name(), "index.html")) {
+		if isFile(e.Name() + "/index.html") {
 			out = append(out, e.Name())
 		}
-		subs, _ := os.ReadDir(filepath.Join(ws, e.Name()))
+		subs, _ := fs.ReadDir(fsys, e.Name())
 		for _, s := range subs {
-			if s.IsDir() && exists(filepath.Join(ws, e.Name(), s.Name(), "index.html")) {
+			if s.IsDir() && isFile(e.Name()+"/"+s.Name()+"/index.html") {
 				second = append(second, e.Name()+"/"+s.Name())
 			}
 		}
 	}
 	return append(out, second...)
+}
+
+// openWorkspace opens ws as an os.Root for the diagnosis to read in:
+// ws itself must be a folder, not a link to one.
+func openWorkspace(ws string) (*os.Root, error) {
+	if fi, err := os.Lstat(ws); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", ws)
+	}
+	return os.OpenRoot(ws)
 }
 
 func matchStartPort(f *Failure) *Diagnosis {

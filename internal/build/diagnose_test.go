@@ -14,7 +14,8 @@ import (
 
 // loadFailure reads a fixture of testdata/diagnose: header lines
 // "# step: …", "# message: …", "# port: …", "# error: timeout|memory" and
-// "# file: path=content" (written into a workspace), then the log lines
+// "# file: path=content" (written into a workspace), "# disk: inodes|bytes N"
+// (the volume's limit reached), then the log lines
 // (level error when they say so, as the log sink guesses).
 func loadFailure(t *testing.T, name string) *build.Failure {
 	t.Helper()
@@ -39,6 +40,14 @@ func loadFailure(t *testing.T, name string) *build.Failure {
 					f.Err = &sandbox.TimeoutError{}
 				case "memory":
 					f.Err = &sandbox.MemoryError{Limit: 1 << 30}
+				}
+			case "disk": // "inodes 200000" or "bytes 4294967296"
+				kind, n, _ := strings.Cut(v, " ")
+				f.DiskFull = kind
+				if kind == "inodes" {
+					f.Disk.Inodes, _ = strconv.ParseInt(n, 10, 64)
+				} else {
+					f.Disk.Bytes, _ = strconv.ParseInt(n, 10, 64)
 				}
 			case "file":
 				p, content, _ := strings.Cut(v, "=")
@@ -137,6 +146,10 @@ func TestDiagnose(t *testing.T) {
 			"The app never answered on its port",
 			"on all interfaces (0.0.0.0)",
 			[]string{"connecting to the database"}},
+		{"disk-full.log", "disk",
+			"The build created more files than its limit of 200,000",
+			"Make it create fewer files",
+			[]string{"No space left on device", "The build's disk is full"}},
 		{"unknown.log", "unknown",
 			"npm run build exited with code 2",
 			"No known cause matched",

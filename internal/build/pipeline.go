@@ -220,9 +220,13 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if err != nil {
 		var be *Error
 		if errors.As(err, &be) {
-			f := &Failure{Step: be.Step, Message: be.Message, Err: be.Err, Lines: r.log.logged(), Platform: be.Platform}
+			f := &Failure{Step: be.Step, Message: be.Message, Err: be.Err, Lines: r.log.logged(), Platform: be.Platform,
+				DiskFull: r.full, Disk: job.Disk}
 			if r.vol != nil && mounted(r.vol) {
 				f.Workspace = r.vol.Workspace
+				if f.DiskFull == "" {
+					f.DiskFull = r.vol.Full()
+				}
 			}
 			r.log.step(gantry.LevelError, be.Message)
 			be.Diagnosis = Diagnose(f)
@@ -250,6 +254,9 @@ type run struct {
 	// skippable: the install is npm's and the project has no install
 	// scripts, so a node_modules restored for its key makes it needless.
 	skippable bool
+	// full is the limit of the volume a command that succeeded left
+	// reached ("bytes", "inodes"; see sandbox.Volume.Full), "" if none.
+	full string
 }
 
 func (r *run) steps() (*Result, error) {
@@ -526,6 +533,13 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		},
 	})
 	if err == nil {
+		// A command that ignored its failed writes (a shell loop, `|| true`)
+		// ends well on a full disk: said now, and by the diagnosis of the
+		// step that then fails.
+		if full := r.vol.Full(); full != "" && r.full == "" {
+			r.full = full
+			r.log.step(gantry.LevelWarning, diskFullLine(full, r.job.Disk))
+		}
 		return outOfSync, nil
 	}
 	if e := r.interrupted(step); e != nil {
@@ -564,6 +578,17 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		what = "Install"
 	}
 	return outOfSync, &Error{Step: step, Message: what + " failed: the build sandbox could not run the command", Err: err, Platform: true}
+}
+
+// diskFullPrefix starts the warning a full volume logs (diskFullLine).
+const diskFullPrefix = "The build's disk is full: "
+
+// diskFullLine says which limit of the build's volume was reached.
+func diskFullLine(full string, d sandbox.Disk) string {
+	if full == "inodes" {
+		return diskFullPrefix + fmt.Sprintf("it created %s files and folders, the limit; creating more failed", thousands(d.Inodes))
+	}
+	return diskFullPrefix + fmt.Sprintf("it wrote %s, the limit; writing more failed", sandbox.FormatBytes(d.Bytes))
 }
 
 // interrupted returns the error for a step cut short by the caller's

@@ -699,3 +699,63 @@ func TestCloneFailureIsASentence(t *testing.T) {
 		})
 	}
 }
+
+// A build whose command ignores its failed writes ends well on a full
+// disk, and a later step fails: "Why it failed" names the limit reached,
+// not the missing output folder.
+func TestFullDiskIsDiagnosed(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, command, title, warning string
+	}{
+		{"inodes", "seq 1 3000 | xargs touch; ls | wc -l",
+			"The build created more files than its limit of 500",
+			"The build's disk is full: it created 500 files and folders, the limit; creating more failed"},
+		{"bytes", "head -c 100000000 /dev/zero > blob; ls -l blob",
+			"The build filled its 64 MiB of disk space",
+			"The build's disk is full: it wrote 64 MiB, the limit; writing more failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := e.job(t, "full-"+tc.name, nodeRepo(``))
+			job.Project = gantry.BuildConfig{OutputDirectory: "dist", BuildCommand: tc.command}
+			job.Disk = sandbox.Disk{Bytes: 64 << 20, Inodes: 500}
+			_, l, err := e.run(t, job)
+			var be *build.Error
+			if !errors.As(err, &be) || be.Diagnosis == nil {
+				t.Fatalf("got %v, want a failed build with a diagnosis\n%s", err, l)
+			}
+			if be.Diagnosis.Cause != "disk" || be.Diagnosis.Title != tc.title {
+				t.Errorf("diagnosed %q: %q, want %q\n%s", be.Diagnosis.Cause, be.Diagnosis.Title, tc.title, l)
+			}
+			if !l.has(gantry.LevelWarning, tc.warning) {
+				t.Errorf("no warning %q when the build ended\n%s", tc.warning, l)
+			}
+			if !strings.HasPrefix(l.last().Message, "Why it failed: "+tc.title) {
+				t.Errorf("got last line %q", l.last().Message)
+			}
+		})
+	}
+}
+
+// "Why it failed" reads the workspace only: an index.html the build
+// linked to a file of the host does not make its folder a site folder.
+func TestDiagnosisStaysInTheWorkspace(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(e.data, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "index.html"), []byte("host file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job := e.job(t, "links-out", nodeRepo(``))
+	job.Project = gantry.BuildConfig{OutputDirectory: "dist", BuildCommand: "mkdir -p site/sub && ln -s " + outside + "/index.html site/index.html && ln -s " + outside + "/index.html site/sub/index.html"}
+	_, l, err := e.run(t, job)
+	var be *build.Error
+	if !errors.As(err, &be) || be.Diagnosis == nil {
+		t.Fatalf("got %v, want a failed build with a diagnosis\n%s", err, l)
+	}
+	if be.Diagnosis.Cause != "output" || strings.Contains(be.Diagnosis.Detail, "`site") {
+		t.Errorf("diagnosis %q %q %q: it followed a link out of the workspace\n%s", be.Diagnosis.Cause, be.Diagnosis.Title, be.Diagnosis.Detail, l)
+	}
+}
