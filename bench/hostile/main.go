@@ -31,6 +31,10 @@
 //     memory limit: the whole app is ended (see the sandbox's oomGuard),
 //     counts a crash and is started again after its backoff.
 //
+// Besides, "previews beyond the plan" (previews.go) has a Free account ask
+// for 18 server apps (3 projects, 5 deploy-hook previews each) and checks
+// that no more than its plan's 5 end live and awake.
+//
 // Targets: under each attack the bystander keeps at least 75% of its quiet
 // requests per second and at most twice its quiet p99. Quiet loads come
 // before the first attack and after each one; an attack is compared with
@@ -207,6 +211,10 @@ func main() {
 				round, a.name+":", under.r.RPS, fmtDur(under.r.P99), base.RPS, fmtDur(base.P99), under.attack, under.gantry)
 			before = after
 		}
+	}
+
+	if strings.Contains(previewsCase, *only) {
+		previewsBeyondThePlan(g, git, filepath.Join(tmp, "git")) // previews.go
 	}
 
 	fmt.Printf("\n| attack | req/s ratio | p99 ratio | attack CPUs | gantry CPUs | target (≥ 0.75, ≤ 2×) |\n|---|---|---|---|---|---|\n")

@@ -501,8 +501,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		SandboxUIDs:   sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
 		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
 			StartTimeout: cfg.AppStartTimeout, Logger: logger},
-		AppIdle: cfg.AppIdle,
-		Logger:  logger,
+		AppIdle:     cfg.AppIdle,
+		PreviewIdle: cfg.PreviewIdle,
+		Logger:      logger,
 	}
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err

@@ -71,6 +71,7 @@ type Config struct {
 	AppPids          int64          // process limit of each server app, default 256
 	AppStartTimeout  time.Duration  // how long a server app may take to answer HTTP, default 60s
 	AppIdle          time.Duration  // a server app that served no request this long is put to sleep, default 15m; 0: never
+	PreviewIdle      time.Duration  // the same for a preview's server app, default 5m; 0: never
 	WakePageAfter    time.Duration  // how long a browser waits for a sleeping app before the "Waking up" page, default 3s
 	BuildDisk        int64          // bytes a build may write (its volume), default 4 GiB
 	BuildInodes      int64          // files a build may create, default 200,000
@@ -148,6 +149,7 @@ const (
 	DefaultAppPids          = 256
 	DefaultAppStartTimeout  = 60 * time.Second
 	DefaultAppIdle          = 15 * time.Minute
+	DefaultPreviewIdle      = 5 * time.Minute
 	DefaultWakePageAfter    = 3 * time.Second
 	DefaultBuildDiskMiB     = 4096
 	DefaultBuildInodes      = 200_000
@@ -195,6 +197,7 @@ var settings = []setting{
 	{"app-pids", strconv.Itoa(DefaultAppPids), "limit on processes and threads of each server app"},
 	{"app-start-timeout", DefaultAppStartTimeout.String(), "how long a server app may take to answer HTTP after it starts"},
 	{"app-idle", DefaultAppIdle.String(), "a server app that served no request this long is stopped and sleeps until the next one (0: apps never sleep)"},
+	{"preview-idle", DefaultPreviewIdle.String(), "the same for the server app of a preview (always on or not; 0: previews never sleep)"},
 	{"wake-page-after", DefaultWakePageAfter.String(), "how long a browser waits for a sleeping app to wake before it gets the \"Waking up\" page that reloads itself"},
 	{"build-disk", strconv.Itoa(DefaultBuildDiskMiB), "disk space a build may write (repository, dependencies, output, /tmp), in MiB"},
 	{"build-inodes", strconv.Itoa(DefaultBuildInodes), "files and folders a build may create"},
@@ -425,6 +428,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 		bad("app-idle", "%q is not a duration (e.g. 15m, 1h, or 0 to keep apps running)", v("app-idle"))
 	} else if c.AppIdle != 0 && c.AppIdle < time.Second {
 		bad("app-idle", "must be 0 (apps never sleep) or at least 1s")
+	}
+	if c.PreviewIdle, err = time.ParseDuration(v("preview-idle")); err != nil {
+		bad("preview-idle", "%q is not a duration (e.g. 5m, or 0 to keep previews running)", v("preview-idle"))
+	} else if c.PreviewIdle != 0 && c.PreviewIdle < time.Second {
+		bad("preview-idle", "must be 0 (previews never sleep) or at least 1s")
 	}
 	if c.WakePageAfter, err = time.ParseDuration(v("wake-page-after")); err != nil {
 		bad("wake-page-after", "%q is not a duration (e.g. 3s)", v("wake-page-after"))

@@ -33,6 +33,7 @@ type appRun struct {
 	app     *runtime.App
 	logs    *appLog
 	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
+	preview bool      // a preview's app: it sleeps after PreviewIdle
 }
 
 // IsApp reports whether d is a server app: it has a start command, and the
@@ -96,7 +97,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)
 	}
-	run := &appRun{app: app, logs: lg, started: time.Now()}
+	run := &appRun{app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
 	go func() { <-app.Done(); lg.close() }()
 	if old := s.swapApp(d.ID, run); old != nil {
 		s.stopRun(old, false)

@@ -102,6 +102,10 @@ type Service struct {
 	// marked sleeping, woken by its next request (Wake). Zero: apps never
 	// sleep. Needs Sites to be a Sleeper.
 	AppIdle time.Duration
+	// PreviewIdle is AppIdle for the server apps of previews
+	// (GANTRY_PREVIEW_IDLE), whether their project is always on or not.
+	// Zero: previews never sleep.
+	PreviewIdle time.Duration
 	// SandboxUIDs is the range of uids accounts' builds and apps run
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).

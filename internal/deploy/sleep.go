@@ -24,10 +24,10 @@ type Sleeper interface {
 	Awake(sub, deploymentID, addr string) bool
 }
 
-// sleeper returns Sites as a Sleeper when apps may sleep: AppIdle set and
-// Sites able to.
+// sleeper returns Sites as a Sleeper when apps may sleep: AppIdle or
+// PreviewIdle set and Sites able to.
 func (s *Service) sleeper() (Sleeper, bool) {
-	if s.AppIdle <= 0 {
+	if s.AppIdle <= 0 && s.PreviewIdle <= 0 {
 		return nil, false
 	}
 	sl, ok := s.Sites.(Sleeper)
@@ -49,10 +49,23 @@ func (s *Service) appLock(id string) *sync.Mutex {
 	return l
 }
 
+// idleFor is how long run may serve no request before it sleeps:
+// PreviewIdle for a preview's app, else AppIdle; 0 for never.
+func (s *Service) idleFor(run *appRun) time.Duration {
+	if run.preview {
+		return max(s.PreviewIdle, 0)
+	}
+	return max(s.AppIdle, 0)
+}
+
 // sleepEvery is how often the sleeper looks for idle apps: a quarter of
-// AppIdle, from 250 ms to 30 s.
+// the shorter of AppIdle and PreviewIdle, from 250 ms to 30 s.
 func (s *Service) sleepEvery() time.Duration {
-	return min(max(s.AppIdle/4, 250*time.Millisecond), 30*time.Second)
+	idle := s.AppIdle
+	if s.PreviewIdle > 0 && (idle <= 0 || s.PreviewIdle < idle) {
+		idle = s.PreviewIdle
+	}
+	return min(max(idle/4, 250*time.Millisecond), 30*time.Second)
 }
 
 // sleepLoop puts idle apps to sleep until ctx ends.
@@ -71,7 +84,8 @@ func (s *Service) sleepLoop(ctx context.Context) {
 }
 
 // sleepIdle puts to sleep every app that has served no request for
-// AppIdle (counted from its start when it has served none).
+// AppIdle, or PreviewIdle for a preview's (counted from its start when it
+// has served none).
 func (s *Service) sleepIdle(ctx context.Context) {
 	sl, ok := s.sleeper()
 	if !ok {
@@ -85,7 +99,7 @@ func (s *Service) sleepIdle(ctx context.Context) {
 	var idle []candidate
 	s.mu.Lock()
 	for id, run := range s.apps {
-		if now.Sub(run.lastActive(sl.LastRequest(id))) >= s.AppIdle {
+		if limit := s.idleFor(run); limit > 0 && now.Sub(run.lastActive(sl.LastRequest(id))) >= limit {
 			idle = append(idle, candidate{id, run})
 		}
 	}
@@ -108,10 +122,12 @@ func (r *appRun) lastActive(lastRequest time.Time) time.Time {
 	return r.started
 }
 
-// sleepApp stops id's app run, idle for AppIdle, and marks its deployment
-// sleeping: the deployment stays live, its workspace stays, its port is
-// released, and its subdomain holds requests until Wake has started it
-// again. A project that is always on keeps running.
+// sleepApp stops id's app run, idle for AppIdle (PreviewIdle for a
+// preview), and marks its deployment sleeping: the deployment stays live,
+// its workspace stays, its port is released, and its subdomain (a
+// preview's label) holds requests until Wake has started it again. The
+// production app of a project that is always on keeps running; previews
+// sleep all the same.
 func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appRun) error {
 	l := s.appLock(id)
 	l.Lock()
@@ -119,7 +135,8 @@ func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appR
 	s.mu.Lock()
 	cur, idle := s.apps[id], time.Since(run.lastActive(sl.LastRequest(id)))
 	s.mu.Unlock()
-	if cur != run || idle < s.AppIdle {
+	limit := s.idleFor(run)
+	if cur != run || limit <= 0 || idle < limit {
 		return nil // replaced, stopped or busy again meanwhile
 	}
 	d, err := s.Store.FindDeployment(ctx, "", id)
@@ -130,10 +147,13 @@ func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appR
 	if err != nil {
 		return ignoreNotFound(err)
 	}
-	if p.AlwaysOn || p.ActiveDeployment == nil || p.ActiveDeployment.ID != id {
+	sub := p.Subdomain
+	if d.IsPreview() {
+		sub = d.Subdomain // its label
+	} else if p.AlwaysOn || p.ActiveDeployment == nil || p.ActiveDeployment.ID != id {
 		return nil
 	}
-	if !sl.Sleep(p.Subdomain, id, run.app.Addr(), false) {
+	if !sl.Sleep(sub, id, run.app.Addr(), false) {
 		return nil // the subdomain points elsewhere: a newer route is on its way
 	}
 	if err := s.Store.SetSleeping(ctx, id, true); err != nil {
@@ -142,7 +162,7 @@ func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appR
 	s.takeApp(id, run)
 	s.stopRun(run, true) // requests already on their way finish first
 	s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment,
-		fmt.Sprintf("App asleep after %s without a request: the next request wakes it", roundIdle(s.AppIdle)))
+		fmt.Sprintf("App asleep after %s without a request: the next request wakes it", roundIdle(limit)))
 	return nil
 }
 
@@ -185,8 +205,12 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	sub := p.Subdomain
+	if d.IsPreview() {
+		sub = d.Subdomain // its label
+	}
 	if run := s.appRun(id); run != nil {
-		sl.Awake(p.Subdomain, id, run.app.Addr())
+		sl.Awake(sub, id, run.app.Addr())
 		return nil
 	}
 	start := time.Now()
@@ -199,7 +223,7 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 			reason: "The app did not start when a request woke it: " + gantry.ErrorMessage(err)})
 		return err
 	}
-	if !sl.Awake(p.Subdomain, id, run.app.Addr()) {
+	if !sl.Awake(sub, id, run.app.Addr()) {
 		// Stopped, deleted or replaced while it started.
 		s.stopOwnApp(id, run)
 		return gantry.Errorf(gantry.ENOTFOUND, "This app is no longer served")
@@ -218,7 +242,7 @@ func (s *Service) restoreAsleep(sl Sleeper, r *gantry.Route) {
 	if s.routed == nil {
 		s.routed = make(map[string]int64)
 	}
-	s.routed[r.ProjectID] = r.Version
+	s.routed[routeKey(r)] = r.Version
 }
 
 // WakeHint starts waking deployment id's app in the background when it is

@@ -23,11 +23,17 @@ import (
 // table and the edge's address.
 func (e *env) sleepy(idle time.Duration) (*deploy.Service, *edge.Table, string) {
 	e.t.Helper()
+	return e.sleepyPreviews(idle, 0)
+}
+
+// sleepyPreviews is sleepy with previews' apps sleeping after previewIdle.
+func (e *env) sleepyPreviews(idle, previewIdle time.Duration) (*deploy.Service, *edge.Table, string) {
+	e.t.Helper()
 	e.svc.Close()
 	table := edge.NewTable()
 	svc := deploytest.Restarted(e.svc, table)
 	svc.Hub = events.NewHub()
-	svc.AppIdle = idle
+	svc.AppIdle, svc.PreviewIdle = idle, previewIdle
 	if err := svc.Open(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
