@@ -3,6 +3,8 @@ package gantry
 import (
 	"context"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,6 +17,9 @@ const (
 	DeploymentFailed    = "failed"
 	DeploymentStopped   = "stopped"
 )
+
+// DeploymentStatuses lists every deployment status in lifecycle order.
+var DeploymentStatuses = []string{DeploymentPending, DeploymentBuilding, DeploymentDeploying, DeploymentLive, DeploymentFailed, DeploymentStopped}
 
 // DefaultVersion is the version sent by the Deploy button.
 const DefaultVersion = "1.0.0"
@@ -305,6 +310,19 @@ type DeploymentFilter struct {
 	Status    string
 	Target    string // TargetProduction or TargetPreview
 	Limit     int
+}
+
+// Validate checks a filter a client sent: its status, when set, is one of
+// DeploymentStatuses and its target TargetProduction or TargetPreview, so
+// that a misspelt filter is refused rather than matching nothing.
+func (f DeploymentFilter) Validate() error {
+	if f.Status != "" && !slices.Contains(DeploymentStatuses, f.Status) {
+		return Errorf(EINVALID, "status must be one of %s", strings.Join(DeploymentStatuses, ", "))
+	}
+	if f.Target != "" && f.Target != TargetProduction && f.Target != TargetPreview {
+		return Errorf(EINVALID, "target must be production or preview")
+	}
+	return nil
 }
 
 // DeploymentStore persists deployments, their log entries and the build

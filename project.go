@@ -190,12 +190,16 @@ func ValidateOutputDirectory(dir string) error {
 	return nil
 }
 
-// Normalize trims every field; the output directory also loses the
-// slashes around it.
+// Normalize trims every field; the output directory also loses its
+// trailing slashes ("dist/" is dist). A leading one stays, for Validate
+// to refuse: "/dist" and "/" name folders outside the repository.
 func (c *BuildConfig) Normalize() {
 	c.InstallCommand = strings.TrimSpace(c.InstallCommand)
 	c.BuildCommand = strings.TrimSpace(c.BuildCommand)
-	c.OutputDirectory = strings.Trim(strings.TrimSpace(c.OutputDirectory), "/")
+	c.OutputDirectory = strings.TrimSpace(c.OutputDirectory)
+	for len(c.OutputDirectory) > 1 && strings.HasSuffix(c.OutputDirectory, "/") {
+		c.OutputDirectory = strings.TrimSuffix(c.OutputDirectory, "/")
+	}
 	c.StartCommand = strings.TrimSpace(c.StartCommand)
 }
 

@@ -56,16 +56,14 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, 
 func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	q := r.URL.Query()
 	f := gantry.DeploymentFilter{ProjectID: q.Get("projectId"), Status: q.Get("status"), Target: q.Get("target")}
-	if f.Target != "" && f.Target != gantry.TargetProduction && f.Target != gantry.TargetPreview {
-		s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "target must be production or preview"))
+	if err := f.Validate(); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "limit must be a whole number from 1 to 1000"))
-			return
-		}
+	if n, set, err := queryNumber(q, "limit", 1, 1000); err != nil {
+		s.writeError(w, r, err)
+		return
+	} else if set {
 		f.Limit = n
 	}
 	ds, err := s.Deploys.Deployments(r.Context(), u.ID, f)
@@ -159,12 +157,10 @@ func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request,
 // most 5000) in order, and how many there are: {logs, total}.
 func (s *Server) handleDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	limit := 200
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 5000 {
-			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "limit must be a whole number from 1 to 5000"))
-			return
-		}
+	if n, set, err := queryNumber(r.URL.Query(), "limit", 1, 5000); err != nil {
+		s.writeError(w, r, err)
+		return
+	} else if set {
 		limit = n
 	}
 	logs, total, err := s.Deploys.Logs(r.Context(), u.ID, r.PathValue("id"), limit)

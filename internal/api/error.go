@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deadline"
@@ -94,7 +95,7 @@ const MaxBodyBytes = 1 << 20
 
 // decode reads a request body holding exactly one JSON object into v (a
 // pointer to a struct). Failures are EINVALID with a message saying what is
-// wrong: a body over 1 MiB, an empty body, malformed JSON, a body that is
+// wrong: a body over 1 MiB, an empty body, invalid UTF-8, malformed JSON, a body that is
 // not an object, a field v does not have, a value of the wrong type, or
 // data after the object; ETIMEOUT (408) for a body that did not arrive
 // within Server.BodyTimeout.
@@ -111,6 +112,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return gantry.Errorf(gantry.EINVALID, "Request body is empty: expected a JSON object")
+	}
+	// encoding/json would turn invalid bytes into U+FFFD and store them.
+	if !utf8.Valid(trimmed) {
+		return gantry.Errorf(gantry.EINVALID, "Request body must be valid UTF-8 text")
 	}
 	if trimmed[0] != '{' {
 		if !json.Valid(trimmed) {

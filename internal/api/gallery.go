@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -83,29 +82,18 @@ func (s *Server) viewerKey(w http.ResponseWriter, r *http.Request) (string, erro
 func galleryQuery(r *http.Request) (gantry.GalleryQuery, error) {
 	v := r.URL.Query()
 	q := gantry.GalleryQuery{Search: v.Get("search"), Category: v.Get("category"), Sort: v.Get("sort")}
-	number := func(name string, min, max int) (int, bool, error) {
-		s := strings.TrimSpace(v.Get(name))
-		if s == "" {
-			return 0, false, nil
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < min || n > max {
-			return 0, false, gantry.Errorf(gantry.EINVALID, "%s must be a whole number from %d to %d", name, min, max)
-		}
-		return n, true, nil
-	}
-	limit, hasLimit, err := number("limit", 1, gantry.GalleryMaxLimit)
+	limit, hasLimit, err := queryNumber(v, "limit", 1, gantry.GalleryMaxLimit)
 	if err != nil {
 		return q, err
 	}
 	if hasLimit {
 		q.Limit = limit
 	}
-	page, hasPage, err := number("page", 1, 1_000_000)
+	page, hasPage, err := queryNumber(v, "page", 1, 1_000_000)
 	if err != nil {
 		return q, err
 	}
-	offset, hasOffset, err := number("offset", 0, 100_000_000)
+	offset, hasOffset, err := queryNumber(v, "offset", 0, 100_000_000)
 	if err != nil {
 		return q, err
 	}

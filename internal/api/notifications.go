@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/gantryhq/gantry"
 )
@@ -25,12 +24,10 @@ func (s *Server) notificationRoutes() {
 func (s *Server) handleListNotifications(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	f := gantry.NotificationFilter{Limit: gantry.DefaultNotificationLimit}
 	q := r.URL.Query()
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > gantry.MaxNotificationLimit {
-			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "limit must be a whole number from 1 to %d", gantry.MaxNotificationLimit))
-			return
-		}
+	if n, set, err := queryNumber(q, "limit", 1, gantry.MaxNotificationLimit); err != nil {
+		s.writeError(w, r, err)
+		return
+	} else if set {
 		f.Limit = n
 	}
 	switch q.Get("unread") {

@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -93,6 +96,21 @@ func (s *Server) handleRotateDeployHook(w http.ResponseWriter, r *http.Request, 
 	writeJSON(w, http.StatusOK, projectAnswer{Project: p})
 }
 
+// hookQuery checks a deploy hook's query: branch at most once and no other
+// parameter, so that a misspelt one (?BRANCH=, ?ref=) is refused rather
+// than deploying production.
+func hookQuery(q url.Values) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		switch {
+		case name != "branch":
+			return gantry.Errorf(gantry.EINVALID, "Unknown query parameter %s: a deploy hook takes only ?branch=", gantry.Quote(name))
+		case len(q[name]) > 1:
+			return gantry.Errorf(gantry.EINVALID, "Query parameter \"branch\" is given more than once")
+		}
+	}
+	return nil
+}
+
 // hookDeployment is the part of a deployment the deploy hook answers.
 type hookDeployment struct {
 	ID         string `json:"_id"`
@@ -108,6 +126,11 @@ type hookDeployment struct {
 // status, target, branch, commitHash}}. An unknown token is 404; more
 // than DeployHookLimit calls of one token per DeployHookWindow are 429.
 func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := hookQuery(q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	token := r.PathValue("token")
 	p, err := s.Projects.ProjectByDeployHook(r.Context(), token)
 	if err != nil {
@@ -115,7 +138,7 @@ func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	branch := ""
-	if q := r.URL.Query(); q.Get("branch") != "" { // ?branch= (empty): the production branch
+	if q.Get("branch") != "" { // ?branch= (empty): the production branch
 		branch = q.Get("branch")
 		if err := gantry.ValidateBranch(branch); err != nil {
 			s.writeError(w, r, err)

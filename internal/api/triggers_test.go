@@ -38,6 +38,8 @@ func TestPushToDeployAPI(t *testing.T) {
 		fail("unknown hook", request{method: "POST", url: "/api/hooks/deploy/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 404, "Deploy hook not found"),
 		fail("hook of another shape", request{method: "POST", url: "/api/hooks/deploy/x"}, 404, "Deploy hook not found"),
 		fail("hook with a bad branch", request{method: "POST", url: hook + "?branch=-x"}, 400, `Invalid branch name: "-x"`),
+		fail("hook with a misspelt parameter", request{method: "POST", url: hook + "?BRANCH=feature"}, 400, `Unknown query parameter "BRANCH": a deploy hook takes only ?branch=`),
+		fail("hook with branch twice", request{method: "POST", url: hook + "?branch=main&branch=feature"}, 400, `Query parameter "branch" is given more than once`),
 		fail("hook with a missing branch", request{method: "POST", url: hook + "?branch=nope"}, 404, "Branch not found"),
 		fail("bob's promote", request{method: "POST", url: "/api/deployments/" + id + "/promote", headers: bearer(bob)}, 404, "Deployment not found"),
 		fail("bob's redeploy", request{method: "POST", url: "/api/deployments/" + id + "/redeploy", headers: bearer(bob)}, 404, "Deployment not found"),

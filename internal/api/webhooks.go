@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deadline"
@@ -102,8 +101,8 @@ func (s *Server) handleApprovePullRequest(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, errWebhooksOff)
 		return
 	}
-	n, err := strconv.Atoi(r.PathValue("number"))
-	if err != nil || n <= 0 || n > maxPullRequestNumber {
+	n, ok := wholeNumber(r.PathValue("number"), 1, maxPullRequestNumber)
+	if !ok {
 		s.writeError(w, r, gantry.Errorf(gantry.ENOTFOUND, "Pull request not found"))
 		return
 	}
