@@ -304,7 +304,9 @@ func (r *run) steps() (*Result, error) {
 		if gantry.ErrorCode(err) == gantry.EINTERNAL {
 			msg = "the platform could not run git; try again, and tell its operator if this persists"
 		}
-		return nil, &Error{Step: "clone", Message: fmt.Sprintf("Could not clone %s (branch %s): %s", repo, job.Branch, msg), Err: err}
+		var se *sandbox.SetupError
+		return nil, &Error{Step: "clone", Message: fmt.Sprintf("Could not clone %s (branch %s): %s", repo, job.Branch, msg), Err: err,
+			Platform: errors.As(err, &se)}
 	}
 	res.Commit = commit
 	if commit != nil {
@@ -551,8 +553,17 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		fe *sandbox.FileSizeError
 		te *sandbox.TimeoutError
 		ee *sandbox.ExitError
+		se *sandbox.SetupError
 	)
 	name := shorten(command, 200)
+	what := "Build"
+	if step == "install" {
+		what = "Install"
+	}
+	if errors.As(err, &se) {
+		return outOfSync, &Error{Step: step, Platform: true, Err: err, Message: what +
+			" could not start: the platform could not set up its sandbox (its network did not start); this is the platform's fault, not your project's, and deploying again is safe"}
+	}
 	switch r.vol.Full() {
 	case "bytes":
 		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("The build wrote more than %s (the limit): make it write less, or leave large files out of the repository", sandbox.FormatBytes(r.job.Disk.Bytes)), Err: err}
@@ -572,10 +583,6 @@ func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err
 		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("%s exited with code 127 (command not found)", name), Err: err}
 	case errors.As(err, &ee):
 		return outOfSync, &Error{Step: step, Message: fmt.Sprintf("%s exited with code %d", name, ee.Code), Err: err}
-	}
-	what := "Build"
-	if step == "install" {
-		what = "Install"
 	}
 	return outOfSync, &Error{Step: step, Message: what + " failed: the build sandbox could not run the command", Err: err, Platform: true}
 }

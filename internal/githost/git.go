@@ -734,6 +734,7 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 		te *sandbox.TimeoutError
 		me *sandbox.MemoryError
 		ee *sandbox.ExitError
+		se *sandbox.SetupError
 		xe *exec.ExitError
 	)
 	switch {
@@ -751,6 +752,9 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 		err = fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()))
 		g.logger().Error("git failed", "cmd", args[0], "dir", o.dir, "err", err)
 		return nil, err
+	case errors.As(err, &se):
+		g.logger().Error("git failed: the sandbox could not be set up", "cmd", args[0], "url", r.url, "err", err)
+		return nil, &setupFailure{setup: se, user: errSandboxSetup()}
 	case sandboxFault(stderr.String()):
 		err = fmt.Errorf("git %s: the sandbox failed: %w: %s", args[0], err, bytes.TrimSpace(stderr.Bytes()))
 		g.logger().Error("git failed", "cmd", args[0], "url", r.url, "err", err)
@@ -775,6 +779,24 @@ func (g *Git) run(ctx context.Context, r *remote, o runOpts, args ...string) ([]
 	g.logger().Error("git failed", "cmd", args[0], "url", r.url, "err", err)
 	return nil, err
 }
+
+// errSandboxSetup is what users are told when git's sandbox could not be
+// set up, after the sandbox's own retries (pasta failing to open its tun
+// device under load): the platform failed, and trying again is safe.
+func errSandboxSetup() *gantry.Error {
+	return gantry.Errorf(gantry.EUNAVAILABLE, "The platform could not set up the sandbox git runs in (its network did not start): this is the platform's fault, not your repository's, and trying again in a minute is safe")
+}
+
+// setupFailure is a git command whose sandbox could not be set up. It
+// unwraps to the sentence users see and to the *sandbox.SetupError, by
+// which the build pipeline knows the failure is the platform's.
+type setupFailure struct {
+	setup *sandbox.SetupError
+	user  *gantry.Error
+}
+
+func (e *setupFailure) Error() string   { return "git: " + e.setup.Error() }
+func (e *setupFailure) Unwrap() []error { return []error{e.user, e.setup} }
 
 // sandboxFault reports whether stderr says the sandbox itself failed to set
 // up (bubblewrap's own lines start with "bwrap: "; git's, and what a remote

@@ -3,6 +3,7 @@ package githost
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"io/fs"
 	"net"
@@ -24,6 +25,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -509,4 +511,49 @@ func TestSandboxedDumbHTTP(t *testing.T) {
 	if want := "Could not connect to 127.0.0.1:" + port + ": check the URL, or try again later if the host is down"; gantry.ErrorMessage(err) != want {
 		t.Errorf("host gone after the probe: %v, want %q", err, want)
 	}
+}
+
+// TestSandboxSetupFailureIsThePlatforms makes pasta fail as it did under
+// load ("Failed to open tun socket in namespace") when git's sandbox is
+// set up: a failure or two is retried and the clone succeeds; a failure
+// that persists is told as the platform's (503, retry safe), never as a
+// problem with the repository's URL.
+func TestSandboxSetupFailureIsThePlatforms(t *testing.T) {
+	mustSandbox(t)
+	gs := gittest.NewServer(t)
+	url := gs.Repo(t, "alice/site", "main", "first", map[string]string{"index.html": "x"})
+	data := dataDir(t)
+	if err := os.Mkdir(filepath.Join(data, "builds"), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	clone := func(t *testing.T, failures int) error {
+		t.Helper()
+		sb := sandbox.New(sandbox.Config{Pasta: sandboxtest.FlakyPasta(t, failures)})
+		g := &Git{Checker: NewChecker("127.0.0.1"), Sandbox: sb, Timeout: 30 * time.Second, CloneTimeout: 30 * time.Second}
+		ws := filepath.Join(data, "builds", strings.ReplaceAll(t.Name(), "/", "-"))
+		if err := os.MkdirAll(ws, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.PrepareWorkspace(ws); err != nil {
+			t.Fatal(err)
+		}
+		_, err := g.Clone(context.Background(), url, "main", ws, "", 0, 0)
+		return err
+	}
+	t.Run("transient", func(t *testing.T) {
+		if err := clone(t, 2); err != nil {
+			t.Fatalf("clone after two set-up failures: %v", err)
+		}
+	})
+	t.Run("persistent", func(t *testing.T) {
+		err := clone(t, -1)
+		want := "The platform could not set up the sandbox git runs in (its network did not start): this is the platform's fault, not your repository's, and trying again in a minute is safe"
+		if msg := gantry.ErrorMessage(err); msg != want || gantry.ErrorCode(err) != gantry.EUNAVAILABLE {
+			t.Errorf("got %q (%s); want %q (503)", msg, gantry.ErrorCode(err), want)
+		}
+		var se *sandbox.SetupError
+		if !errors.As(err, &se) {
+			t.Errorf("%v does not carry the SetupError", err)
+		}
+	})
 }

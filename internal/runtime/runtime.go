@@ -545,6 +545,7 @@ func describeExit(p *process, startup bool, port int, memory, pids int64) string
 		me *sandbox.MemoryError
 		pe *sandbox.PidsError
 		ee *sandbox.ExitError
+		se *sandbox.SetupError
 	)
 	when := ""
 	if startup {
@@ -559,6 +560,8 @@ func describeExit(p *process, startup bool, port int, memory, pids int64) string
 		return fmt.Sprintf("App ran out of memory%s (limit %s)", when, sandbox.FormatBytes(memory))
 	case errors.As(p.err, &pe):
 		return fmt.Sprintf("App reached the limit of %d processes%s", pids, when)
+	case errors.As(p.err, &se):
+		return "App could not be started: the platform could not set up its sandbox (its network did not start); this is the platform's fault, not your app's, and starting it again is safe"
 	case errors.As(p.err, &ee) && ee.Code == 127:
 		return fmt.Sprintf("App exited with code 127%s (command not found)", when)
 	case errors.As(p.err, &ee) && ee.Code > 128:

@@ -60,7 +60,47 @@ func gateScript(l Limits) string {
 // wrapped when ctx was cancelled or its deadline passed. In every case no
 // process of the run is left alive when Run returns: the whole tree is
 // SIGKILLed within a few seconds of the timeout or cancellation.
+//
+// A run whose sandbox could not be set up (pasta could not open its tun
+// device under load, a network rule or a mount failed: the command never
+// started) is tried again, up to setupAttempts times in all, and then
+// returns a *SetupError. The lines such an attempt printed (pasta's,
+// bubblewrap's) never reach c.Output: they are the platform's, and go into
+// the SetupError.
 func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := s.run(ctx, c)
+		var se *SetupError
+		if !errors.As(err, &se) {
+			return res, err
+		}
+		se.Attempts = attempt
+		if attempt >= setupAttempts || ctx.Err() != nil {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return res, err
+		case <-time.After(setupBackoff << (attempt - 1)):
+		}
+	}
+}
+
+// setupAttempts is how many times Run tries a run whose sandbox could not
+// be set up, waiting setupBackoff, then twice as long, between attempts.
+const (
+	setupAttempts = 3
+	setupBackoff  = 250 * time.Millisecond
+)
+
+// infoFD is the descriptor on which bubblewrap reports that it started
+// the command (--info-fd: its pid, as JSON). pasta and the network script
+// pass it on untouched, and the command does not inherit it: a run that
+// ends without a word on it never started its command.
+const infoFD = 11
+
+// run is one attempt of Run.
+func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 	res := Result{ExitCode: -1}
 	if len(c.Args) == 0 {
 		return res, errors.New("sandbox: empty command")
@@ -169,12 +209,14 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 		cmd.Args = append(args, c.Args...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
-		cmd.ExtraFiles = []*os.File{p.gateR, p.argsR}
+		// fds 3 and 4 the gate and bubblewrap's options, 5 to 9 closed,
+		// the filter on filterFD (or closed), bubblewrap's report on infoFD.
+		cmd.ExtraFiles = make([]*os.File, infoFD-2)
+		cmd.ExtraFiles[0], cmd.ExtraFiles[1] = p.gateR, p.argsR
 		if filter != nil {
-			// fds 5 to 9 closed, the filter on filterFD.
-			cmd.ExtraFiles = append(cmd.ExtraFiles, make([]*os.File, filterFD-5)...)
-			cmd.ExtraFiles = append(cmd.ExtraFiles, p.filterR)
+			cmd.ExtraFiles[filterFD-3] = p.filterR
 		}
+		cmd.ExtraFiles[infoFD-3] = p.infoW
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 		argData = nulJoin(bwrapArgs(bwrapOptions{
 			workspace: dir,
@@ -185,6 +227,7 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			shareNet:  network != NetworkNone,
 			resolv:    resolv,
 			seccomp:   filter != nil,
+			info:      true,
 		}))
 	} else {
 		tmp := c.Tmp
@@ -232,7 +275,13 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 			}()
 		}
 	}
-	sink := &lineSink{fn: c.Output, max: l.OutputLines}
+	sink := &lineSink{fn: c.Output, max: l.OutputLines, holding: bwrap}
+	started := make(chan bool, 1)
+	if bwrap {
+		go func() { started <- waitStarted(p.infoR, sink) }()
+	} else {
+		started <- true
+	}
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); readLines(p.outR, Stdout, sink) }()
@@ -282,6 +331,10 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	// Whatever outlived the first process (none mode, races) goes now.
 	s.killTree(pid, cg)
 	waitReaders(&readers, p)
+	began := waitStart(started, p)
+	if began {
+		sink.release()
+	}
 	res.DroppedLines = sink.dropped
 
 	if killed {
@@ -294,6 +347,8 @@ func (s *Sandbox) Run(ctx context.Context, c Command) (Result, error) {
 	switch {
 	case waitErr == nil && code == 0:
 		return res, nil
+	case !began:
+		return res, &SetupError{Code: code, Detail: lastMeaningfulLine(sink.heldText())}
 	case oom:
 		return res, &MemoryError{Limit: l.Memory}
 	case pidsHit:
@@ -395,6 +450,7 @@ type bwrapOptions struct {
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
 	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
 	seccomp   bool     // load the seccomp filter bubblewrap reads from filterFD
+	info      bool     // report the command's start on infoFD
 }
 
 // bwrapArgs returns bubblewrap's options (everything before "--") for a
@@ -415,6 +471,9 @@ func bwrapArgs(o bwrapOptions) []string {
 	}
 	if o.seccomp {
 		a = append(a, "--seccomp", strconv.Itoa(filterFD))
+	}
+	if o.info {
+		a = append(a, "--info-fd", strconv.Itoa(infoFD))
 	}
 	a = append(a,
 		"--die-with-parent", "--new-session",
@@ -688,6 +747,7 @@ type pipes struct {
 	gateR, gateW     *os.File
 	argsR, argsW     *os.File
 	filterR, filterW *os.File
+	infoR, infoW     *os.File
 	closeOnce        sync.Once
 	childEndsFiles   []*os.File
 }
@@ -710,7 +770,10 @@ func newPipes(withArgs, withFilter bool) (*pipes, error) {
 	if withFilter {
 		mk(&p.filterR, &p.filterW)
 	}
-	p.childEndsFiles = []*os.File{p.outW, p.errW, p.gateR, p.argsR, p.filterR}
+	if withArgs {
+		mk(&p.infoR, &p.infoW)
+	}
+	p.childEndsFiles = []*os.File{p.outW, p.errW, p.gateR, p.argsR, p.filterR, p.infoW}
 	if err != nil {
 		p.closeAll()
 		return nil, err
@@ -732,7 +795,7 @@ func (p *pipes) closeChildEnds() {
 
 func (p *pipes) closeAll() {
 	p.closeChildEnds()
-	for _, f := range []*os.File{p.outR, p.errR, p.gateW, p.argsW, p.filterW} {
+	for _, f := range []*os.File{p.outR, p.errR, p.gateW, p.argsW, p.filterW, p.infoR} {
 		if f != nil {
 			_ = f.Close()
 		}
@@ -754,14 +817,101 @@ func waitReaders(wg *sync.WaitGroup, p *pipes) {
 	}
 }
 
+// waitStarted reads bubblewrap's report from r (infoFD) and reports
+// whether it came: then the command has started, and sink's held lines are
+// released. It returns false at EOF without a word, when every process of
+// the run that held the descriptor has exited.
+func waitStarted(r io.Reader, sink *lineSink) bool {
+	var b [1]byte
+	if n, _ := r.Read(b[:]); n == 0 {
+		return false
+	}
+	sink.release()
+	_, _ = io.Copy(io.Discard, r)
+	return true
+}
+
+// waitStart returns waitStarted's answer once the run has ended. Nothing
+// of the run is alive by then, so the report or EOF is there; after 2 s
+// (a descriptor held elsewhere) the read end is closed and the run counts
+// as started, so that nothing is taken for a set-up failure by mistake.
+func waitStart(started <-chan bool, p *pipes) bool {
+	select {
+	case ok := <-started:
+		return ok
+	case <-time.After(2 * time.Second):
+		if p.infoR != nil {
+			_ = p.infoR.Close()
+		}
+		<-started
+		return true
+	}
+}
+
 // lineSink delivers lines to the caller's callback one at a time, up to a
 // cap.
+//
+// While holding, lines are kept back instead (up to maxHeld): until
+// bubblewrap has said it started the command, whatever is printed is the
+// sandbox's own (pasta's, bubblewrap's), which the caller gets only once
+// the command has started (release), and never when it did not.
 type lineSink struct {
 	mu      sync.Mutex
 	fn      func(Stream, string)
 	max     int
 	lines   int
 	dropped int
+	holding bool
+	held    []heldLine
+}
+
+// heldLine is a line kept back while the sandbox is being set up.
+type heldLine struct {
+	stream Stream
+	line   string
+}
+
+// maxHeld is how many lines a sink keeps back while holding; later ones
+// are dropped (the set-up prints a few at most).
+const maxHeld = 100
+
+// release ends holding: the lines kept back are delivered, in order,
+// before any later one.
+func (s *lineSink) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.holding {
+		return
+	}
+	s.holding = false
+	for _, h := range s.held {
+		s.deliver(h.stream, h.line)
+	}
+	s.held = nil
+}
+
+// heldText returns the lines kept back, one per line.
+func (s *lineSink) heldText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, h := range s.held {
+		b.WriteString(h.line + "\n")
+	}
+	return b.String()
+}
+
+// deliver passes one cleaned line on, or counts it as dropped past the
+// cap. s.mu is held.
+func (s *lineSink) deliver(stream Stream, line string) {
+	if s.max > 0 && s.lines >= s.max {
+		s.dropped++
+		return
+	}
+	s.lines++
+	if s.fn != nil {
+		s.fn(stream, line)
+	}
 }
 
 // emit delivers the raw line b, cleaned (cleanLine) and ending in "…" when
@@ -770,6 +920,16 @@ type lineSink struct {
 func (s *lineSink) emit(stream Stream, b []byte, cut bool) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.holding {
+		if len(s.held) < maxHeld {
+			line := cleanLine(b)
+			if cut {
+				line += "…"
+			}
+			s.held = append(s.held, heldLine{stream, line})
+		}
+		return false
+	}
 	if s.max > 0 && s.lines >= s.max {
 		s.dropped++
 		return true

@@ -465,7 +465,8 @@ func (s *Sandbox) Available() error {
 	})
 	if err != nil {
 		detail := ""
-		if line := lastMeaningfulLine(out.String()); line != "" {
+		var se *SetupError
+		if line := lastMeaningfulLine(out.String()); line != "" && !errors.As(err, &se) {
 			detail = " (" + line + ")"
 		}
 		return fmt.Errorf("bubblewrap cannot run builds here: %w%s; set GANTRY_SANDBOX=none for development only", err, detail)
@@ -678,6 +679,26 @@ type FileSizeError struct {
 
 func (e *FileSizeError) Error() string {
 	return fmt.Sprintf("wrote a file larger than the limit (%s)", FormatBytes(e.Limit))
+}
+
+// SetupError is returned by Run when the sandbox itself could not be set
+// up and the command never started: pasta could not open its tun device
+// ("Failed to open tun socket in namespace", seen under load), a network
+// rule or one of bubblewrap's mounts failed. Run has tried Attempts times.
+// It is the platform's fault, never the command's or its input's, and
+// running the command again is safe: nothing of it ran.
+type SetupError struct {
+	Attempts int
+	Code     int    // the exit code of the last attempt
+	Detail   string // the last line the set-up printed, for the server log
+}
+
+func (e *SetupError) Error() string {
+	msg := fmt.Sprintf("the sandbox could not be set up (%d attempts, exit code %d)", e.Attempts, e.Code)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }
 
 // ExitError is returned by Run when the command exited with a non-zero code

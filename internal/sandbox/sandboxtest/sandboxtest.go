@@ -9,11 +9,13 @@ package sandboxtest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -102,4 +104,58 @@ func RegistryHost() string {
 		return ""
 	}
 	return u.Hostname()
+}
+
+// FlakyPasta returns a pasta for Config.Pasta that fails as pasta does
+// under load, printing "Failed to open tun socket in namespace: …" and
+// exiting 1 before it starts anything, the first failures times it is run
+// (every time when failures is negative), and then runs the real pasta.
+// It counts its runs in a folder of tb's, which the sandbox user may
+// write.
+func FlakyPasta(tb testing.TB, failures int) string {
+	tb.Helper()
+	real, err := exec.LookPath("pasta")
+	if err != nil {
+		Unavailable(tb, "pasta is not installed")
+	}
+	dir := tb.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	runs := filepath.Join(dir, "runs")
+	if err := os.Mkdir(runs, 0o777); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chmod(runs, 0o777); err != nil { // past the umask
+		tb.Fatal(err)
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+n=0
+while :; do
+  n=$((n+1))
+  if mkdir %[1]s/$n 2>/dev/null; then break; fi
+done
+if [ %[2]d -lt 0 ] || [ "$n" -le %[2]d ]; then
+  echo "Failed to open tun socket in namespace: Operation not permitted" >&2
+  exit 1
+fi
+exec %[3]s "$@"
+`, runs, failures, real)
+	path := filepath.Join(dir, "pasta")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// PastaRuns returns how many times the FlakyPasta at path has run.
+func PastaRuns(tb testing.TB, path string) int {
+	tb.Helper()
+	entries, err := os.ReadDir(filepath.Join(filepath.Dir(path), "runs"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return len(entries)
 }
