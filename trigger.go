@@ -2,8 +2,8 @@ package gantry
 
 // Deployment targets (Deployment.Target): production is what the project's
 // subdomain serves; a preview is served on a subdomain of its own
-// (<subdomain>--<branch-slug> or <subdomain>--pr-<n>) and never touches
-// production.
+// (PreviewLabel: <subdomain>--<branch>, <subdomain>--<slug>--<hash> or
+// <subdomain>--pr-<n>) and never touches production.
 const (
 	TargetProduction = "production"
 	TargetPreview    = "preview"

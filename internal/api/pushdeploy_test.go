@@ -185,7 +185,7 @@ func TestPushToDeployProduction(t *testing.T) {
 }
 
 // TestPushToDeployBranchPreview: a push to another branch builds a preview
-// on <sub>--<branch> and leaves production alone.
+// on its own label (<sub>--<slug>--<hash>) and leaves production alone.
 func TestPushToDeployBranchPreview(t *testing.T) {
 	t.Parallel()
 	p := withPushToDeploy(t)
@@ -201,11 +201,12 @@ func TestPushToDeployBranchPreview(t *testing.T) {
 		t.Fatalf("deployments %+v", ds)
 	}
 	preview := p.wait(t, ds[0].ID)
+	label := gantry.PreviewLabel(p.project.ID, "my-site", "feature/new-look", 0)
 	if preview.Status != gantry.DeploymentLive || preview.Target != gantry.TargetPreview ||
-		preview.Subdomain != "my-site--feature-new-look" || preview.Metadata.Branch != "feature/new-look" {
+		preview.Subdomain != label || !strings.HasPrefix(label, "my-site--feature-new-look--") || preview.Metadata.Branch != "feature/new-look" {
 		t.Fatalf("preview %+v", preview)
 	}
-	if code, body := p.site("my-site--feature-new-look"); code != 200 || body != "<h1>new look</h1>" {
+	if code, body := p.site(label); code != 200 || body != "<h1>new look</h1>" {
 		t.Fatalf("preview serves %d %q", code, body)
 	}
 	if code, body := p.site("my-site"); code != 200 || body != "<h1>v1</h1>" {

@@ -116,7 +116,7 @@ func (s *Service) branchHead(ctx context.Context, p *gantry.Project, branch stri
 func (s *Service) newDeployment(p *gantry.Project, target string, meta gantry.DeploymentMetadata) *gantry.Deployment {
 	sub := p.Subdomain
 	if target == gantry.TargetPreview {
-		sub = gantry.PreviewLabel(p.Subdomain, meta.Branch, meta.PullRequest)
+		sub = gantry.PreviewLabel(p.ID, p.Subdomain, meta.Branch, meta.PullRequest)
 	}
 	meta.Repository = gantry.MetadataRepository{FullName: p.Repository.FullName}
 	return &gantry.Deployment{
@@ -301,8 +301,8 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 }
 
 // RemovePreviews stops and removes the preview deployments of project
-// projectID for pull request pullRequest (> 0), or else for branch, and
-// so their label (a pull request closed, a branch deleted): builds are
+// projectID built for pull request pullRequest (> 0), or else for branch
+// outside any pull request, and so their label (a pull request closed, a branch deleted): builds are
 // cancelled, apps ended, records and files removed, and the label answers
 // "no app here".
 func (s *Service) RemovePreviews(ctx context.Context, projectID string, pullRequest int, branch string) error {
@@ -310,13 +310,15 @@ func (s *Service) RemovePreviews(ctx context.Context, projectID string, pullRequ
 	if err != nil {
 		return err
 	}
-	label := gantry.PreviewLabel(p.Subdomain, branch, pullRequest)
 	ds, err := s.Store.ListDeployments(ctx, p.UserID, gantry.DeploymentFilter{ProjectID: p.ID, Target: gantry.TargetPreview})
 	if err != nil {
 		return err
 	}
 	for _, d := range ds {
-		if d.Subdomain != label {
+		// By what the preview was built from, not by label: branch "pr-1"
+		// is not pull request #1, and a label made by an older scheme
+		// still goes with its pull request or branch.
+		if d.Metadata.PullRequest != pullRequest || (pullRequest == 0 && d.Metadata.Branch != branch) {
 			continue
 		}
 		if err := s.Delete(ctx, p.UserID, d.ID); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {

@@ -110,7 +110,9 @@ func TestPreviews(t *testing.T) {
 	}
 	e.git.Repo(t, "ada/prev", "feature/Login", "login page", map[string]string{"index.html": "login"})
 	d := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Branch: "feature/Login"}))
-	if d.Target != gantry.TargetPreview || d.Subdomain != "prev--feature-login" || d.URL != "http://prev--feature-login.localhost:8080" {
+	login := gantry.PreviewLabel(p.ID, p.Subdomain, "feature/Login", 0)
+	if d.Target != gantry.TargetPreview || d.Subdomain != login || !strings.HasPrefix(login, "prev--feature-login--") ||
+		d.URL != "http://"+login+".localhost:8080" {
 		t.Fatalf("preview %+v", d)
 	}
 	keys := map[string]string{}
@@ -120,7 +122,7 @@ func TestPreviews(t *testing.T) {
 	if len(keys) != 2 || keys["A"] != "all" || keys["S"] != "preview-value" {
 		t.Fatalf("preview built with %+v", d.Environment.Variables)
 	}
-	if _, body := e.get("prev--feature-login", "/"); body != "login" {
+	if _, body := e.get(login, "/"); body != "login" {
 		t.Fatalf("preview label serves %q", body)
 	}
 	if _, body := e.get("prev", "/"); body != "production" {
@@ -144,7 +146,7 @@ func TestPreviews(t *testing.T) {
 	}
 	e.deploymentStatus(d.ID, gantry.DeploymentStopped)
 	e.deploymentStatus(pr.ID, gantry.DeploymentLive)
-	if code, _ := e.get("prev--feature-login", "/"); code != http.StatusServiceUnavailable {
+	if code, _ := e.get(login, "/"); code != http.StatusServiceUnavailable {
 		t.Fatalf("the sixth newest preview answers %d, want 503", code)
 	}
 	for i, b := range branches {
@@ -178,7 +180,7 @@ func TestPreviews(t *testing.T) {
 			t.Fatalf("after a restart %s answers %d", sub, code)
 		}
 	}
-	if code, _ := restored("prev--feature-login"); code != http.StatusServiceUnavailable {
+	if code, _ := restored(login); code != http.StatusServiceUnavailable {
 		t.Fatalf("after a restart a stopped preview answers %d", code)
 	}
 
@@ -195,6 +197,83 @@ func TestPreviews(t *testing.T) {
 	// A preview cannot be promoted.
 	if _, err := e.svc.Promote(ctx, e.user.ID, again.ID); gantry.ErrorCode(err) != gantry.ECONFLICT || gantry.ErrorMessage(err) != deploy.MsgPromotePreview {
 		t.Fatalf("promote a preview: %v", err)
+	}
+}
+
+// TestPreviewLabelsDoNotCollide mounts issue 24's point 6: previews of
+// two projects whose long subdomains share their first 53 characters, and
+// branches of one project whose slugs are equal (or equal a pull
+// request's), each keep an address of their own, and closing pull request
+// #1 leaves branch pr-1's preview alone.
+func TestPreviewLabelsDoNotCollide(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	long := strings.Repeat("very long project name ", 3) // 69 characters
+	var labels []string
+	for _, c := range []struct{ repo, body string }{{"ada/one", "one feature"}, {"ada/two", "two feature"}} {
+		url := e.git.Repo(t, c.repo, "main", "initial commit", map[string]string{"index.html": "production"})
+		name := long + c.repo
+		p, err := e.projects().CreatePublic(ctx, e.user, project.Input{Name: &name,
+			Repository: &project.RepositoryInput{URL: url, DefaultBranch: "main"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.git.Repo(t, c.repo, "feature", c.body, map[string]string{"index.html": c.body})
+		d := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Branch: "feature"}))
+		if len(d.Subdomain) > gantry.DNSLabelMaxLen {
+			t.Fatalf("label %q is too long", d.Subdomain)
+		}
+		labels = append(labels, d.Subdomain)
+	}
+	if labels[0] == labels[1] {
+		t.Fatalf("two projects share preview label %q", labels[0])
+	}
+	for i, want := range []string{"one feature", "two feature"} {
+		if code, body := e.get(labels[i], "/"); code != 200 || body != want {
+			t.Fatalf("%s answers %d %q, want %q", labels[i], code, body, want)
+		}
+	}
+
+	// Within one project: branches of one slug, and names the slug cuts
+	// down to the same letters.
+	p := e.project("Labels", map[string]string{"index.html": "production"})
+	seen := map[string]string{}
+	preview := func(branch string, pr int) *gantry.Deployment {
+		t.Helper()
+		body := fmt.Sprintf("%s #%d", branch, pr)
+		e.git.Repo(t, "ada/labels", branch, body, map[string]string{"index.html": body})
+		d := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Branch: branch, PullRequest: pr}))
+		if other, ok := seen[d.Subdomain]; ok {
+			t.Fatalf("%s #%d and %s share label %q", branch, pr, other, d.Subdomain)
+		}
+		seen[d.Subdomain] = body
+		return d
+	}
+	for _, pair := range [][2]string{{"Feature/UPPER_case", "feature-upper-case"}, {"ünïcode-branch", "n-code-branch"}} {
+		a, b := preview(pair[0], 0), preview(pair[1], 0)
+		for _, d := range []*gantry.Deployment{a, b} {
+			if code, body := e.get(d.Subdomain, "/"); code != 200 || body != d.Metadata.Branch+" #0" {
+				t.Fatalf("%s (branch %s) answers %d %q", d.Subdomain, d.Metadata.Branch, code, body)
+			}
+		}
+	}
+	branch := preview("pr-1", 0)
+	pr := preview("pr-1", 1)
+	if pr.Subdomain != "labels--pr-1" {
+		t.Fatalf("pull request #1's label is %q", pr.Subdomain)
+	}
+	// Pull request #1 closes: branch pr-1's preview stays, with its files.
+	if err := e.svc.RemovePreviews(ctx, p.ID, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := e.get(pr.Subdomain, "/"); code != http.StatusNotFound {
+		t.Fatalf("closed pull request's preview answers %d", code)
+	}
+	if code, body := e.get(branch.Subdomain, "/"); code != 200 || body != "pr-1 #0" {
+		t.Fatalf("branch pr-1's preview answers %d %q after pull request #1 closed", code, body)
+	}
+	if d, err := e.db.FindDeployment(ctx, "", branch.ID); err != nil || d.Status != gantry.DeploymentLive {
+		t.Fatalf("branch pr-1's preview after pull request #1 closed: %v", err)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // mustPreview inserts a deploying preview of p on branch's label.
 func mustPreview(tb testing.TB, db *store.DB, p *gantry.Project, branch string) *gantry.Deployment {
 	tb.Helper()
-	label := gantry.PreviewLabel(p.Subdomain, branch, 0)
+	label := gantry.PreviewLabel(p.ID, p.Subdomain, branch, 0)
 	d := &gantry.Deployment{ProjectID: p.ID, UserID: p.UserID, Version: "1.0.0", Subdomain: label, Target: gantry.TargetPreview,
 		URL: "http://" + label + ".localhost:8080", Status: gantry.DeploymentDeploying,
 		Metadata: gantry.DeploymentMetadata{Branch: branch}}
@@ -144,5 +144,45 @@ func TestWatchClaims(t *testing.T) {
 	}
 	if _, err := db.ClaimWatch(ctx, now.Add(time.Hour), time.Minute); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		t.Fatalf("claim with auto-deploy off: %v", err)
+	}
+}
+
+// TestPreviewLabelOfAnotherProject: a preview whose label another
+// project's preview holds cannot go live and leaves that route alone
+// (issue 24, point 6).
+func TestPreviewLabelOfAnotherProject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	u := storetest.MustCreateUser(t, db, "ada", "Ada")
+	mallory := storetest.MustCreateUser(t, db, "mallory", "Mallory")
+	p := mustCreateProject(t, db, u.ID, "site")
+	q := mustCreateProject(t, db, mallory.ID, "other")
+	a := mustPreview(t, db, p, "feature")
+	if _, err := db.GoLive(ctx, a.ID, gantry.DeploymentDeploying, gantry.Change{}); err != nil {
+		t.Fatal(err)
+	}
+	// q's preview on the same label, as a long label cut to the same text
+	// would be.
+	b := &gantry.Deployment{ProjectID: q.ID, UserID: q.UserID, Version: "1.0.0", Subdomain: a.Subdomain, Target: gantry.TargetPreview,
+		URL: a.URL, Status: gantry.DeploymentDeploying, Metadata: gantry.DeploymentMetadata{Branch: "feature"}}
+	if err := db.CreateDeployment(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GoLive(ctx, b.ID, gantry.DeploymentDeploying, gantry.Change{}); gantry.ErrorCode(err) != gantry.ECONFLICT ||
+		gantry.ErrorMessage(err) != store.MsgPreviewLabelTaken {
+		t.Fatalf("go live on another project's label: %v", err)
+	}
+	routes, err := db.ListRoutes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if r.Subdomain == a.Subdomain && (r.ProjectID != p.ID || r.Active == nil || r.Active.ID != a.ID || r.Active.Status != gantry.DeploymentLive) {
+			t.Fatalf("label %s now routes %+v", a.Subdomain, r)
+		}
+	}
+	if d, _ := db.FindDeployment(ctx, "", b.ID); d.Status != gantry.DeploymentDeploying {
+		t.Fatalf("the refused preview is %s", d.Status)
 	}
 }

@@ -519,14 +519,40 @@ func bumpPreview(ctx context.Context, tx *Tx, label, deploymentID string, detach
 	return n == 1, nil
 }
 
+// MsgPreviewLabelTaken is GoLive's ECONFLICT answer for a preview whose
+// label another project's preview holds.
+const MsgPreviewLabelTaken = "This preview's address belongs to another project's preview, so it cannot go live: rename the branch and push again"
+
+// previewLabelFree refuses (ECONFLICT, MsgPreviewLabelTaken) preview label
+// when another project than projectID holds it.
+func previewLabelFree(ctx context.Context, tx *Tx, projectID, label string) error {
+	var owner string
+	err := tx.queryRow(ctx, `SELECT project_id FROM preview_routes WHERE subdomain = ?`, label).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner == projectID) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("preview route: %w", err)
+	}
+	return gantry.Errorf(gantry.ECONFLICT, MsgPreviewLabelTaken)
+}
+
 // servePreview points preview label at deploymentID of project, counting
-// one more version of its route (a new label starts at 1).
+// one more version of its route (a new label starts at 1). A label another
+// project holds is left alone and refused (MsgPreviewLabelTaken): the
+// update only matches the label's own project.
 func servePreview(ctx context.Context, tx *Tx, projectID, label, deploymentID string) error {
-	if _, err := tx.exec(ctx, `INSERT INTO preview_routes (subdomain, project_id, deployment_id, version)
+	res, err := tx.exec(ctx, `INSERT INTO preview_routes (subdomain, project_id, deployment_id, version)
 		VALUES (?, ?, ?, 1)
 		ON CONFLICT (subdomain) DO UPDATE SET deployment_id = excluded.deployment_id,
-			version = preview_routes.version + 1`, label, projectID, deploymentID); err != nil {
+			version = preview_routes.version + 1
+		WHERE preview_routes.project_id = excluded.project_id`, label, projectID, deploymentID)
+	if err != nil {
 		return fmt.Errorf("preview route: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("preview route: %w", err)
+	} else if n != 1 {
+		return gantry.Errorf(gantry.ECONFLICT, MsgPreviewLabelTaken)
 	}
 	return nil
 }
@@ -559,11 +585,15 @@ func previewRoutes(ctx context.Context, tx *Tx, labels []string) ([]*gantry.Rout
 }
 
 // goLivePreview is GoLive's work for a preview d (locked, its status set
-// live): it stops the earlier live preview of d's label and the
+// live): it refuses a label another project holds (MsgPreviewLabelTaken)
+// before it changes anything, stops the earlier live preview of d's label and the
 // project's live previews beyond gantry.MaxLivePreviews, newest first (their
 // labels then answer the "stopped" page), points d's label at d, and
 // leaves the project's active deployment and route alone.
 func goLivePreview(ctx context.Context, tx *Tx, p *projectState, d *gantry.Deployment) (replaced, labels []string, err error) {
+	if err := previewLabelFree(ctx, tx, p.id, d.Subdomain); err != nil {
+		return nil, nil, err
+	}
 	rows, err := tx.query(ctx, `SELECT id, subdomain FROM deployments WHERE project_id = ? AND target = ? AND status = ?
 		AND id <> ? ORDER BY created_at DESC, id DESC`, p.id, gantry.TargetPreview, gantry.DeploymentLive, d.ID)
 	if err != nil {
