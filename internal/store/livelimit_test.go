@@ -87,7 +87,7 @@ func TestGoLiveLiveLimit(t *testing.T) {
 		t.Fatalf("a redeploy at the limit: %v", err)
 	}
 	// A preview of a new branch would be a third.
-	if n, err := db.CountLiveAfter(ctx, u.ID, a.ID, gantry.PreviewLabel(a.Subdomain, "other", 0)); err != nil || n != 3 {
+	if n, err := db.CountLiveAfter(ctx, u.ID, a.ID, gantry.PreviewLabel(a.ID, a.Subdomain, "other", 0)); err != nil || n != 3 {
 		t.Fatalf("a new preview would make %d live (%v), want 3", n, err)
 	}
 }
