@@ -101,6 +101,8 @@ type DomainRoute struct {
 	Redirect, RedirectTo string
 	// Live is true when the project has a live production deployment.
 	Live bool
+	// UserID is the domain's owner (whose budget its certificates spend).
+	UserID string
 }
 
 // DomainStore persists custom domains. Methods taking a userID are scoped

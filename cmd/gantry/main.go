@@ -322,8 +322,9 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		// event loops speak plain HTTP only); plain HTTP answers ACME
 		// challenges and redirects everything else to HTTPS.
 		// Custom domains get certificates on demand only when the domains
-		// service allows them (a verified domain of a live project, rate
-		// limited), and their status follows what the CA answered.
+		// service allows them (a verified domain; a new order also needs a
+		// live project and spends the budgets per name, per account and in
+		// all), and their status follows what the CA answered.
 		certIssued := func(ev tlsedge.Event) {
 			if ev.Err != nil {
 				return
@@ -334,12 +335,13 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 				}
 			}()
 		}
-		tlsMgr, err := openTLS(ctx, cfg, logger, addr.(*net.TCPAddr).Port, customDomains.AllowCertificate, certIssued)
+		tlsMgr, err := openTLS(ctx, cfg, logger, addr.(*net.TCPAddr).Port, customDomains.AllowCertificate,
+			customDomains.AllowIssue, certIssued)
 		if err != nil {
 			ln.Close()
 			return err
 		}
-		defer tlsMgr.Close()
+		defer tlsMgr.Stop()
 		tlsRefusals.Store(tlsMgr)
 		httpsLn, err := net.Listen("tcp", cfg.HTTPSAddr)
 		if err != nil {

@@ -21,10 +21,11 @@ import (
 // openTLS prepares HTTPS as cfg says (acme or files) and starts obtaining or
 // watching certificates. httpPort is the bound port of the plain listener,
 // where ACME HTTP-01 challenges arrive. allow decides which other names
-// (custom domains) get certificates on demand; nil refuses them all. Every
-// error is one line naming the setting to fix.
+// (custom domains) may have certificates on demand (nil refuses them
+// all); allowIssue spends the budgets of new orders. Every error is one
+// line naming the setting to fix.
 func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpPort int,
-	allow func(ctx context.Context, name string) error, onEvent func(tlsedge.Event)) (*tlsedge.Manager, error) {
+	allow, allowIssue func(ctx context.Context, name string) error, onEvent func(tlsedge.Event)) (*tlsedge.Manager, error) {
 	tc := tlsedge.Config{
 		Mode:       cfg.TLS,
 		LiveDomain: cfg.LiveDomain,
@@ -36,6 +37,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		Resolvers:  cfg.ACMEResolvers,
 		HTTPPort:   httpPort,
 		Allow:      allow,
+		AllowIssue: allowIssue,
 		OnEvent:    onEvent,
 		CertFile:   cfg.TLSCert,
 		KeyFile:    cfg.TLSKey,

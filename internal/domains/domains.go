@@ -3,9 +3,10 @@
 // A/AAAA records to the platform's addresses for an apex, and a TXT record
 // holding an ownership token); a background check verifies them with
 // backoff against a DNS server (the system's, or Service.Resolver); only
-// verified domains are routed to their project's production site; and
+// verified domains are routed to their project's production site;
 // AllowCertificate is the decision function of on-demand TLS, refusing
-// every name that is not a verified domain of a live project.
+// every name that is not a verified domain; and AllowIssue spends the
+// budgets of new certificates (per name, per account and in all).
 package domains
 
 import (
@@ -44,12 +45,16 @@ const (
 	GiveUpAfter = 72 * time.Hour
 )
 
-// Default limits of AllowCertificate: CertsPerName certificate requests for
-// one name and CertsTotal for all names per CertWindow.
+// Default budgets of AllowIssue: CertsPerName orders of a new certificate
+// for one name, CertsPerAccount for all the names of one account and
+// CertsTotal for the whole platform per CertWindow. One account's failing
+// orders (a CAA record, an A record pointing elsewhere) spend its own
+// budget and at most a third of the platform's.
 const (
-	CertsPerName = 3
-	CertsTotal   = 30
-	CertWindow   = time.Hour
+	CertsPerName    = 3
+	CertsPerAccount = 10
+	CertsTotal      = 30
+	CertWindow      = time.Hour
 )
 
 // TokenPrefix starts every ownership token: gantry-verify=<32 hex digits>.
@@ -73,10 +78,11 @@ type Service struct {
 	Resolver string
 	// CheckEvery is how often Run looks for due checks (default 5 s).
 	CheckEvery time.Duration
-	// CertNames and CertAll limit AllowCertificate per name and in total
-	// (Open: CertsPerName and CertsTotal per CertWindow).
-	CertNames, CertAll *auth.Limiter
-	Logger             *slog.Logger
+	// CertNames, CertAccounts and CertAll are AllowIssue's budgets per
+	// name, per account and in all (default CertsPerName, CertsPerAccount
+	// and CertsTotal per CertWindow).
+	CertNames, CertAccounts, CertAll *auth.Limiter
+	Logger                           *slog.Logger
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 
@@ -100,6 +106,9 @@ func (s *Service) init() {
 		}
 		if s.CertNames == nil {
 			s.CertNames = auth.NewLimiter(CertsPerName, CertWindow)
+		}
+		if s.CertAccounts == nil {
+			s.CertAccounts = auth.NewLimiter(CertsPerAccount, CertWindow)
 		}
 		if s.CertAll == nil {
 			s.CertAll = auth.NewLimiter(CertsTotal, CertWindow)
@@ -351,42 +360,70 @@ func (s *Service) Lookup(name string) (gantry.DomainRoute, bool) {
 	return r, ok
 }
 
-// AllowCertificate is the decision function of on-demand TLS: it answers
-// nil only for a verified custom domain of a project whose production
-// deployment is live, and at most CertsPerName times per name and
-// CertsTotal times in all per CertWindow (each allowed call counts; refused
-// ones do not). Every other name is refused with an error saying why.
+// AllowCertificate is the decision function of on-demand TLS, asked
+// before a stored certificate is loaded, before a renewal and before a new
+// order: it answers nil for a verified custom domain (as the store has it
+// now, not as the routes were last cached) and an error saying why for
+// every other name. It spends no budget: a restart with any number of
+// custom domains loads all their certificates, and renewals of verified
+// domains always go ahead. New orders are AllowIssue's.
 func (s *Service) AllowCertificate(ctx context.Context, name string) error {
+	_, err := s.certificateRoute(ctx, name)
+	return err
+}
+
+// AllowIssue is asked right before a new certificate (not a renewal) is
+// ordered for name: a verified domain of a project whose production
+// deployment is live, within CertsPerName orders for the name,
+// CertsPerAccount for its owner's names and CertsTotal in all per
+// CertWindow. Each allowed call counts (failed orders too); a refused one
+// spends nothing.
+func (s *Service) AllowIssue(ctx context.Context, name string) error {
+	r, err := s.certificateRoute(ctx, name)
+	if err != nil {
+		return err
+	}
+	if !r.Live {
+		return gantry.Errorf(gantry.EFORBIDDEN, "the project of %s has no live deployment", r.Name)
+	}
+	nameKey, accountKey := "name:"+r.Name, "user:"+r.UserID
+	switch {
+	case !s.CertNames.Take(nameKey):
+		return gantry.Errorf(gantry.ETOOMANY, "too many certificate orders for %s: try again later", r.Name)
+	case !s.CertAccounts.Take(accountKey):
+		s.CertNames.Return(nameKey)
+		return gantry.Errorf(gantry.ETOOMANY, "too many certificate orders for the domains of the owner of %s: try again later", r.Name)
+	case !s.CertAll.Take("all"):
+		s.CertNames.Return(nameKey)
+		s.CertAccounts.Return(accountKey)
+		return gantry.Errorf(gantry.ETOOMANY, "too many certificate orders on this platform: %s will get its certificate later", r.Name)
+	}
+	return nil
+}
+
+// certificateRoute returns the route of name when it is a verified custom
+// domain: the cached routes refuse unknown names without a database read,
+// then the store decides.
+func (s *Service) certificateRoute(ctx context.Context, name string) (gantry.DomainRoute, error) {
 	s.init()
 	name = strings.TrimSuffix(strings.ToLower(name), ".")
 	r, ok := s.Lookup(name)
 	if !ok {
-		return gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", gantry.Quote(name))
+		return r, gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", gantry.Quote(name))
 	}
 	if !r.Serve {
-		return gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified yet", name)
-	}
-	// The cached route may be older than the project's last deployment
-	// change: ask the store, after the rate limits so floods never reach it.
-	if !s.CertNames.Allow("name:"+name) || !s.CertAll.Allow("all") {
-		return gantry.Errorf(gantry.ETOOMANY, "too many certificate requests for %s: try again later", name)
+		return r, gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified", name)
 	}
 	fresh, err := s.Store.DomainRoute(ctx, name)
 	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
-		return gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", name)
+		return fresh, gantry.Errorf(gantry.ENOTFOUND, "%s is not a custom domain of this platform", name)
 	} else if err != nil {
-		return err
+		return fresh, err
 	}
 	if !fresh.Serve {
-		return gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified yet", name)
+		return fresh, gantry.Errorf(gantry.EFORBIDDEN, "%s is not verified", name)
 	}
-	if !fresh.Live {
-		return gantry.Errorf(gantry.EFORBIDDEN, "the project of %s has no live deployment", name)
-	}
-	if !s.CertNames.Take("name:"+name) || !s.CertAll.Take("all") {
-		return gantry.Errorf(gantry.ETOOMANY, "too many certificate requests for %s: try again later", name)
-	}
-	return nil
+	return fresh, nil
 }
 
 // CertificateIssued records that a verified domain got its certificate

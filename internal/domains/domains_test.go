@@ -306,16 +306,27 @@ func TestAllowCertificate(t *testing.T) {
 	if err := e.svc.AllowCertificate(ctx, "x.gantry.test"); err == nil {
 		t.Error("allowed a platform name")
 	}
+	if err := e.svc.AllowIssue(ctx, waiting.Name); err == nil {
+		t.Error("AllowIssue: allowed an unverified domain")
+	}
+	// New orders spend the name's budget; loads and renewals of a verified
+	// domain (AllowCertificate) never do.
 	for i := 0; i < domains.CertsPerName; i++ {
-		if err := e.svc.AllowCertificate(ctx, d.Name); err != nil {
-			t.Fatalf("call %d: %v", i+1, err)
+		if err := e.svc.AllowIssue(ctx, d.Name); err != nil {
+			t.Fatalf("order %d: %v", i+1, err)
 		}
 	}
-	if err := e.svc.AllowCertificate(ctx, d.Name); gantry.ErrorCode(err) != gantry.ETOOMANY {
-		t.Fatalf("call %d: got %v, want rate limited", domains.CertsPerName+1, err)
+	if err := e.svc.AllowIssue(ctx, d.Name); gantry.ErrorCode(err) != gantry.ETOOMANY {
+		t.Fatalf("order %d: got %v, want rate limited", domains.CertsPerName+1, err)
+	}
+	for i := 0; i < 2*domains.CertsTotal; i++ {
+		if err := e.svc.AllowCertificate(ctx, d.Name); err != nil {
+			t.Fatalf("load %d: %v", i+1, err)
+		}
 	}
 
-	// A verified domain of a project without a live deployment is refused.
+	// A verified domain of a project without a live deployment keeps its
+	// stored certificate, and gets no new one.
 	idle, _ := storetest.MustCreateApp(t, e.db, storetest.App{Owner: e.owner, Name: "idle", Inactive: true})
 	o, err := e.svc.Add(ctx, e.owner, idle.ID, "www.idle.example")
 	if err != nil {
@@ -326,7 +337,10 @@ func TestAllowCertificate(t *testing.T) {
 	if got, err := e.svc.Verify(ctx, e.owner.ID, idle.ID, o.ID); err != nil || got.Status != gantry.DomainVerified {
 		t.Fatalf("verify: %+v %v", got, err)
 	}
-	if err := e.svc.AllowCertificate(ctx, "www.idle.example"); err == nil || !strings.Contains(err.Error(), "no live deployment") {
+	if err := e.svc.AllowCertificate(ctx, "www.idle.example"); err != nil {
+		t.Fatalf("AllowCertificate of a verified domain of an idle project: %v", err)
+	}
+	if err := e.svc.AllowIssue(ctx, "www.idle.example"); err == nil || !strings.Contains(err.Error(), "no live deployment") {
 		t.Fatalf("got %v, want refused for no live deployment", err)
 	}
 
@@ -376,5 +390,38 @@ func TestRedirectLoopRefused(t *testing.T) {
 	}
 	if _, err := e.svc.SetRedirect(ctx, e.owner.ID, e.proj.ID, apex.ID, gantry.RedirectToWWW); gantry.ErrorCode(err) != gantry.EINVALID {
 		t.Fatalf("apex → www after www → apex: got %v, want EINVALID", err)
+	}
+}
+
+// TestCertificateBudgetPerAccount spends one account's budget of new
+// orders over many names: its next order is refused, another account's
+// goes ahead, and refused orders spend nothing.
+func TestCertificateBudgetPerAccount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	names := e.verifiedDomains(t, e.owner, e.proj, "many", domains.CertsPerAccount+1)
+	for _, n := range names[:domains.CertsPerAccount] {
+		if err := e.svc.AllowIssue(ctx, n); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+	}
+	last := names[domains.CertsPerAccount]
+	for range 3 {
+		if err := e.svc.AllowIssue(ctx, last); gantry.ErrorCode(err) != gantry.ETOOMANY {
+			t.Fatalf("%s past the account's budget: got %v, want ETOOMANY", last, err)
+		}
+	}
+	bob := storetest.MustCreateUser(t, e.db, "bob", "Bob")
+	shop, _ := storetest.MustCreateApp(t, e.db, storetest.App{Owner: bob, Name: "shop"})
+	other := e.verifiedDomains(t, bob, shop, "shop", 1)[0]
+	if err := e.svc.AllowIssue(ctx, other); err != nil {
+		t.Fatalf("another account's %s: %v", other, err)
+	}
+	// The refusals above spent neither the name's budget nor the
+	// platform's: once the account's window has passed, the name orders.
+	e.svc.CertAccounts.Reset("user:" + e.owner.ID)
+	if err := e.svc.AllowIssue(ctx, last); err != nil {
+		t.Fatalf("%s after the account's window: %v", last, err)
 	}
 }

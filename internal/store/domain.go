@@ -223,7 +223,7 @@ func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRou
 	if name != "" {
 		where, args = "WHERE d.name = ?", append(args, name)
 	}
-	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.name, d.status, d.redirect, COALESCE(p.subdomain, ''),
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.name, d.user_id, d.status, d.redirect, COALESCE(p.subdomain, ''),
 		CASE WHEN ad.status = ? THEN 1 ELSE 0 END
 		FROM domains d JOIN projects p ON p.id = d.project_id
 		LEFT JOIN deployments ad ON ad.id = p.active_deployment_id
@@ -237,7 +237,7 @@ func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRou
 		var r gantry.DomainRoute
 		var status string
 		var live int
-		if err := rows.Scan(&r.Name, &status, &r.Redirect, &r.Subdomain, &live); err != nil {
+		if err := rows.Scan(&r.Name, &r.UserID, &status, &r.Redirect, &r.Subdomain, &live); err != nil {
 			return nil, fmt.Errorf("scan domain route: %w", err)
 		}
 		r.Serve = (&gantry.Domain{Status: status}).Serving()

@@ -65,7 +65,7 @@ func TestFiles(t *testing.T) {
 	if err := m.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	defer m.Stop()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

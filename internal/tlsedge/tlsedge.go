@@ -11,9 +11,13 @@
 //   - the public host, by the HTTP-01 challenge on port 80 (unless the
 //     wildcard already covers it);
 //   - any other name (custom domains) on demand, at its first TLS handshake,
-//     by HTTP-01 — only when Config.Allow accepts the name and within a rate
-//     limit, so nobody can make Gantry request certificates for names it
-//     does not serve. A nil Allow refuses every such name.
+//     by HTTP-01 — only when Config.Allow accepts the name, so nobody can
+//     make Gantry request certificates for names it does not serve. A nil
+//     Allow refuses every such name. Only a new certificate's order is
+//     rate limited (Config.AllowIssue and OnDemandEvery/Burst): loading a
+//     stored certificate (after a restart) and renewing one are not, so
+//     neither a restart with many custom domains nor a tenant whose orders
+//     fail can leave other names without their certificates.
 //
 // Certificates, keys and the ACME account live in Config.Storage (a folder
 // of the data folder), folders 0700 and files 0600.
@@ -75,12 +79,21 @@ type Config struct {
 	// listener, which must route them to Handler); default 80.
 	HTTPPort int
 	// Allow decides whether a name that is neither the public host nor
-	// under the live domain may get a certificate on demand: nil error
-	// means yes. Nil refuses every name. A refusal stands for 10 s (the
-	// same name is not asked about again meanwhile).
+	// under the live domain may have a certificate on demand: nil error
+	// means yes. It is asked before a stored certificate is loaded (the
+	// first handshake after a restart), before each renewal (a refusal
+	// drops the certificate) and before a new one is ordered; it must not
+	// spend a rate limit. Nil refuses every name. A refusal stands for
+	// 10 s (the same name is not asked about again meanwhile).
 	Allow func(ctx context.Context, name string) error
-	// OnDemandEvery and OnDemandBurst limit on-demand issuance (a token
-	// bucket): defaults DefaultOnDemandEvery and DefaultOnDemandBurst.
+	// AllowIssue, when set, is asked right before a new certificate (not
+	// a renewal) is ordered from the CA for an on-demand name, after
+	// Allow accepted it: this is where budgets are spent. A refusal ends
+	// that attempt (no retry); the next handshake may try again.
+	AllowIssue func(ctx context.Context, name string) error
+	// OnDemandEvery and OnDemandBurst limit the orders of new on-demand
+	// certificates (a token bucket): defaults DefaultOnDemandEvery and
+	// DefaultOnDemandBurst.
 	OnDemandEvery time.Duration
 	OnDemandBurst int
 	// RenewalWindowRatio is the fraction of a certificate's lifetime left
@@ -127,8 +140,11 @@ type Manager struct {
 
 	files *fileCert
 
-	stop chan struct{}
-	done sync.WaitGroup
+	storage *gatedStorage
+	ctx     context.Context // of the background work; cancelled by Stop
+	cancel  context.CancelFunc
+	stop    chan struct{}
+	done    sync.WaitGroup
 }
 
 // New checks cfg and prepares a Manager; Open starts it.
@@ -139,6 +155,7 @@ func New(cfg Config) (*Manager, error) {
 	cfg.LiveDomain = strings.ToLower(strings.TrimSuffix(cfg.LiveDomain, "."))
 	cfg.PublicHost = strings.ToLower(cfg.PublicHost)
 	m := &Manager{cfg: cfg, logger: cfg.Logger, stop: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	switch cfg.Mode {
 	case ModeFiles:
 		if cfg.ReloadInterval <= 0 {
@@ -194,9 +211,9 @@ func New(cfg Config) (*Manager, error) {
 		RenewCheckInterval: cfg.RenewCheckInterval,
 		Logger:             m.zapLogger(),
 	})
-	storage := &certmagic.FileStorage{Path: cfg.Storage}
+	m.storage = newGatedStorage(cfg.Storage)
 	base := certmagic.Config{
-		Storage:            storage,
+		Storage:            m.storage,
 		RenewalWindowRatio: cfg.RenewalWindowRatio,
 		OnEvent:            m.onEvent,
 		Logger:             m.zapLogger(),
@@ -257,13 +274,16 @@ func (m *Manager) accountContact(_ context.Context, _ *certmagic.ACMEIssuer, acc
 }
 
 // Open starts obtaining (or loading) the certificates in the background,
-// or watching the certificate files. Failures are logged and retried.
+// or watching the certificate files. Failures are logged and retried
+// until ctx is done or Stop.
 func (m *Manager) Open(ctx context.Context) error {
 	if m.files != nil {
 		m.done.Add(1)
 		go m.watchFiles()
 		return nil
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(m.ctx, cancel)
 	if err := m.dnsCfg.ManageAsync(ctx, []string{"*." + m.cfg.LiveDomain}); err != nil {
 		return fmt.Errorf("manage the wildcard certificate: %w", err)
 	}
@@ -275,19 +295,28 @@ func (m *Manager) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close stops renewals and the file watcher.
-func (m *Manager) Close() error {
+// Stop ends the Manager's work and waits for it: the file watcher, the
+// renewal checks, and every read or write of the certificate folder in
+// flight (orders waiting to retry are cancelled). certmagic's own
+// goroutines may still be winding down, but from Stop's return on none of
+// them can write to the folder or reach Config.Allow, AllowIssue or
+// OnEvent, so the folder may be removed or handed to another Manager.
+// Handshakes after Stop fail. Stop may be called more than once.
+func (m *Manager) Stop() {
 	select {
 	case <-m.stop:
-		return nil
+		return
 	default:
 	}
 	close(m.stop)
+	m.cancel()
 	if m.cache != nil {
 		m.cache.Stop()
 	}
+	if m.storage != nil {
+		m.storage.close()
+	}
 	m.done.Wait()
-	return nil
 }
 
 // underWildcard reports whether name is one label under the live domain.
@@ -304,11 +333,18 @@ const (
 	maxRefused = 10_000
 )
 
-// decide is the on-demand decision: Config.Allow, then the rate limit.
+// decide is the on-demand decision, asked before a stored certificate is
+// loaded, before a renewal and before a new order: Config.Allow alone.
+// Orders are rate limited when they start (issue).
 func (m *Manager) decide(ctx context.Context, name string) error {
 	if m.cfg.Allow == nil {
 		return fmt.Errorf("%s: on-demand certificates are off", name)
 	}
+	ctx, done, ok := m.storage.enter(ctx) // Stop waits for the call
+	if !ok {
+		return fmt.Errorf("%s: %w", name, errStopped)
+	}
+	defer done()
 	now := time.Now()
 	m.refusedMu.Lock()
 	until, ok := m.refused[name]
@@ -325,10 +361,32 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 		m.refusedMu.Unlock()
 		return err
 	}
-	if !m.limiter.Allow() {
-		return fmt.Errorf("%s: too many on-demand certificate requests, try again shortly", name)
+	return nil
+}
+
+// issue is asked when certmagic starts ordering a new certificate for an
+// on-demand name (not a renewal): the rate limit, then Config.AllowIssue.
+// A refusal is certmagic.ErrNoRetry: the handshake that asked fails at
+// once rather than waiting for retries, and nothing is retried behind it.
+func (m *Manager) issue(ctx context.Context, name string) error {
+	r := m.limiter.Reserve()
+	if !r.OK() || r.Delay() > 0 {
+		r.Cancel()
+		return certmagic.ErrNoRetry{Err: fmt.Errorf("%s: too many on-demand certificate requests, try again shortly", name)}
+	}
+	if m.cfg.AllowIssue != nil {
+		if err := m.cfg.AllowIssue(ctx, name); err != nil {
+			r.Cancel() // the platform's budget is not spent on a refused order
+			return certmagic.ErrNoRetry{Err: err}
+		}
 	}
 	return nil
+}
+
+// onDemandName reports whether name is one the on-demand configuration
+// serves (neither the wildcard nor the public host).
+func (m *Manager) onDemandName(name string) bool {
+	return name != "*."+m.cfg.LiveDomain && name != m.cfg.PublicHost
 }
 
 // ForgetRefusals drops the remembered refusals of Config.Allow, so the
@@ -342,10 +400,22 @@ func (m *Manager) ForgetRefusals() {
 }
 
 func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any) error {
+	ctx, done, ok := m.storage.enter(ctx) // Stop waits for the call
+	if !ok {
+		return certmagic.ErrNoRetry{Err: errStopped}
+	}
+	defer done()
 	name, _ := data["identifier"].(string)
 	renewal, _ := data["renewal"].(bool)
 	var ev Event
 	switch event {
+	case "cert_obtaining":
+		// A new order (a renewal says so): the only step that spends the
+		// rate limits.
+		if !renewal && m.onDemandName(name) {
+			return m.issue(ctx, name)
+		}
+		return nil
 	case "cert_obtained":
 		m.logger.Info("certificate obtained", "name", name, "renewal", renewal)
 		ev = Event{Name: name, Renewal: renewal}
@@ -410,6 +480,11 @@ func (m *Manager) TLSConfig() *tls.Config {
 func (m *Manager) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if m.files != nil {
 		return m.files.current(), nil
+	}
+	select {
+	case <-m.stop:
+		return nil, errStopped
+	default:
 	}
 	name := strings.ToLower(strings.TrimSuffix(hello.ServerName, "."))
 	// Managed names are never obtained during a handshake (their configs

@@ -90,7 +90,7 @@ func startACME(t *testing.T, validity time.Duration, tune func(*tlsedge.Config))
 	if err := m.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
+	t.Cleanup(m.Stop)
 	s.roots = ca.IssuerRoots(t)
 	return s, ca, dns
 }
@@ -329,7 +329,7 @@ func TestACMEKeysPrivate(t *testing.T) {
 	if err := m2.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer m2.Close()
+	defer m2.Stop()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -479,5 +479,52 @@ func TestOnDemandRateLimit(t *testing.T) {
 	s.get(t, "one.example.net", 90*time.Second)
 	if _, err := s.handshake("two.example.net", nil); err == nil {
 		t.Error("two.example.net: handshake succeeded, want the rate limit to refuse it")
+	}
+}
+
+// TestStopLeavesStorageAlone stops a Manager while certificates are being
+// ordered (the wildcard's at Open, an on-demand one for a handshake) and
+// then removes its certificate folder, as a test's temporary folder is
+// removed or an operator moves the data folder: nothing may write there
+// after Stop has returned. certmagic's goroutines outlived Close and
+// failed the removal ("certs/locks: directory not empty") or wrote the
+// folder back.
+func TestStopLeavesStorageAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pebble")
+	}
+	t.Parallel()
+	var storage string
+	s, _, _ := startACME(t, 0, func(c *tlsedge.Config) { storage = c.Storage })
+	go s.handshake(allowed, nil)
+	// Wait until an order holds its lock: work is in flight.
+	locks := filepath.Join(storage, "locks")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if es, _ := os.ReadDir(locks); len(es) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no order started within 30 s")
+		}
+	}
+	s.m.Stop()
+	if err := os.RemoveAll(storage); err != nil {
+		t.Fatalf("remove the certificate folder after Stop: %v", err)
+	}
+	// The orders in flight end (pebble answers within a few seconds)
+	// without writing anything.
+	time.Sleep(8 * time.Second)
+	var left []string
+	filepath.WalkDir(storage, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("written to the certificate folder after Stop: %v", left)
+	}
+	if _, err := s.handshake(allowed, nil); err == nil {
+		t.Error("handshake after Stop succeeded, want it refused")
 	}
 }

@@ -326,6 +326,12 @@ func (ca *CA) SetCNAME(ctx context.Context, host, target string) error {
 	return ca.post(ctx, "/set-cname", map[string]string{"host": dnsName(host), "target": dnsName(target)})
 }
 
+// SetA answers host's A queries with addrs rather than 127.0.0.1: with
+// an address nothing listens on (127.0.0.2), its HTTP-01 validation fails.
+func (ca *CA) SetA(ctx context.Context, host string, addrs ...string) error {
+	return ca.post(ctx, "/add-a", map[string]any{"host": dnsName(host), "addresses": addrs})
+}
+
 // SetTXT adds a TXT value to host.
 func (ca *CA) SetTXT(ctx context.Context, host, value string) error {
 	return ca.post(ctx, "/set-txt", map[string]string{"host": dnsName(host), "value": value})
