@@ -388,6 +388,32 @@ export const PROJECT_SCREENS = [
       await page.getByRole('form', { name: 'Environment variables' }).getByText('Secret').first().waitFor()
     },
   },
+  {
+    // A saved secret renamed without typing its value again: the editor asks for it.
+    name: 'project-edit-secret-renamed',
+    path: '/projects/demo-project/edit',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page, {
+        path: '/projects/demo-project/edit',
+        extra: {
+          'GET /api/projects/demo-project/env': () =>
+            ok({
+              variables: [
+                { key: 'NODE_ENV', value: 'production', isSecret: false },
+                { key: 'STRIPE_SECRET_KEY', value: '••••••••', isSecret: true, scope: 'production' },
+              ],
+            }),
+        },
+      })
+      const form = page.getByRole('form', { name: 'Environment variables' })
+      await form.getByLabel('Name').nth(1).fill('STRIPE_API_KEY')
+      await form.getByRole('button', { name: 'Save Variables' }).click()
+      await form.getByText('Type the value of STRIPE_API_KEY again').waitFor()
+      await page.evaluate(() => window.scrollTo(0, 0))
+    },
+  },
   { name: 'project-not-found', path: '/projects/no-such-project', auth: true, ready: heading('Project not found') },
   {
     // Any failure but a 404: the retry state (after the query's one retry), and its toast.

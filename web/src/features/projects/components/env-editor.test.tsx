@@ -95,6 +95,7 @@ describe('environment variables on the project edit screen', () => {
     expect(within(form()).getAllByLabelText('Value')[1]).toHaveAccessibleDescription(
       'Type the value of STRIPE_TOKEN again: the saved secret stays with the name STRIPE_KEY',
     )
+    expect(within(form()).getAllByLabelText('Value')[1]).toHaveAttribute('placeholder', '')
     expect(calls.some((c) => c.method === 'PUT')).toBe(false)
 
     await userEvent.clear(names[1])

@@ -140,6 +140,8 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
           <ul className="space-y-4">
             {rows.map((row, i) => {
               const name = row.key.trim() || `variable ${i + 1}`
+              // A saved secret keeps its value only under the name it was saved with.
+              const keepsSaved = row.stored && row.key.trim() === row.storedKey
               return (
                 <li
                   key={row.id}
@@ -161,8 +163,8 @@ function EnvForm({ projectId, initial }: { projectId: string; initial: EnvVar[] 
                     value={row.value}
                     onChange={(e) => change(row.id, { value: e.target.value })}
                     error={errors[row.id]?.value}
-                    placeholder={row.stored ? 'Unchanged (hidden)' : ''}
-                    hint={row.stored && row.isSecret ? 'Leave empty to keep the saved value' : undefined}
+                    placeholder={keepsSaved ? 'Unchanged (hidden)' : ''}
+                    hint={keepsSaved && row.isSecret ? 'Leave empty to keep the saved value' : undefined}
                     autoComplete="off"
                     spellCheck={false}
                     className="[&_input]:font-mono"
