@@ -298,6 +298,10 @@ func (s *Service) Open(ctx context.Context) error {
 		s.wg.Add(1)
 		go s.sleepLoop(wctx)
 	}
+	if st, ok := s.Store.(SlotStore); ok && s.SandboxUIDs.Count > 0 {
+		s.wg.Add(1)
+		go s.slotLoop(wctx, st)
+	}
 	s.logger().Info("deployments restored", "live", live, "interrupted", len(cut), "workers", n)
 	return nil
 }

@@ -174,6 +174,9 @@ func (s *Supervisor) New(spec Spec) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
+		if err := s.Sandbox.Reown(v, spec.UID, spec.GID); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
 		spec.Dir, spec.Tmp = v.Workspace, v.Tmp
 	}
 	if spec.Dir == "" {

@@ -482,3 +482,23 @@ func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
+
+// Reown gives the files of the mounted volume v to uid:gid (zero: the
+// sandbox's) when its workspace belongs to someone else: an app volume
+// built under an account's sandbox uid slot that has since gone back to
+// the pool (store.ReleaseSandboxSlots) runs under the account's new uid,
+// which must own it. In mode none it does nothing.
+func (s *Sandbox) Reown(v *Volume, uid, gid uint32) error {
+	if s.mode == ModeNone {
+		return nil
+	}
+	uid, gid = s.owner(uid, gid)
+	fi, err := os.Lstat(v.Workspace)
+	if err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid && st.Gid == gid {
+		return nil
+	}
+	return s.PrepareWorkspaceAs(v.Path, uid, gid)
+}

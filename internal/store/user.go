@@ -291,16 +291,31 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 }
 
 // SandboxSlot returns the account's slot (1, 2, …) in the range of sandbox
-// uids, giving it the next free one the first time it is asked for. Slots
-// are never reused, not even after the account is deleted, so that files
-// and processes an old account may have left can never belong to a new
-// one. A missing user is ENOTFOUND.
+// uids, giving it one the first time it is asked for, and again after its
+// slot was given back (ReleaseSandboxSlots): the smallest slot in the pool
+// of given-back ones, else the next never given. Every call records that
+// the slot is in use now (a build or an app start), which keeps it the
+// account's. A missing user is ENOTFOUND.
 func (db *DB) SandboxSlot(ctx context.Context, userID string) (int64, error) {
+	for attempt := 1; ; attempt++ {
+		slot, err := db.sandboxSlot(ctx, userID)
+		if errors.Is(err, errSlotRace) && attempt < 10 {
+			continue
+		}
+		return slot, err
+	}
+}
+
+// errSlotRace is a slot of the pool taken by another account meanwhile.
+var errSlotRace = errors.New("sandbox slot taken meanwhile")
+
+func (db *DB) sandboxSlot(ctx context.Context, userID string) (int64, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer rollback(tx)
+	now := db.now()
 	var slot sql.NullInt64
 	if err := tx.queryRow(ctx, `SELECT sandbox_slot FROM users WHERE id = ?`, userID).Scan(&slot); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -309,22 +324,130 @@ func (db *DB) SandboxSlot(ctx context.Context, userID string) (int64, error) {
 		return 0, err
 	}
 	if slot.Valid {
+		if _, err := tx.exec(ctx, `UPDATE users SET sandbox_slot_used_at = ? WHERE id = ?`, now, userID); err != nil {
+			return 0, err
+		}
+		return slot.Int64, tx.Commit()
+	}
+	err = tx.queryRow(ctx, `SELECT slot FROM sandbox_slots_free ORDER BY slot LIMIT 1`).Scan(&slot)
+	switch {
+	case err == nil:
+		res, err := tx.exec(ctx, `DELETE FROM sandbox_slots_free WHERE slot = ?`, slot.Int64)
+		if err != nil {
+			return 0, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, err
+		} else if n != 1 {
+			return 0, errSlotRace
+		}
+	case errors.Is(err, sql.ErrNoRows):
+		// The highest slot ever given is kept in sandbox_slots_given: the
+		// pool holds every lower one no account has.
+		if _, err := tx.exec(ctx, `INSERT INTO sandbox_slots_given (id, last) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
+			return 0, err
+		}
+		if err := tx.queryRow(ctx, `UPDATE sandbox_slots_given SET last = last + 1 WHERE id = 1 RETURNING last`).Scan(&slot); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, err
+	}
+	res, err := tx.exec(ctx, `UPDATE users SET sandbox_slot = ?, sandbox_slot_used_at = ? WHERE id = ? AND sandbox_slot IS NULL`, slot.Int64, now, userID)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, err
+	} else if n == 0 {
+		// Another call for the same account was first: its slot wins, and
+		// this one's stays in the pool (rolled back).
+		_ = tx.Rollback()
+		if err := db.queryRow(ctx, `SELECT sandbox_slot FROM users WHERE id = ?`, userID).Scan(&slot); err != nil {
+			return 0, err
+		}
+		if !slot.Valid {
+			return 0, errSlotRace
+		}
 		return slot.Int64, nil
 	}
-	// The highest slot ever given is kept in sandbox_slots_given, so that
-	// a deleted account's slot is not given again.
-	if _, err := tx.exec(ctx, `INSERT INTO sandbox_slots_given (id, last) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`); err != nil {
-		return 0, err
-	}
-	if err := tx.queryRow(ctx, `UPDATE sandbox_slots_given SET last = last + 1 WHERE id = 1 RETURNING last`).Scan(&slot); err != nil {
-		return 0, err
-	}
-	// Another call for the same account may have been first: its slot wins.
-	if _, err := tx.exec(ctx, `UPDATE users SET sandbox_slot = ? WHERE id = ? AND sandbox_slot IS NULL`, slot.Int64, userID); err != nil {
-		return 0, err
-	}
-	if err := tx.queryRow(ctx, `SELECT sandbox_slot FROM users WHERE id = ?`, userID).Scan(&slot); err != nil {
-		return 0, err
-	}
 	return slot.Int64, tx.Commit()
+}
+
+// ReleaseSandboxSlots returns slots to the pool SandboxSlot gives from,
+// and reports how many: the slots of deleted accounts (every slot up to
+// the highest ever given that no account holds), and the slot of every
+// account that has nothing deployed (no deployment pending, building,
+// deploying or live, sleeping apps included) and neither deployed nor ran
+// anything under its slot for idle. Nothing of such an account runs, so
+// no process can carry its uid to the next owner; files it left keep the
+// uid but lie in volumes and folders only its own runs mount, and its
+// next build takes a slot anew (build caches and kept app volumes are
+// re-owned when used: build.Pipeline, sandbox.Reown).
+func (db *DB) ReleaseSandboxSlots(ctx context.Context, idle time.Duration) (int, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rollback(tx)
+	now := db.now()
+	cutoff := now.Add(-idle)
+	busy := []any{gantry.DeploymentPending, gantry.DeploymentBuilding, gantry.DeploymentDeploying, gantry.DeploymentLive}
+	idleWhere := `sandbox_slot IS NOT NULL AND (sandbox_slot_used_at IS NULL OR sandbox_slot_used_at < ?)
+		AND NOT EXISTS (SELECT 1 FROM deployments d WHERE d.user_id = users.id AND (d.status IN (?, ?, ?, ?) OR d.updated_at >= ?))`
+	idleArgs := append(append([]any{cutoff}, busy...), cutoff)
+	rows, err := tx.query(ctx, `SELECT id, sandbox_slot FROM users WHERE `+idleWhere, idleArgs...)
+	if err != nil {
+		return 0, fmt.Errorf("release sandbox slots: %w", err)
+	}
+	type held struct {
+		id   string
+		slot int64
+	}
+	var idleUsers []held
+	for rows.Next() {
+		var h held
+		if err := rows.Scan(&h.id, &h.slot); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		idleUsers = append(idleUsers, h)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	released := 0
+	for _, h := range idleUsers {
+		// The conditions again, on the row itself: a build that began
+		// meanwhile keeps the slot.
+		res, err := tx.exec(ctx, `UPDATE users SET sandbox_slot = NULL, sandbox_slot_used_at = NULL
+			WHERE id = ? AND sandbox_slot = ? AND `+idleWhere, append([]any{h.id, h.slot}, idleArgs...)...)
+		if err != nil {
+			return 0, fmt.Errorf("release sandbox slots: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			if _, err := tx.exec(ctx, `INSERT INTO sandbox_slots_free (slot, freed_at) VALUES (?, ?)`, h.slot, now); err != nil {
+				return 0, fmt.Errorf("release sandbox slots: %w", err)
+			}
+			released++
+		}
+	}
+	// Deleted accounts' slots: the ones up to the highest given that no
+	// account holds and the pool does not hold yet.
+	res, err := tx.exec(ctx, `WITH RECURSIVE n (slot) AS (
+			SELECT 1 WHERE (SELECT COALESCE(MAX(last), 0) FROM sandbox_slots_given) >= 1
+			UNION ALL
+			SELECT slot + 1 FROM n WHERE slot < (SELECT MAX(last) FROM sandbox_slots_given))
+		INSERT INTO sandbox_slots_free (slot, freed_at)
+		SELECT slot, ? FROM n
+		WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.sandbox_slot = n.slot)
+		  AND NOT EXISTS (SELECT 1 FROM sandbox_slots_free f WHERE f.slot = n.slot)`, now)
+	if err != nil {
+		return 0, fmt.Errorf("release sandbox slots: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	return released + int(n), tx.Commit()
 }

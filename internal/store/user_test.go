@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -416,7 +417,8 @@ func TestSQLiteDSN(t *testing.T) {
 func mkdirAll(path string) error { return os.MkdirAll(filepath.Dir(path), 0o755) }
 
 // TestSandboxSlot: each account gets a slot of its own, the same every
-// time, and a deleted account's slot is never given again.
+// time, and a deleted account's slot is not given again until
+// ReleaseSandboxSlots returns it to the pool.
 func TestSandboxSlot(t *testing.T) {
 	db := storetest.MustOpenDB(t)
 	ctx := context.Background()
@@ -515,4 +517,73 @@ func TestSQLiteFilesPrivate(t *testing.T) {
 	}
 	defer again.Close()
 	check("files an older version left readable")
+}
+
+// TestSandboxSlotsReturnToThePool mounts the exhaustion of the uid range:
+// accounts come and go, and others stop deploying, yet every account that
+// ever built kept its slot for good, so that a range of N uids served N
+// accounts ever. A deleted account's slot, and that of an account with
+// nothing deployed for 30 days, return to the pool and the next account
+// to build takes the smallest; an account with a live (or sleeping) app,
+// a build under way, or a build within 30 days keeps its own.
+func TestSandboxSlotsReturnToThePool(t *testing.T) {
+	const slotIdle = 30 * 24 * time.Hour // deploy.SlotIdle
+	db := storetest.MustOpenDB(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	db.Now = func() time.Time { return t0 }
+	slot := func(u *gantry.User) int64 {
+		t.Helper()
+		s, err := db.SandboxSlot(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	gone, idle, live, building, recent := mustCreateUser(t, db, "gone"), mustCreateUser(t, db, "idle"),
+		mustCreateUser(t, db, "live"), mustCreateUser(t, db, "building"), mustCreateUser(t, db, "recent")
+	for _, u := range []*gantry.User{gone, idle, live, building, recent} {
+		slot(u)
+	}
+	sIdle := slot(idle)
+	if got := []int64{slot(gone), sIdle, slot(live), slot(building), slot(recent)}; !slices.Equal(got, []int64{1, 2, 3, 4, 5}) {
+		t.Fatalf("slots %v, want 1 to 5 in order", got)
+	}
+	mustDeployment(t, db, mustCreateProject(t, db, idle.ID, "idle-site"), gantry.DeploymentStopped)
+	mustLive(t, db, mustCreateProject(t, db, live.ID, "live-site"))
+	mustDeployment(t, db, mustCreateProject(t, db, building.ID, "building-site"), gantry.DeploymentBuilding)
+	if err := db.DeleteUser(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// 29 days on, only the deleted account's slot is free.
+	db.Now = func() time.Time { return t0.Add(29 * 24 * time.Hour) }
+	slot(recent) // a build now
+	if n, err := db.ReleaseSandboxSlots(ctx, slotIdle); err != nil || n != 1 {
+		t.Fatalf("released %d, %v; want 1 (the deleted account's)", n, err)
+	}
+	if s := slot(mustCreateUser(t, db, "newcomer1")); s != 1 {
+		t.Errorf("a new account got slot %d, want the deleted account's 1", s)
+	}
+	// 31 days after the idle account last built, its slot returns too.
+	db.Now = func() time.Time { return t0.Add(31 * 24 * time.Hour) }
+	if n, err := db.ReleaseSandboxSlots(ctx, slotIdle); err != nil || n != 1 {
+		t.Fatalf("released %d, %v; want 1 (the idle account's)", n, err)
+	}
+	if s := slot(mustCreateUser(t, db, "newcomer2")); s != sIdle {
+		t.Errorf("a new account got slot %d, want the idle account's %d", s, sIdle)
+	}
+	// The others keep theirs; the idle account, building again, gets a
+	// new one.
+	for u, want := range map[*gantry.User]int64{live: 3, building: 4, recent: 5} {
+		if s := slot(u); s != want {
+			t.Errorf("%s now has slot %d, want %d", u.Username, s, want)
+		}
+	}
+	if s := slot(idle); s != 6 {
+		t.Errorf("the idle account, back, got slot %d, want the next never given, 6", s)
+	}
+	if n, err := db.ReleaseSandboxSlots(ctx, slotIdle); err != nil || n != 0 {
+		t.Errorf("a second pass released %d, %v; want nothing", n, err)
+	}
 }
