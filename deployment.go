@@ -132,6 +132,9 @@ type DeploymentMetadata struct {
 	Repository    MetadataRepository `json:"repository"`
 	// PullRequest is the pull request a preview was built for (0: none).
 	PullRequest int `json:"pullRequest,omitempty"`
+	// Fork: the pull request's head is in another repository (a fork), so
+	// the build neither reads nor writes the project's build caches.
+	Fork bool `json:"fork,omitempty"`
 }
 
 // MetadataRepository names the built repository.

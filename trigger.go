@@ -35,4 +35,7 @@ type DeployTrigger struct {
 	Commit *Commit
 	// PullRequest > 0 builds a preview of that pull request.
 	PullRequest int
+	// Fork marks a pull request whose head is in another repository (a
+	// stranger's code): its build gets no build cache.
+	Fork bool
 }

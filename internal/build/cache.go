@@ -23,13 +23,16 @@ import (
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
-// Build caches. A project's caches live in Job.CacheDir (the platform's
-// data/caches/<project id>/), outside every sandbox: one gzip'd tar per
-// entry of the table below, plus manifest.json, all root's and private
-// (0700 folder, 0600 files). Before the install they are unpacked into
-// the build's volume as the account's sandbox user; after a successful
-// build what the build left in those places is packed again. A cache is a
-// project's, so never another account's.
+// Build caches. A build's caches live in Job.CacheDir (the platform's
+// data/caches/<project id>/<target>/, see deploy.Service.CacheDirs),
+// outside every sandbox: one gzip'd tar per entry of the table below, plus
+// manifest.json, all root's and private (0700 folder, 0600 files). Before
+// the install they are unpacked into the build's volume as the account's
+// sandbox user (from Job.CacheFallback, read only, when the target has
+// none yet); after a successful build what the build left in those places
+// is packed again into Job.CacheDir. A cache is a project's target's, so
+// never another account's, and what a preview leaves never reaches
+// production.
 //
 // Why gzip'd tars: the volume is a filesystem of its own, so a restore
 // copies whatever the format (hard links cannot cross into it). Reading
@@ -111,15 +114,19 @@ func readManifest(dir string) cacheManifest {
 	return m
 }
 
-// CacheSize returns the bytes the caches in dir take (its stored files).
+// CacheSize returns the bytes the caches in dir take: its stored files,
+// also those of the folders in it (a project's targets).
 func CacheSize(dir string) int64 {
 	var n int64
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
 			n += fi.Size()
 		}
-	}
+		return nil
+	})
 	return n
 }
 
@@ -235,6 +242,12 @@ func (r *run) restoreCache() (nodeModules bool) {
 		}
 	}
 	m := readManifest(dir)
+	from := "" // said in the log line when the caches are another target's
+	if len(m.Entries) == 0 && r.job.CacheFallback != "" {
+		if fm := readManifest(r.job.CacheFallback); len(fm.Entries) > 0 {
+			m, dir, from = fm, r.job.CacheFallback, " from production"
+		}
+	}
 	if len(m.Entries) == 0 {
 		r.log.step(gantry.LevelInfo, "No build cache yet: this build saves one for the next")
 		return false
@@ -300,7 +313,7 @@ func (r *run) restoreCache() (nodeModules bool) {
 		done = append(done, fmt.Sprintf("%s (%s%s)", e.Name, formatSize(rec.Size), note))
 	}
 	if len(done) > 0 {
-		line := fmt.Sprintf("Restored build cache: %s in %s", strings.Join(done, ", "), roundDuration(time.Since(start)))
+		line := fmt.Sprintf("Restored build cache%s: %s in %s", from, strings.Join(done, ", "), roundDuration(time.Since(start)))
 		var kept []string
 		for _, e := range CacheEntries {
 			if r.kept[e.Name] {

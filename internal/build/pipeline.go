@@ -115,10 +115,15 @@ type Job struct {
 	// resized to hold exactly that.
 	AppDisk int64
 
-	// CacheDir holds the project's build caches (see CacheEntries): they
-	// are restored into the workspace before the install and saved after
-	// a successful build. Empty: no caching. It is created if missing.
+	// CacheDir holds the build caches of the deployment's target (see
+	// CacheEntries): they are restored into the workspace before the
+	// install and saved after a successful build. Empty: no caching at all
+	// (a fork's pull request). It is created if missing.
 	CacheDir string
+	// CacheFallback, when CacheDir holds no caches yet, is where they are
+	// restored from instead (a preview branch's first build starts from
+	// production's): it is only ever read, never written.
+	CacheFallback string
 	// NoCache skips restoring the caches; a successful build still saves
 	// new ones.
 	NoCache bool
@@ -139,7 +144,7 @@ type Result struct {
 	Files     int                // files published, precompressed variants not counted
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
-	CacheSize int64              // bytes the project's build caches take after this build (Job.CacheDir)
+	CacheSize int64              // bytes the target's build caches take after this build (Job.CacheDir)
 }
 
 // Error is a build failure explained to the user. Its Message is also the

@@ -2,10 +2,14 @@ package deploy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
@@ -13,16 +17,91 @@ import (
 )
 
 // Build caches: each project's are in caches/<project id>/ under the data
-// folder (build.Job.CacheDir), the platform's own, restored into a build's
-// volume as the account's sandbox user and saved after a successful build
-// (internal/build). The store records their size per project, counted in
-// the owner's storage (StorageUsage.Caches), and when a build last used
-// them: over the owner's share (gantry.CacheShare), the least recently
-// used project's caches go first.
+// folder, the platform's own, one folder per target (CacheDirs):
+// production/ for production builds and branch-<hash>/ for each preview
+// branch. They are restored into a build's volume as the account's
+// sandbox user and saved after a successful build (internal/build). A
+// preview reads production's caches when its branch has none yet, but
+// writes only its branch's: nothing a preview build leaves (a branch
+// anyone with push access made, a pull request's) is ever restored into a
+// production build, which runs with production's secrets. A fork's pull
+// request gets no cache at all: it could read what production's caches
+// hold. The store records their size per project (all targets), counted
+// in the owner's storage (StorageUsage.Caches), and when a build last
+// used them: over the owner's share (gantry.CacheShare), the least
+// recently used project's caches go first; a project keeps the caches of
+// its maxBranchCaches most recently built preview branches.
 
-// CacheDir is where the project's build caches are kept.
+// CacheDir is where the project's build caches are kept, every target's.
 func (s *Service) CacheDir(projectID string) string {
 	return filepath.Join(s.DataDir, "caches", projectID)
+}
+
+// Cache targets: production's folder, and the prefix of a preview
+// branch's.
+const (
+	productionCache   = "production"
+	branchCachePrefix = "branch-"
+	// maxBranchCaches is how many preview branches' caches a project
+	// keeps (as many as the previews it keeps live).
+	maxBranchCaches = 5
+)
+
+// CacheDirs returns where d's build keeps its caches (dir, "" for none)
+// and where it may read them from when dir has none yet (fallback, never
+// written): production's for production; the branch's own, falling back
+// to production's, for a preview; none for a fork's pull request.
+func (s *Service) CacheDirs(d *gantry.Deployment) (dir, fallback string) {
+	base := s.CacheDir(d.ProjectID)
+	switch {
+	case !d.IsPreview():
+		return filepath.Join(base, productionCache), ""
+	case d.Metadata.Fork:
+		return "", ""
+	}
+	sum := sha256.Sum256([]byte(d.Metadata.Branch))
+	return filepath.Join(base, branchCachePrefix+hex.EncodeToString(sum[:12])), filepath.Join(base, productionCache)
+}
+
+// tidyCaches removes what the project's caches folder holds besides its
+// targets' folders (the caches of an older layout, shared by every
+// target, which a preview may have written) and the caches of all but
+// the maxBranchCaches preview branches built most recently.
+func (s *Service) tidyCaches(projectID string) {
+	base := s.CacheDir(projectID)
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	type branch struct {
+		path string
+		used time.Time
+	}
+	var branches []branch
+	for _, e := range entries {
+		p := filepath.Join(base, e.Name())
+		switch {
+		case e.IsDir() && e.Name() == productionCache:
+		case e.IsDir() && strings.HasPrefix(e.Name(), branchCachePrefix):
+			b := branch{path: p}
+			if fi, err := os.Stat(filepath.Join(p, "manifest.json")); err == nil {
+				b.used = fi.ModTime()
+			} else if fi, err := e.Info(); err == nil {
+				b.used = fi.ModTime()
+			}
+			branches = append(branches, b)
+		default:
+			if err := os.RemoveAll(p); err != nil {
+				s.logger().Error("remove build cache", "path", p, "err", err)
+			}
+		}
+	}
+	slices.SortFunc(branches, func(a, b branch) int { return b.used.Compare(a.used) })
+	for _, b := range branches[min(len(branches), maxBranchCaches):] {
+		if err := os.RemoveAll(b.path); err != nil {
+			s.logger().Error("remove build cache", "path", b.path, "err", err)
+		}
+	}
 }
 
 // touchCache records that a build of the project uses its caches now.

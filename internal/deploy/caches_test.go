@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,5 +135,88 @@ func TestBuildCacheEviction(t *testing.T) {
 	}
 	if st, _ := db.StorageUsage(ctx, u.ID); st.Caches != 800<<20 {
 		t.Errorf("got cache usage %d, want 800 MiB", st.Caches)
+	}
+}
+
+// Caches are kept per target: a preview branch starts from production's
+// caches but writes only its own, a fork's pull request gets none, and
+// nothing a preview leaves in .next/cache reaches the next production
+// build.
+func TestBuildCachePerTarget(t *testing.T) {
+	e := newEnv(t)
+	repo := maps.Clone(cachedRepo)
+	repo["build.js"] = `const fs = require('fs');
+const seen = fs.existsSync('.next/cache/marker') ? fs.readFileSync('.next/cache/marker', 'utf8') : 'none';
+const prod = fs.existsSync('.next/cache/production');
+fs.mkdirSync('.next/cache', {recursive: true});
+if (fs.existsSync('plant')) fs.writeFileSync('.next/cache/marker', fs.readFileSync('plant', 'utf8'));
+else fs.writeFileSync('.next/cache/production', 'p');
+fs.mkdirSync('dist', {recursive: true});
+fs.writeFileSync('dist/index.html', 'marker=' + seen + ' production-cache=' + prod);
+`
+	p := e.project("cache-targets", repo)
+	planted := func(by string) map[string]string {
+		r := maps.Clone(repo)
+		r["plant"] = by
+		return r
+	}
+	e.git.Repo(t, "ada/cache-targets", "feature", "plant", planted("feature"))
+	e.git.Repo(t, "ada/cache-targets", "fork-head", "plant", planted("fork"))
+	serves := func(d *gantry.Deployment, want string) {
+		t.Helper()
+		if code, body := e.get(d.Subdomain, "/"); code != 200 || body != want {
+			t.Fatalf("%s serves %d %q, want %q\n%s", d.Subdomain, code, body, want, strings.Join(e.logs(d.ID), "\n"))
+		}
+	}
+
+	prod := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID}))
+	serves(prod, "marker=none production-cache=false")
+
+	// A branch preview reads production's caches, and plants a marker.
+	feature := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Branch: "feature"}))
+	serves(feature, "marker=none production-cache=true")
+	if logs := e.logs(feature.ID); !hasLine(logs, "info: Restored build cache from production: ") || !hasLine(logs, "info: Saved build cache: ") {
+		t.Fatalf("the preview did not start from production's caches:\n%s", strings.Join(logs, "\n"))
+	}
+
+	// A fork's pull request neither reads nor writes any cache.
+	fork := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Trigger: gantry.TriggerPullRequest, Branch: "fork-head", PullRequest: 7, Fork: true}))
+	serves(fork, "marker=none production-cache=false")
+	if logs := e.logs(fork.ID); hasLine(logs, "info: Restored build cache") || hasLine(logs, "info: Saved build cache") || hasLine(logs, "info: No build cache") {
+		t.Fatalf("a fork's build used the caches:\n%s", strings.Join(logs, "\n"))
+	}
+	if !fork.Metadata.Fork {
+		t.Errorf("the fork's deployment does not say it is one: %+v", fork.Metadata)
+	}
+
+	// Production never sees the markers.
+	prod2 := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Trigger: gantry.TriggerHook}))
+	serves(prod2, "marker=none production-cache=true")
+
+	// The branch keeps its own caches; a redeploy of the fork still has none.
+	feature2 := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Branch: "feature", Trigger: gantry.TriggerHook}))
+	serves(feature2, "marker=feature production-cache=true")
+	again, err := e.svc.Redeploy(context.Background(), e.user.ID, fork.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again = e.live(again)
+	serves(again, "marker=none production-cache=false")
+
+	// Every target's caches count in the owner's storage.
+	u, err := e.db.StorageUsage(context.Background(), e.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk int64
+	filepath.WalkDir(e.svc.CacheDir(p.ID), func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			fi, _ := d.Info()
+			onDisk += fi.Size()
+		}
+		return nil
+	})
+	if u.Caches != onDisk || onDisk == 0 {
+		t.Errorf("caches counted %d, %d on disk", u.Caches, onDisk)
 	}
 }

@@ -203,10 +203,13 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		// A server app runs from its workspace: it is removed below unless
 		// the build made one.
 		KeepWorkspace: true,
-		CacheDir:      s.CacheDir(p.ID),
 		NpmRegistry:   s.NpmRegistry,
 		PipIndexURL:   s.PipIndexURL,
 	}
+	// Caches per target: a preview never writes what production restores;
+	// a fork's pull request has none.
+	job.CacheDir, job.CacheFallback = s.CacheDirs(d)
+	s.tidyCaches(p.ID)
 	s.touchCache(ctx, p.ID)
 	keepWorkspace := false
 	defer func() {
@@ -274,7 +277,8 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// deleted): they count against the owner's storage, as do the
 	// project's build caches.
 	s.recordFiles(ctx, d)
-	s.recordCache(ctx, p, res.CacheSize) // 0: it has none (forgotten)
+	s.tidyCaches(p.ID)
+	s.recordCache(ctx, p, build.CacheSize(s.CacheDir(p.ID))) // every target's; 0: it has none (forgotten)
 	if p.Type == "" || p.Type == "github" {
 		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
 			s.logger().Error("project type", "project", p.ID, "err", err)

@@ -68,7 +68,7 @@ func (s *Service) Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.
 	}
 	d := s.newDeployment(p, target, gantry.DeploymentMetadata{
 		CommitHash: c.SHA, CommitMessage: c.Message, Author: c.Author,
-		Branch: branch, Trigger: t.Trigger, PullRequest: t.PullRequest,
+		Branch: branch, Trigger: t.Trigger, PullRequest: t.PullRequest, Fork: t.Fork && t.PullRequest > 0,
 	})
 	if err := s.queue(ctx, p, d); err != nil {
 		return nil, err

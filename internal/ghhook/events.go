@@ -200,7 +200,7 @@ func (s *Service) pullRequest(ctx context.Context, p *gantry.Project, h *gantry.
 // buildPullRequest queues pr's preview and reports it as building.
 func (s *Service) buildPullRequest(ctx context.Context, p *gantry.Project, h *gantry.GitHubHook, pr *gantry.GitHubPullRequest, r result) result {
 	d, err := s.Deployer.Trigger(ctx, gantry.DeployTrigger{
-		ProjectID: p.ID, Trigger: gantry.TriggerPullRequest, Branch: pr.HeadBranch, PullRequest: pr.Number,
+		ProjectID: p.ID, Trigger: gantry.TriggerPullRequest, Branch: pr.HeadBranch, PullRequest: pr.Number, Fork: pr.Fork,
 		Commit: &gantry.Commit{SHA: pr.HeadSHA, Message: pr.Title, Author: pr.Author, Date: s.now()},
 	})
 	switch {
