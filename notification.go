@@ -155,6 +155,18 @@ func AppCrashedNotification(d *Deployment, crashes int, reason string) *Notifica
 		msg+". Check its runtime logs, then restart or deploy a fix.", deploymentPath(d.ID))
 }
 
+// AppWakeFailedNotification says d's sleeping app did not start the last
+// failures times it was woken, and the last reason; it stays live and
+// asleep, and is tried again by its next visitors.
+func AppWakeFailedNotification(d *Deployment, failures int, reason string) *Notification {
+	msg := fmt.Sprintf("%s was asleep and did not start the last %d times a visitor woke it", deploymentName(d), failures)
+	if reason = strings.TrimSpace(reason); reason != "" {
+		msg += ": " + reason
+	}
+	return newNotification(d.UserID, NotifyError, "App does not wake up",
+		msg+". Visitors get a \"try again\" page meanwhile. Check its logs, then restart it or deploy a fix.", deploymentPath(d.ID))
+}
+
 // GitHubConnectedNotification says the GitHub account login is connected
 // with repos repositories.
 func GitHubConnectedNotification(userID, login string, repos int) *Notification {

@@ -34,6 +34,9 @@ type appRun struct {
 	logs    *appLog
 	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
 	preview bool      // a preview's app: it sleeps after PreviewIdle
+	// answered is set (s.mu) once the app answered: one still starting is
+	// never idle, however long its start takes.
+	answered bool
 }
 
 // IsApp reports whether d is a server app: it has a start command, and the
@@ -135,6 +138,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, fmt.Sprintf("App answered on port %d after %s", app.Port(), roundStartup(time.Since(start))))
 	s.mu.Lock()
 	run.started = time.Now() // its idle time counts from its first answer
+	run.answered = true
 	s.mu.Unlock()
 	if err := s.Store.SetSleeping(context.WithoutCancel(ctx), d.ID, false); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		s.logger().Error("set awake", "deployment", d.ID, "err", err)

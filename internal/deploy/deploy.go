@@ -106,6 +106,13 @@ type Service struct {
 	// (GANTRY_PREVIEW_IDLE), whether their project is always on or not.
 	// Zero: previews never sleep.
 	PreviewIdle time.Duration
+	// WakeConcurrency bounds how many sleeping apps start at once on the
+	// platform, and AccountWakes how many of one account's (defaults
+	// DefaultWakeConcurrency, DefaultAccountWakes): a wake waits for a
+	// slot, so waking every sleeping app at once does not make their
+	// starts time out.
+	WakeConcurrency int
+	AccountWakes    int
 	// SandboxUIDs is the range of uids accounts' builds and apps run
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
@@ -161,6 +168,11 @@ type Service struct {
 	// appLocks serialise each app's sleep and wake (sleep.go).
 	appLocks map[string]*sync.Mutex
 	hinted   map[string]bool // deployments a wake hint is waking
+	// wakeFails are the failed wakes in a row of each app (wake.go), and
+	// wakeGlobal, wakeAccounts the slots of wakes under way.
+	wakeFails    map[string]*wakeFailures
+	wakeGlobal   chan struct{}
+	wakeAccounts map[string]chan struct{}
 	// routeMu guards routed, the newest route version applied to Sites per
 	// project (route): the store orders a project's transitions, and this
 	// keeps their effects on the edge in that order.

@@ -99,7 +99,7 @@ func (s *Service) sleepIdle(ctx context.Context) {
 	var idle []candidate
 	s.mu.Lock()
 	for id, run := range s.apps {
-		if limit := s.idleFor(run); limit > 0 && now.Sub(run.lastActive(sl.LastRequest(id))) >= limit {
+		if limit := s.idleFor(run); limit > 0 && run.answered && now.Sub(run.lastActive(sl.LastRequest(id))) >= limit {
 			idle = append(idle, candidate{id, run})
 		}
 	}
@@ -133,10 +133,10 @@ func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appR
 	l.Lock()
 	defer l.Unlock()
 	s.mu.Lock()
-	cur, idle := s.apps[id], time.Since(run.lastActive(sl.LastRequest(id)))
+	cur, idle, answered := s.apps[id], time.Since(run.lastActive(sl.LastRequest(id))), run.answered
 	s.mu.Unlock()
 	limit := s.idleFor(run)
-	if cur != run || limit <= 0 || idle < limit {
+	if cur != run || !answered || limit <= 0 || idle < limit {
 		return nil // replaced, stopped or busy again meanwhile
 	}
 	d, err := s.Store.FindDeployment(ctx, "", id)
@@ -184,8 +184,11 @@ func ignoreNotFound(err error) error {
 // by the first request that finds it asleep, or by a wake hint) from its
 // workspace, with the same sandbox, limits and start timeout as any start,
 // and routes its subdomain to it once it answers. It returns nil when the
-// app is awake. An app that does not start fails its deployment, as after
-// a platform restart.
+// app is awake. A wake waits for a slot (WakeConcurrency on the platform,
+// AccountWakes per account). An app that does not start stays live and
+// asleep: the failure is logged, the next wake waits for a back-off that
+// doubles with each failure in a row (a *WakeError says how long), and
+// the owner is notified at the WakeNotifyAfter-th.
 func (s *Service) Wake(ctx context.Context, id string) error {
 	sl, ok := s.Sites.(Sleeper)
 	if !ok {
@@ -213,16 +216,23 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 		sl.Awake(sub, id, run.app.Addr())
 		return nil
 	}
+	if err := s.wakeBackoff(id); err != nil {
+		return err
+	}
+	release, err := s.wakeSlot(ctx, d.UserID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
 	run, err := s.startApp(ctx, d, nil)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		s.fail(context.WithoutCancel(ctx), d, failure{from: []string{gantry.DeploymentLive},
-			reason: "The app did not start when a request woke it: " + gantry.ErrorMessage(err)})
-		return err
+		return s.wakeFailed(context.WithoutCancel(ctx), d, err)
 	}
+	s.wakeSucceeded(id)
 	if !sl.Awake(sub, id, run.app.Addr()) {
 		// Stopped, deleted or replaced while it started.
 		s.stopOwnApp(id, run)

@@ -19,6 +19,7 @@ const (
 	pageSlowBody           // 408: a request body that did not arrive within the upload timeout
 	pageWaking             // 503: a sleeping app is waking up (a browser that waited; reloads itself)
 	pageWakeBusy           // 503: too many requests already wait for a sleeping app to wake
+	pageWakeFailed         // 503: a sleeping app did not wake (Retry-After: when it is tried again)
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -72,6 +73,11 @@ var pageText = [...]struct{ title, heading, body, link string }{
 	pageWakeBusy: {
 		"App waking up", "This app is waking up",
 		"{host} was asleep and is starting; too many visitors are already waiting for it. Try again in a few seconds.",
+		"Go to Gantry",
+	},
+	pageWakeFailed: {
+		"App not started yet", "This app did not wake up yet",
+		"{host} was asleep and did not start this time. It is tried again shortly: reload in a moment.",
 		"Go to Gantry",
 	},
 }

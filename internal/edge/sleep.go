@@ -2,7 +2,9 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,7 +67,9 @@ type wakeCall struct {
 
 // Waker starts a sleeping app: it returns once the app answers on its port
 // and its subdomain points at it (Table.Set with a ProxyTarget), or with
-// the reason it could not. deploy.Service.Wake is the real one.
+// the reason it could not (a RetryAfterError says when to try again: the
+// held requests get 503 with that Retry-After). deploy.Service.Wake is
+// the real one.
 type Waker func(ctx context.Context, deploymentID string) error
 
 // WakeConfig says how the edge wakes sleeping apps.
@@ -190,13 +194,39 @@ func (e *Edge) serveAsleep(w http.ResponseWriter, r *http.Request, site Site, su
 		a.waiting.Add(-1)
 		return
 	}
-	if rl, ok := e.resolver.(rootLookup); ok && c.err == nil {
+	if c.err != nil {
+		// Still asleep: the app is tried again by a later request, once
+		// the waker's back-off allows (RetryAfter).
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(c.err)))
+		e.page(w, r, http.StatusServiceUnavailable, pageWakeFailed, host)
+		return
+	}
+	if rl, ok := e.resolver.(rootLookup); ok {
 		if now, _, ok := rl.lookupRoot(sub); ok && now.Status == gantry.DeploymentLive && now.ProxyTarget != "" {
 			e.serveProxy(w, r, now.ProxyTarget, sub)
 			return
 		}
 	}
 	e.page(w, r, http.StatusBadGateway, pageAppDown, host)
+}
+
+// RetryAfterError is implemented by a Waker's errors that know when a
+// wake may be tried again (deploy.Service.Wake's back-off after failed
+// wakes, or its limits on concurrent wakes).
+type RetryAfterError interface {
+	error
+	RetryAfter() time.Duration
+}
+
+// retryAfter is the Retry-After, in whole seconds (at least 1), of a
+// failed wake: what its error says, else the "Waking up…" page's reload
+// interval.
+func retryAfter(err error) int {
+	var ra RetryAfterError
+	if errors.As(err, &ra) {
+		return max(1, int((ra.RetryAfter()+time.Second-1)/time.Second))
+	}
+	return wakingRefresh
 }
 
 func (e *Edge) wakeQueue() int {

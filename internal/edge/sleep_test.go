@@ -165,7 +165,8 @@ func TestWakingPageForBrowsers(t *testing.T) {
 }
 
 // TestFailedWake: an app that does not wake answers its held requests
-// with the "not responding" page.
+// 503 "did not wake up yet", with Retry-After (the reload interval unless
+// the waker's error says when).
 func TestFailedWake(t *testing.T) {
 	s, e := newSleeper(t)
 	s.fail = true
@@ -173,8 +174,8 @@ func TestFailedWake(t *testing.T) {
 	e.ConfigureWake(edge.WakeConfig{Wake: s.wake})
 	srv := startEdge(t, e, false)
 	resp, body := do(t, srv.addr, "GET", "a.localhost", "/json", nil, nil)
-	if resp.StatusCode != 502 || !strings.Contains(body, "not responding") {
-		t.Errorf("failed wake: %d %q", resp.StatusCode, body)
+	if resp.StatusCode != 503 || !strings.Contains(body, "did not wake up") || resp.Header.Get("Retry-After") != "2" {
+		t.Errorf("failed wake: %d Retry-After %q %q", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
 
