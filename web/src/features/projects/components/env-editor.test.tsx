@@ -60,6 +60,11 @@ describe('environment variables on the project edit screen', () => {
 
     await userEvent.clear(names[2])
     await userEvent.type(names[2], 'SESSION_SECRET')
+    await userEvent.clear(within(form()).getAllByLabelText('Value')[2])
+    await userEvent.click(screen.getByRole('button', { name: 'Save Variables' }))
+    expect(within(form()).getAllByLabelText('Value')[2]).toHaveAccessibleDescription('Enter the value of SESSION_SECRET')
+    expect(calls.some((c) => c.method === 'PUT')).toBe(false)
+    await userEvent.type(within(form()).getAllByLabelText('Value')[2], 's3cret-value')
     await userEvent.click(screen.getByRole('button', { name: 'Remove API_URL' }))
     await userEvent.click(screen.getByRole('button', { name: 'Save Variables' }))
     expect(await screen.findByText('Environment variables saved', undefined, { timeout: 5000 })).toBeInTheDocument()

@@ -65,6 +65,7 @@ export function validateRows(rows: Row[]): Record<number, { key?: string; value?
       errors[row.id] = { value: `Enter the value of ${key} again to make it a plain variable` }
     else if (row.stored && row.isSecret && row.value === '' && key !== row.storedKey)
       errors[row.id] = { value: `Type the value of ${key} again: the saved secret stays with the name ${row.storedKey}` }
+    else if (!row.stored && row.isSecret && row.value === '') errors[row.id] = { value: `Enter the value of ${key}` }
     seen.add(key)
   }
   return errors
