@@ -2,6 +2,7 @@ package gantry
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -67,7 +68,11 @@ type Domain struct {
 	NextCheckAt time.Time  `json:"nextCheckAt"`
 	Attempts    int        `json:"attempts"`
 	VerifiedAt  *time.Time `json:"verifiedAt"`
-	CreatedAt   time.Time  `json:"createdAt"`
+	// FailingSince is when the re-check of a served domain first failed
+	// (nil while it passes): it stops being served DomainStopServingAfter
+	// later unless a check passes meanwhile.
+	FailingSince *time.Time `json:"failingSince"`
+	CreatedAt    time.Time  `json:"createdAt"`
 	// Records are the DNS records to create (filled by the service, not
 	// stored).
 	Records []DNSRecord `json:"records"`
@@ -111,7 +116,8 @@ type DomainStore interface {
 	// CreateDomain inserts d (filling ID and CreatedAt) for the owner's
 	// project when the project has fewer than max domains (else
 	// ErrDomainLimit for plan), the project's first one becoming primary.
-	// A name already added anywhere is ECONFLICT.
+	// A name the owner added already is ECONFLICT; other accounts' claims
+	// of it are no obstacle (the DNS records decide which is served).
 	CreateDomain(ctx context.Context, d *Domain, max int, plan string) error
 	ListDomains(ctx context.Context, userID, projectID string) ([]*Domain, error)
 	FindDomain(ctx context.Context, userID, projectID, id string) (*Domain, error)
@@ -120,14 +126,19 @@ type DomainStore interface {
 	SetPrimaryDomain(ctx context.Context, userID, projectID, id string) error
 	SetDomainRedirect(ctx context.Context, userID, projectID, id, redirect string) error
 	// SaveDomainCheck writes a check's outcome (Status, Error, NextCheckAt,
-	// Attempts, VerifiedAt) to domain d.ID; a domain deleted meanwhile is
-	// ENOTFOUND.
-	SaveDomainCheck(ctx context.Context, d *Domain) error
+	// Attempts, VerifiedAt, FailingSince) to domain d.ID; a domain deleted
+	// meanwhile is ENOTFOUND. When d is served, another claim of its name
+	// that was served becomes DomainError with the reason displaced, and
+	// is returned.
+	SaveDomainCheck(ctx context.Context, d *Domain, displaced string) ([]*Domain, error)
+	// ExpireDomainClaims deletes and returns the domains never verified
+	// that were added before before.
+	ExpireDomainClaims(ctx context.Context, before time.Time) ([]*Domain, error)
 	// SetDomainStatus moves the domain called name from status from to
 	// status to; a domain in another status is left as it is.
 	SetDomainStatus(ctx context.Context, name, from, to string) error
-	// DueDomains returns up to limit domains waiting for DNS whose next
-	// check is at or before now, the earliest first.
+	// DueDomains returns up to limit domains waiting for DNS or served
+	// whose next check is at or before now, the earliest first.
 	DueDomains(ctx context.Context, now time.Time, limit int) ([]*Domain, error)
 	// DomainRoutes returns every domain with its project's subdomain,
 	// whether it is served and whether the project has a live deployment;
@@ -189,7 +200,12 @@ var domainIDNA = idna.New(idna.MapForLookup(), idna.Transitional(false), idna.Bi
 //   - an IP address, and a wildcard ("*.example.com");
 //   - labels that are not 1–63 letters, digits or hyphens (not at either
 //     end), or fewer than two labels;
-//   - any name in platform (the live domain, the public host) or under one.
+//   - any name in platform (the live domain, the public host) or under one;
+//   - a public suffix itself (co.uk, github.io), under which anyone
+//     registers names of their own;
+//   - a special-use name that public DNS never answers (.test, .local,
+//     .localhost, .invalid, .onion, .internal, .alt, and .arpa, which
+//     holds in-addr.arpa and home.arpa): it could never be verified.
 func NormalizeDomain(s string, platform ...string) (string, error) {
 	s = strings.TrimSpace(s)
 	if err := (TextRule{Field: "Domain", Max: DomainMaxLen, Required: true}).Check(s); err != nil {
@@ -229,8 +245,23 @@ func NormalizeDomain(s string, platform ...string) (string, error) {
 			return "", Errorf(EINVALID, "%s and its subdomains belong to the platform: add a domain of your own", p)
 		}
 	}
+	if ps, _ := publicsuffix.PublicSuffix(name); ps == name {
+		return "", Errorf(EINVALID, "%s is a public suffix, under which anyone can register a name: "+
+			"add a domain of your own, such as example.%s", name, name)
+	}
+	for _, tld := range specialUseDomains {
+		if name == tld || strings.HasSuffix(name, "."+tld) {
+			return "", Errorf(EINVALID, "Names under .%s are never answered by public DNS, so they cannot be verified: "+
+				"add a domain registered in public DNS", tld)
+		}
+	}
 	return name, nil
 }
+
+// specialUseDomains are the top-level names (RFC 6761, 6762, 7686, 9476,
+// ICANN's .internal) that public DNS does not resolve, or resolves only
+// for infrastructure (.arpa).
+var specialUseDomains = []string{"test", "local", "localhost", "invalid", "onion", "internal", "alt", "arpa"}
 
 // domainShape reports whether name is dot-separated labels of 1 to 63
 // ASCII letters, digits and hyphens, no label starting or ending with a
@@ -271,4 +302,26 @@ func WWWPair(name string, apex bool) string {
 		return rest
 	}
 	return ""
+}
+
+// DomainFailingNotification warns the owner of a served domain that its
+// re-check failed (problem) and when it stops being served unless fixed.
+func DomainFailingNotification(d *Domain, problem string, until time.Time) *Notification {
+	return newNotification(d.UserID, NotifyWarning, "Custom domain check failing",
+		fmt.Sprintf("The DNS records of %s no longer point to this project: %s. It is served until %s; fix its records by then or it stops.",
+			d.Name, problem, until.UTC().Format("Jan 2, 15:04 UTC")), projectPath(d.ProjectID))
+}
+
+// DomainStoppedNotification says d is no longer served (reason).
+func DomainStoppedNotification(d *Domain, reason string) *Notification {
+	return newNotification(d.UserID, NotifyError, "Custom domain no longer served",
+		fmt.Sprintf("%s is no longer served: %s", d.Name, reason), projectPath(d.ProjectID))
+}
+
+// DomainClaimExpiredNotification says d was removed after DomainClaimTTL
+// without being verified.
+func DomainClaimExpiredNotification(d *Domain, ttl time.Duration) *Notification {
+	return newNotification(d.UserID, NotifyInfo, "Custom domain removed",
+		fmt.Sprintf("%s was removed: its DNS records were not verified within %d days. Add it again once they are in place.",
+			d.Name, int(ttl.Hours()/24)), projectPath(d.ProjectID))
 }

@@ -271,7 +271,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			m.ForgetRefusals()
 		}
 	}}
-	customDomains := &domains.Service{Store: db, Routes: domainRoutes, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
+	customDomains := &domains.Service{Store: db, Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
 	if err := customDomains.Open(ctx); err != nil {
 		return fmt.Errorf("load custom domains: %w", err)

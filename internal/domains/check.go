@@ -36,16 +36,43 @@ func (s *Service) Run(ctx context.Context) {
 		case <-s.wake:
 		}
 		// Domains also go with their project when it is deleted: reload
-		// the routes now and then.
+		// the routes now and then, and remove the claims that expired.
 		if now := s.Now(); now.Sub(lastRefresh) >= RefreshEvery {
 			lastRefresh = now
+			s.ExpireClaims(ctx)
 			s.refreshAfter(ctx)
 		}
 	}
 }
 
-// CheckDue checks every domain whose check is due now and saves each
-// outcome.
+// ExpireClaims removes the domains never verified that were added more
+// than ClaimExpiresAfter ago, telling their owners.
+func (s *Service) ExpireClaims(ctx context.Context) {
+	s.init()
+	gone, err := s.Store.ExpireDomainClaims(ctx, s.Now().Add(-ClaimExpiresAfter))
+	if err != nil {
+		if ctx.Err() == nil {
+			s.Logger.Error("expire custom domain claims", "err", err)
+		}
+		return
+	}
+	for _, d := range gone {
+		s.Logger.Info("custom domain claim expired", "domain", d.Name, "user", d.UserID)
+		s.notify(ctx, gantry.DomainClaimExpiredNotification(d, ClaimExpiresAfter))
+	}
+	if len(gone) > 0 {
+		s.refreshAfter(ctx)
+	}
+}
+
+func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
+	if s.Notify != nil {
+		s.Notify.Notify(ctx, n)
+	}
+}
+
+// CheckDue checks every domain whose check is due now (waiting for DNS,
+// or served and due for its re-check) and saves each outcome.
 func (s *Service) CheckDue(ctx context.Context) {
 	s.init()
 	due, err := s.Store.DueDomains(ctx, s.Now(), 20)
@@ -89,30 +116,67 @@ func checked(attempts int) time.Duration {
 	return total
 }
 
-// checkAndSave checks d's records and saves the outcome: verified, waiting
-// with the next check after Backoff, or DomainError with the reason once
-// checks have gone on for GiveUpAfter. A domain that became or stopped
-// being served reloads the routes.
+// checkAndSave checks d's records and saves the outcome. A domain not
+// served becomes verified (taking the name over from another account's
+// claim that was served: the DNS records prove who holds it now), or
+// waits with the next check after Backoff, or is DomainError with the
+// reason once checks have gone on for GiveUpAfter. A served domain passes
+// its re-check (the next in RecheckEvery) or fails it: served still, the
+// next check in RecheckFailingEvery, until StopServingAfter after the
+// first failure it is DomainError. A domain that became or stopped being
+// served reloads the routes.
 func (s *Service) checkAndSave(ctx context.Context, d *gantry.Domain, sub string) error {
 	wasServing := d.Serving()
 	problem := s.Check(ctx, d, sub)
 	now := s.Now().UTC()
-	d.Attempts++
+	var warn, stopped bool
 	switch {
-	case problem == "":
-		if !wasServing {
-			d.Status, d.VerifiedAt = gantry.DomainVerified, &now
+	case wasServing && problem == "":
+		d.Attempts, d.Error, d.FailingSince, d.NextCheckAt = 0, "", nil, now.Add(RecheckEvery)
+	case wasServing:
+		d.Attempts++
+		if d.FailingSince == nil {
+			d.FailingSince, warn = &now, true
 		}
-		d.Error, d.NextCheckAt = "", now
-	case checked(d.Attempts) >= GiveUpAfter:
+		until := d.FailingSince.Add(StopServingAfter)
+		if !now.Before(until) {
+			d.Status, d.FailingSince, d.NextCheckAt, stopped = gantry.DomainError, nil, now, true
+			d.Error = fmt.Sprintf("%s. Its DNS records have not pointed to this project for %d days, so it is no longer "+
+				"served: fix them and check again", problem, int(StopServingAfter.Hours()/24))
+		} else {
+			d.NextCheckAt = now.Add(RecheckFailingEvery)
+			d.Error = fmt.Sprintf("%s. It is still served until %s: fix the records by then or it stops",
+				problem, until.Format("Jan 2, 15:04 UTC"))
+		}
+	case problem == "":
+		d.Attempts++
+		d.Status, d.VerifiedAt, d.Error, d.FailingSince, d.NextCheckAt = gantry.DomainVerified, &now, "", nil, now.Add(RecheckEvery)
+	case checked(d.Attempts+1) >= GiveUpAfter:
+		d.Attempts++
 		d.Status, d.Error, d.NextCheckAt = gantry.DomainError, problem, now
 	default:
+		d.Attempts++
 		d.Status, d.Error, d.NextCheckAt = gantry.DomainWaitingDNS, problem, now.Add(Backoff(d.Attempts))
 	}
-	if err := s.Store.SaveDomainCheck(ctx, d); err != nil {
+	displaced := fmt.Sprintf("Another account proved with its DNS records (the TXT record %s.%s) that %s is theirs now, "+
+		"so it is no longer served here. If that is wrong, point the records to this project again and check again",
+		gantry.DomainChallengeLabel, d.Name, d.Name)
+	others, err := s.Store.SaveDomainCheck(ctx, d, displaced)
+	if err != nil {
 		return err
 	}
-	if wasServing != d.Serving() {
+	for _, o := range others {
+		s.Logger.Info("custom domain taken over by another account's DNS records", "domain", o.Name, "from", o.UserID, "to", d.UserID)
+		s.notify(ctx, gantry.DomainStoppedNotification(o, displaced))
+	}
+	switch {
+	case warn:
+		s.notify(ctx, gantry.DomainFailingNotification(d, problem, d.FailingSince.Add(StopServingAfter)))
+	case stopped:
+		s.Logger.Info("custom domain no longer served: its re-checks failed", "domain", d.Name, "err", problem)
+		s.notify(ctx, gantry.DomainStoppedNotification(d, d.Error))
+	}
+	if wasServing != d.Serving() || len(others) > 0 {
 		s.refreshAfter(ctx)
 	}
 	return nil

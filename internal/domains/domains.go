@@ -38,11 +38,23 @@ type Router interface {
 
 // Verification schedule: the first check follows the domain's creation, then
 // every FirstRetry, doubling up to MaxRetry; after GiveUpAfter of checks
-// without success the domain is DomainError.
+// without success the domain is DomainError. A claim never verified is
+// removed ClaimExpiresAfter its creation.
 const (
-	FirstRetry  = 30 * time.Second
-	MaxRetry    = time.Hour
-	GiveUpAfter = 72 * time.Hour
+	FirstRetry        = 30 * time.Second
+	MaxRetry          = time.Hour
+	GiveUpAfter       = 72 * time.Hour
+	ClaimExpiresAfter = 7 * 24 * time.Hour
+)
+
+// Re-checks of served domains: every RecheckEvery while they pass, every
+// RecheckFailingEvery once one failed; after StopServingAfter of failing
+// checks the domain is DomainError, no longer served nor certified, and
+// its owner is told (also at the first failure).
+const (
+	RecheckEvery        = 24 * time.Hour
+	RecheckFailingEvery = 6 * time.Hour
+	StopServingAfter    = 72 * time.Hour
 )
 
 // Default budgets of AllowIssue: CertsPerName orders of a new certificate
@@ -66,6 +78,9 @@ type Service struct {
 	Store Store
 	// Routes receives the routes after every committed change (nil: none).
 	Routes Router
+	// Notify tells owners of their domains' re-checks failing, of domains
+	// no longer served and of claims expired (nil: nobody).
+	Notify gantry.Notifier
 	// LiveDomain and PublicHost are the platform's own names: no domain may
 	// be one of them or below one.
 	LiveDomain, PublicHost string
@@ -209,7 +224,9 @@ func (s *Service) Domain(ctx context.Context, userID, projectID, id string) (*ga
 // Add adds name (gantry.NormalizeDomain) to u's project: waiting for DNS,
 // with a new ownership token, its first check due at once. The project may
 // hold gantry.PlanMaxDomains of u's plan; an apex needs the platform's
-// addresses (EUNAVAILABLE without them).
+// addresses (EUNAVAILABLE without them). Another account's claim of the
+// name does not stop it (nor is it mentioned): whichever account's DNS
+// records the check finds serves the name.
 func (s *Service) Add(ctx context.Context, u *gantry.User, projectID, name string) (*gantry.Domain, error) {
 	s.init()
 	name, err := gantry.NormalizeDomain(name, s.LiveDomain, s.PublicHost)

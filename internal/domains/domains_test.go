@@ -242,7 +242,7 @@ func TestAddRules(t *testing.T) {
 		t.Fatalf("second domain on Free: %v", err)
 	}
 	if _, err := e.svc.Add(ctx, e.owner, e.proj.ID, "WWW.ONE.example"); gantry.ErrorCode(err) != gantry.ECONFLICT ||
-		gantry.ErrorMessage(err) != "www.one.example is already added to a project" {
+		gantry.ErrorMessage(err) != `www.one.example is already added to your project "blog"` {
 		t.Fatalf("taken name: %v", err)
 	}
 	if _, err := e.svc.Add(ctx, e.owner, e.proj.ID, "blog.gantry.test"); gantry.ErrorCode(err) != gantry.EINVALID {

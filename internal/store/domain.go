@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 var _ gantry.DomainStore = (*DB)(nil)
 
 const domainColumns = `d.id, d.project_id, d.user_id, d.name, d.apex, d.is_primary, d.redirect, d.token, d.status,
-	d.error, d.next_check_at, d.attempts, d.verified_at, d.created_at`
+	d.error, d.next_check_at, d.attempts, d.verified_at, d.created_at, d.failing_since`
 
 // CreateDomain inserts d for its owner's project d.ProjectID (ENOTFOUND
 // when the project is not d.UserID's), unless the project already has max
-// domains (gantry.ErrDomainLimit of plan) or the name is taken anywhere
-// (ECONFLICT). The project's first domain becomes its primary one.
+// domains (gantry.ErrDomainLimit of plan) or the owner has added the name
+// already (ECONFLICT, naming the owner's project). Other accounts' claims
+// of the name do not stop it, nor are they told of. The project's first
+// domain becomes its primary one.
 func (db *DB) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan string) error {
 	id, err := newID()
 	if err != nil {
@@ -38,6 +41,14 @@ func (db *DB) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan 
 	if n >= max {
 		return gantry.ErrDomainLimit(plan)
 	}
+	var mine string
+	err = tx.queryRow(ctx, `SELECT p.name FROM domains o JOIN projects p ON p.id = o.project_id
+		WHERE o.user_id = ? AND o.name = ?`, d.UserID, d.Name).Scan(&mine)
+	if err == nil {
+		return gantry.Errorf(gantry.ECONFLICT, "%s is already added to your project %s", d.Name, gantry.Quote(mine))
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("find domain: %w", err)
+	}
 	d.ID, d.CreatedAt, d.Primary = id, tx.now, n == 0
 	if d.NextCheckAt.IsZero() {
 		d.NextCheckAt = tx.now
@@ -48,7 +59,7 @@ func (db *DB) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan 
 		d.ID, d.ProjectID, d.UserID, d.Name, d.Apex, d.Primary, d.Redirect, d.Token, d.Status,
 		d.Error, d.NextCheckAt, d.Attempts, nullTime(d.VerifiedAt), d.CreatedAt)
 	if _, ok := uniqueViolation(err); ok {
-		return gantry.Errorf(gantry.ECONFLICT, "%s is already added to a project", d.Name)
+		return gantry.Errorf(gantry.ECONFLICT, "%s is already added to one of your projects", d.Name)
 	} else if err != nil {
 		return fmt.Errorf("create domain: %w", err)
 	}
@@ -155,24 +166,88 @@ func (db *DB) SetDomainRedirect(ctx context.Context, userID, projectID, id, redi
 	return tx.Commit()
 }
 
-// SaveDomainCheck writes the outcome of a check of d.ID.
-func (db *DB) SaveDomainCheck(ctx context.Context, d *gantry.Domain) error {
+// SaveDomainCheck writes the outcome of a check of d.ID. When d is now
+// served, any other account's domain of the same name that was served
+// stops being so in the same transaction (status error, with displaced as
+// its reason): those are returned, for their owners to be told.
+func (db *DB) SaveDomainCheck(ctx context.Context, d *gantry.Domain, displaced string) ([]*gantry.Domain, error) {
 	d.NextCheckAt = d.NextCheckAt.UTC().Truncate(time.Millisecond)
 	if d.VerifiedAt != nil {
 		t := d.VerifiedAt.UTC().Truncate(time.Millisecond)
 		d.VerifiedAt = &t
 	}
-	res, err := db.db.ExecContext(ctx, db.rebind(`UPDATE domains SET status = ?, error = ?, next_check_at = ?, attempts = ?,
-		verified_at = ? WHERE id = ?`), d.Status, d.Error, d.NextCheckAt, d.Attempts, nullTime(d.VerifiedAt), d.ID)
+	if d.FailingSince != nil {
+		t := d.FailingSince.UTC().Truncate(time.Millisecond)
+		d.FailingSince = &t
+	}
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("save domain check: %w", err)
+		return nil, err
+	}
+	defer rollback(tx)
+	var out []*gantry.Domain
+	if d.Serving() {
+		rows, err := tx.query(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.name = ? AND d.id <> ? AND d.status IN (?, ?)`,
+			d.Name, d.ID, gantry.DomainVerified, gantry.DomainCertificateIssued)
+		if err != nil {
+			return nil, fmt.Errorf("find served domain: %w", err)
+		}
+		if out, err = scanDomains(rows); err != nil {
+			return nil, err
+		}
+		for _, o := range out {
+			o.Status, o.Error, o.FailingSince, o.NextCheckAt = gantry.DomainError, displaced, nil, tx.now
+			if _, err := tx.exec(ctx, `UPDATE domains SET status = ?, error = ?, failing_since = NULL, next_check_at = ?
+				WHERE id = ?`, o.Status, o.Error, o.NextCheckAt, o.ID); err != nil {
+				return nil, fmt.Errorf("displace domain: %w", err)
+			}
+		}
+	}
+	res, err := tx.exec(ctx, `UPDATE domains SET status = ?, error = ?, next_check_at = ?, attempts = ?,
+		verified_at = ?, failing_since = ? WHERE id = ?`, d.Status, d.Error, d.NextCheckAt, d.Attempts,
+		nullTime(d.VerifiedAt), nullTime(d.FailingSince), d.ID)
+	if err != nil {
+		return nil, fmt.Errorf("save domain check: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return err
+		return nil, err
 	} else if n == 0 {
-		return gantry.Errorf(gantry.ENOTFOUND, "Domain not found")
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Domain not found")
 	}
-	return nil
+	return out, tx.Commit()
+}
+
+// ExpireDomainClaims deletes the domains never verified (waiting for DNS,
+// or given up) that were added before before, and returns them. A project
+// whose primary domain goes gets its oldest remaining one as primary.
+func (db *DB) ExpireDomainClaims(ctx context.Context, before time.Time) ([]*gantry.Domain, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	rows, err := tx.query(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.verified_at IS NULL AND d.status IN (?, ?)
+		AND d.created_at < ? ORDER BY d.created_at, d.id`, gantry.DomainWaitingDNS, gantry.DomainError,
+		before.UTC().Truncate(time.Millisecond))
+	if err != nil {
+		return nil, fmt.Errorf("expired domain claims: %w", err)
+	}
+	gone, err := scanDomains(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range gone {
+		if _, err := tx.exec(ctx, `DELETE FROM domains WHERE id = ?`, d.ID); err != nil {
+			return nil, fmt.Errorf("expire domain claim: %w", err)
+		}
+		if d.Primary {
+			if _, err := tx.exec(ctx, `UPDATE domains SET is_primary = TRUE WHERE id = (
+				SELECT id FROM domains WHERE project_id = ? ORDER BY created_at, id LIMIT 1)`, d.ProjectID); err != nil {
+				return nil, fmt.Errorf("pick primary domain: %w", err)
+			}
+		}
+	}
+	return gone, tx.Commit()
 }
 
 // SetDomainStatus moves domain name from status from to status to.
@@ -184,12 +259,13 @@ func (db *DB) SetDomainStatus(ctx context.Context, name, from, to string) error 
 	return nil
 }
 
-// DueDomains returns up to limit domains waiting for DNS whose next check
-// is due by now, the earliest first.
+// DueDomains returns up to limit domains waiting for DNS or served (their
+// re-checks) whose next check is due by now, the earliest first.
 func (db *DB) DueDomains(ctx context.Context, now time.Time, limit int) ([]*gantry.Domain, error) {
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+domainColumns+` FROM domains d
-		WHERE d.status = ? AND d.next_check_at <= ? ORDER BY d.next_check_at, d.id LIMIT ?`),
-		gantry.DomainWaitingDNS, now.UTC().Truncate(time.Millisecond), limit)
+		WHERE d.status IN (?, ?, ?) AND d.next_check_at <= ? ORDER BY d.next_check_at, d.id LIMIT ?`),
+		gantry.DomainWaitingDNS, gantry.DomainVerified, gantry.DomainCertificateIssued,
+		now.UTC().Truncate(time.Millisecond), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due domains: %w", err)
 	}
@@ -217,17 +293,19 @@ func (db *DB) DomainRoute(ctx context.Context, name string) (gantry.DomainRoute,
 }
 
 // domainRoutes is DomainRoutes, of the domain called name alone unless
-// name is "".
+// name is "". Several accounts may claim a name: its route is the served
+// claim's, else the oldest claim's.
 func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRoute, error) {
 	where, args := "", []any{gantry.DeploymentLive}
 	if name != "" {
 		where, args = "WHERE d.name = ?", append(args, name)
 	}
+	args = append(args, gantry.DomainVerified, gantry.DomainCertificateIssued)
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.name, d.user_id, d.status, d.redirect, COALESCE(p.subdomain, ''),
 		CASE WHEN ad.status = ? THEN 1 ELSE 0 END
 		FROM domains d JOIN projects p ON p.id = d.project_id
 		LEFT JOIN deployments ad ON ad.id = p.active_deployment_id
-		`+where+` ORDER BY d.name`), args...)
+		`+where+` ORDER BY d.name, CASE WHEN d.status IN (?, ?) THEN 0 ELSE 1 END, d.created_at, d.id`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("domain routes: %w", err)
 	}
@@ -242,6 +320,9 @@ func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRou
 		}
 		r.Serve = (&gantry.Domain{Status: status}).Serving()
 		r.Live = live == 1
+		if n := len(routes); n > 0 && routes[n-1].Name == r.Name {
+			continue // another claim of the name
+		}
 		routes = append(routes, r)
 	}
 	return routes, rows.Err()
@@ -261,9 +342,9 @@ func scanDomains(rows *sql.Rows) ([]*gantry.Domain, error) {
 }
 
 func scanDomainInto(rows *sql.Rows, d *gantry.Domain, extra ...any) error {
-	var verified sql.NullTime
+	var verified, failing sql.NullTime
 	dest := append([]any{&d.ID, &d.ProjectID, &d.UserID, &d.Name, &d.Apex, &d.Primary, &d.Redirect, &d.Token, &d.Status,
-		&d.Error, &d.NextCheckAt, &d.Attempts, &verified, &d.CreatedAt}, extra...)
+		&d.Error, &d.NextCheckAt, &d.Attempts, &verified, &d.CreatedAt, &failing}, extra...)
 	if err := rows.Scan(dest...); err != nil {
 		return fmt.Errorf("scan domain: %w", err)
 	}
@@ -271,6 +352,10 @@ func scanDomainInto(rows *sql.Rows, d *gantry.Domain, extra ...any) error {
 	if verified.Valid {
 		t := verified.Time.UTC()
 		d.VerifiedAt = &t
+	}
+	if failing.Valid {
+		t := failing.Time.UTC()
+		d.FailingSince = &t
 	}
 	d.Records = []gantry.DNSRecord{}
 	return nil
