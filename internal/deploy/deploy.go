@@ -154,9 +154,12 @@ type Service struct {
 	// WatchInterval, with Branches, runs the commit watcher (watch): how
 	// often a watched branch is polled at first. Zero: no watcher.
 	WatchInterval time.Duration
-	Branches      Branches
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// WatchTimeout bounds one watcher check's ls-remote; zero means
+	// DefaultWatchTimeout.
+	WatchTimeout time.Duration
+	Branches     Branches
+	Logger       *slog.Logger
+	Now          func() time.Time
 
 	wake    chan struct{}
 	stop    context.CancelFunc

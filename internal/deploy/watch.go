@@ -2,6 +2,9 @@ package deploy
 
 import (
 	"context"
+	"net/url"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -23,6 +26,18 @@ type Branches interface {
 // one ls-remote and one Trigger take.
 const watchLease = 5 * time.Minute
 
+// watchWorkers is how many projects the commit watcher checks at once.
+const watchWorkers = 4
+
+// DefaultWatchTimeout bounds one check's `git ls-remote` when
+// Service.WatchTimeout is zero: a git host that accepts the connection and
+// never answers holds one watcher worker this long at most.
+const DefaultWatchTimeout = 20 * time.Second
+
+// watchHostBusyDelay is how soon a project whose git host is being checked
+// by another worker is tried again.
+const watchHostBusyDelay = 5 * time.Second
+
 // watch is the commit watcher: one per process, started by Open when
 // WatchInterval and Branches are set. It checks every project whose
 // "watch for new commits" and auto-deploy are on and whose repository is
@@ -34,10 +49,62 @@ const watchLease = 5 * time.Minute
 // deployment rather than making it twice. The first check of a project only
 // records the head. The store's claim (ClaimWatch) keeps two replicas from
 // checking one project at once.
+//
+// watchWorkers workers check at once, each ls-remote is bounded by
+// WatchTimeout (DefaultWatchTimeout), and one git host (host:port of the
+// repository's URL) is checked by one worker at a time: a project claimed
+// while its host is busy is put back for watchHostBusyDelay. So a stalled
+// host delays its own projects, never the others' (issue 24, point 18).
 func (s *Service) watch(ctx context.Context, ws WatchStore) {
 	defer s.wg.Done()
-	tick := min(s.WatchInterval, 5*time.Second)
-	t := time.NewTicker(tick)
+	hosts := &watchHosts{busy: map[string]bool{}}
+	var wg sync.WaitGroup
+	for range watchWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.watchWorker(ctx, ws, hosts)
+		}()
+	}
+	wg.Wait()
+}
+
+// watchHosts are the git hosts a watcher worker is checking now.
+type watchHosts struct {
+	mu   sync.Mutex
+	busy map[string]bool
+}
+
+// take marks host busy; false when it was already.
+func (h *watchHosts) take(host string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.busy[host] {
+		return false
+	}
+	h.busy[host] = true
+	return true
+}
+
+func (h *watchHosts) release(host string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.busy, host)
+}
+
+// watchHost is the git host of repository URL raw: its host:port in lower
+// case, or raw itself when it does not parse as a URL.
+func watchHost(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return strings.ToLower(u.Host)
+	}
+	return raw
+}
+
+// watchWorker claims due projects and checks them until none is due, then
+// waits for the next tick.
+func (s *Service) watchWorker(ctx context.Context, ws WatchStore, hosts *watchHosts) {
+	t := time.NewTicker(min(s.WatchInterval, 5*time.Second))
 	defer t.Stop()
 	for {
 		for ctx.Err() == nil {
@@ -50,7 +117,7 @@ func (s *Service) watch(ctx context.Context, ws WatchStore) {
 				}
 				break
 			}
-			s.check(ctx, ws, w)
+			s.check(ctx, ws, w, hosts)
 		}
 		select {
 		case <-ctx.Done():
@@ -60,8 +127,10 @@ func (s *Service) watch(ctx context.Context, ws WatchStore) {
 	}
 }
 
-// check runs one check of w's project and records it.
-func (s *Service) check(ctx context.Context, ws WatchStore, w *gantry.WatchState) {
+// check runs one check of w's project and records it; a project whose git
+// host another worker is checking goes back for watchHostBusyDelay,
+// unchanged.
+func (s *Service) check(ctx context.Context, ws WatchStore, w *gantry.WatchState, hosts *watchHosts) {
 	interval := s.WatchInterval
 	next := func(head string, backoff time.Duration) {
 		if err := ws.FinishWatch(context.WithoutCancel(ctx), w.ProjectID, head, s.now().Add(backoff), backoff); err != nil {
@@ -78,7 +147,22 @@ func (s *Service) check(ctx context.Context, ws WatchStore, w *gantry.WatchState
 		next(w.Head, gantry.WatchMaxBackoff) // the webhook deploys these
 		return
 	}
-	head, err := s.Branches.LsRemoteBranch(ctx, gantry.FirstNonBlank(p.Repository.CloneURL, p.Repository.URL), p.Branch)
+	repo := gantry.FirstNonBlank(p.Repository.CloneURL, p.Repository.URL)
+	host := watchHost(repo)
+	if !hosts.take(host) {
+		if err := ws.FinishWatch(context.WithoutCancel(ctx), w.ProjectID, w.Head, s.now().Add(watchHostBusyDelay), w.Backoff); err != nil {
+			s.logger().Error("finish watch", "project", w.ProjectID, "err", err)
+		}
+		return
+	}
+	timeout := s.WatchTimeout
+	if timeout <= 0 {
+		timeout = DefaultWatchTimeout
+	}
+	lsCtx, cancel := context.WithTimeout(ctx, timeout)
+	head, err := s.Branches.LsRemoteBranch(lsCtx, repo, p.Branch)
+	cancel()
+	hosts.release(host)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.logger().Warn("watch: ls-remote", "project", p.ID, "err", err)
