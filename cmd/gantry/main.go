@@ -281,7 +281,6 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	go customDomains.Run(domainsCtx)
 	srv.Domains = customDomains
 	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
-	srv.CustomHost = liveEdge.HasDomain
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db, db
@@ -301,7 +300,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    api.ReadHeaderBytes, // ServeHTTP refuses heads over api.MaxHeaderBytes
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		// Lets the edge cork connections while it sends large files.
 		ConnContext: edge.ConnContext,
@@ -355,7 +354,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			Handler:           tlsMgr.Handler(),
 			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
 			IdleTimeout:       httpServer.IdleTimeout,
-			MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+			MaxHeaderBytes:    api.MaxHeaderBytes,
 			ErrorLog:          httpServer.ErrorLog,
 		}
 		servers = 2
@@ -382,7 +381,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 			ClientIP:          srv.ClientIP,
 			ReadHeaderTimeout: httpServer.ReadHeaderTimeout,
 			IdleTimeout:       httpServer.IdleTimeout,
-			MaxHeaderBytes:    httpServer.MaxHeaderBytes,
+			MaxHeaderBytes:    api.MaxHeaderBytes,
 		}
 		if cfg.EdgeLoops {
 			loopOpts.Loops = edge.ReserveLoopProcs()

@@ -114,6 +114,36 @@ func testServe(t *testing.T, loops string) {
 		t.Errorf("live host: %d %s", res.StatusCode, body)
 	}
 
+	// A stranger's domain pointed here gets the edge's plain 404, not the
+	// sign-in page or the API (issue 24, point 5); so does any name that
+	// is not the public host (localhost here, and its loopback literals).
+	for _, target := range []string{"/", "/login", "/api/health"} {
+		req, _ = http.NewRequest("GET", base+target, nil)
+		req.Host = "login.phish.example"
+		res, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 404 || !strings.Contains(string(body), "No site here") || strings.Contains(string(body), `id="root"`) {
+			t.Errorf("unknown host %s: %d %.300s", target, res.StatusCode, body)
+		}
+	}
+	// A head over 64 KiB on the API is answered with the JSON envelope,
+	// behind the loops as without them.
+	req, _ = http.NewRequest("GET", base+"/api/health", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 70<<10))
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 431 || !strings.Contains(string(body), `"success":false`) {
+		t.Errorf("big head: %d %s", res.StatusCode, body)
+	}
+
 	cancel()
 	select {
 	case code := <-exit:

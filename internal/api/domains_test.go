@@ -45,7 +45,7 @@ func withDomains(t *testing.T, e *testEnv) *domainEnv {
 	if err := d.svc.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Domains, e.srv.LiveHandler, e.srv.CustomHost = d.svc, live, live.HasDomain
+	e.srv.Domains, e.srv.LiveHandler = d.svc, live
 	return d
 }
 
@@ -238,8 +238,8 @@ func TestDomainServing(t *testing.T) {
 	if rec := get("www.example.com", "/"); rec.Code != 404 || !strings.Contains(rec.Body.String(), "No app lives at www.example.com") {
 		t.Fatalf("unverified: %d %s", rec.Code, rec.Body.String())
 	}
-	// An unknown name still reaches the platform, as before.
-	if rec := get("unknown.example", "/"); rec.Code != 200 || !strings.Contains(rec.Body.String(), "<title>Gantry</title>") {
+	// An unknown name gets the edge's plain 404, never the platform's app.
+	if rec := get("unknown.example", "/"); rec.Code != 404 || !strings.Contains(rec.Body.String(), "No site here") {
 		t.Fatalf("unknown host: %d %s", rec.Code, rec.Body.String())
 	}
 

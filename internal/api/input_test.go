@@ -347,7 +347,8 @@ func TestEchoesAreCut(t *testing.T) {
 			body: jsonBody(map[string]any{"variables": []map[string]any{{"key": long, "value": "x", "isSecret": false}}})}},
 		{"unknown field", request{method: "PUT", url: "/api/projects/" + project, body: `{"` + long + `":1}`}},
 		{"nested unknown field", request{method: "PUT", url: "/api/projects/" + project, body: `{"buildConfig":{"` + long + `":1}}`}},
-		{"search", request{method: "GET", url: "/api/deployments/public?search=" + long}},
+		// A URL stays within the 64 KiB head limit (431 past it).
+		{"search", request{method: "GET", url: "/api/deployments/public?search=" + long[:60_000]}},
 		{"branch", request{method: "PUT", url: "/api/projects/" + project, body: jsonBody(map[string]string{"branch": strings.Repeat("k", 200) + ".."})}},
 	} {
 		echoes = append(echoes, scenario{name: tc.name, auth: true, request: tc.r, wantStatus: 400, wantFailure: true,

@@ -21,6 +21,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -81,17 +83,22 @@ type Server struct {
 	// Version is reported by GET /api/health.
 	Version string
 
-	// PublicHost is the host name (lowercase, no port) of the UI and API.
-	// Requests for it, and for any host not under LiveDomain, are public.
+	// PublicHost is the host name (lowercase, no port) of the UI and API:
+	// they answer only requests for it (on any port) and, when it is a
+	// loopback name (localhost, 127.0.0.1, ::1), for the other loopback
+	// names, which only the machine itself can send. Requests for any
+	// other host go to LiveHandler, which answers live subdomains, custom
+	// domains, and a plain 404 ("No site here") for every other name, so
+	// that a stranger's domain pointed here never frames the sign-in
+	// page. Empty: no host is public.
 	PublicHost string
 	// LiveDomain is the domain whose subdomains are deployments (lowercase,
 	// e.g. "localhost" for <sub>.localhost).
 	LiveDomain string
-	// CustomHost reports whether a host (lowercase, no port) is a custom
-	// domain the LiveHandler answers for (the edge's HasDomain); nil: none.
-	CustomHost func(host string) bool
-	// LiveHandler serves requests for <sub>.<LiveDomain> and custom domains. NewServer sets a
-	// handler that answers a 404 page; cmd/gantry replaces it with the edge.
+	// LiveHandler serves requests for every host but the public one:
+	// <sub>.<LiveDomain>, custom domains and unknown names. NewServer sets
+	// a handler that answers a 404 page; cmd/gantry replaces it with the
+	// edge.
 	LiveHandler http.Handler
 	// Web is the built React app (index.html and assets/), served on every
 	// path of the public host outside /api. NewServer sets web.Dist().
@@ -183,26 +190,41 @@ func (s *Server) Shutdown() { s.closeOnce.Do(func() { close(s.closing) }) }
 // on it next to r.Context().Done() and return when it closes.
 func (s *Server) Closing() <-chan struct{} { return s.closing }
 
-// ServeHTTP logs the request and recovers from panics, then hands live-site
-// hosts to LiveHandler and everything else to the public host: /api to the
-// API, other paths to the web app, with the security headers and a body
-// bounded by BodyTimeout.
+// ServeHTTP logs the request and recovers from panics, then hands every
+// host but the public one to LiveHandler (live sites, custom domains, and
+// the edge's 404 for names it does not know), and the public host's
+// requests to /api (the API) or the web app, with the security headers
+// and a body bounded by BodyTimeout. A request head over MaxHeaderBytes is
+// answered 431 (the JSON envelope under /api), and an API path that is not
+// clean (/api/./x, /api//x) 400, where net/http would answer in plain text
+// (its 431, ServeMux's 307).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rw := &responseWriter{ResponseWriter: w, status: http.StatusOK}
 	defer func() { s.logRequest(r, rw, start) }()
 	defer s.recoverPanic(rw, r)
 
-	if s.isLiveHost(r.Host) || s.isCustomHost(r.Host) {
+	public := s.isPublicHost(hostName(r.Host))
+	api := public && (r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/"))
+	if headBytes(r) > MaxHeaderBytes {
+		headTooLarge(rw, api)
+		return
+	}
+	if !public {
 		s.LiveHandler.ServeHTTP(rw, r)
 		return
 	}
 	r = deadline.Body(rw, r, s.BodyTimeout)
 	setSecurityHeaders(rw.Header())
-	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+	if api {
 		rw.Header().Set("Cache-Control", "no-store")
 		if err := checkRequestText(r); err != nil {
 			s.writeError(rw, r, err)
+			return
+		}
+		if c := cleanPath(r.URL.Path); c != r.URL.Path {
+			s.writeError(rw, r, gantry.Errorf(gantry.EINVALID,
+				"The path %s is not in its plain form (no //, . or .. segments): call %s", r.URL.Path, c))
 			return
 		}
 		s.mux.ServeHTTP(rw, r)
@@ -210,6 +232,53 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.spaOnce.Do(func() { s.spa = newSPAHandler(s.Web) })
 	s.spa.ServeHTTP(rw, r)
+}
+
+// MaxHeaderBytes is the largest request head (request line and headers)
+// Gantry answers. The http.Server reads heads up to ReadHeaderBytes, so
+// that ServeHTTP, not net/http, refuses the ones in between: net/http's
+// own 431 is plain text and knows no path.
+const MaxHeaderBytes = 64 << 10
+
+// ReadHeaderBytes is the http.Server's MaxHeaderBytes: a head past it is
+// cut off by net/http itself (its plain-text 431) before its path is read.
+const ReadHeaderBytes = 1 << 20
+
+// headBytes is about the size of r's head as it arrived: the request line
+// and every header line (net/http counts the same way, give or take the
+// spaces it trims).
+func headBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len(r.Host) + 8
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// headTooLarge answers a head over MaxHeaderBytes: 431 with the JSON
+// envelope for the API, in plain text otherwise (as net/http would), and
+// the connection closed.
+func headTooLarge(w http.ResponseWriter, api bool) {
+	w.Header().Set("Connection", "close")
+	if !api {
+		http.Error(w, "431 Request Header Fields Too Large", http.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeEnvelope(w, http.StatusRequestHeaderFieldsTooLarge, envelope{Success: false,
+		Message: "The request's headers are larger than 64 KiB: send fewer or shorter headers (cookies included)"})
+}
+
+// cleanPath is the path ServeMux would redirect p to: p without empty, "."
+// and ".." segments, its trailing slash kept.
+func cleanPath(p string) string {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 // checkRequestText refuses an API call whose decoded path or any query
@@ -253,6 +322,7 @@ func (s *Server) IsLiveHost(hostport string) bool { return s.isLiveHost(hostport
 // not the public host itself).
 func (s *Server) isLiveHost(hostport string) bool {
 	host := hostName(hostport)
+	// (The loopback aliases of the public host end in no domain's suffix.)
 	if s.LiveDomain == "" || host == s.PublicHost {
 		return false
 	}
@@ -261,14 +331,26 @@ func (s *Server) isLiveHost(hostport string) bool {
 	return n >= 2 && host[n-1] == '.' && host[n:] == s.LiveDomain
 }
 
-// isCustomHost reports whether a Host header names one of the custom
-// domains CustomHost knows (never the public host).
-func (s *Server) isCustomHost(hostport string) bool {
-	if s.CustomHost == nil {
+// isPublicHost reports whether host (hostName's form) is PublicHost, or,
+// when PublicHost is a loopback name, another loopback name.
+func (s *Server) isPublicHost(host string) bool {
+	if host == "" || s.PublicHost == "" {
 		return false
 	}
-	host := hostName(hostport)
-	return host != s.PublicHost && s.CustomHost(host)
+	return host == s.PublicHost || (isLoopbackName(s.PublicHost) && isLoopbackName(host))
+}
+
+// isLoopbackName reports whether host is "localhost" or a loopback IP
+// literal (127.0.0.0/8, ::1; brackets allowed).
+func isLoopbackName(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	if host == "" || host[0] != '[' && host[0] != ':' && (host[0] < '0' || host[0] > '9') {
+		return false // not an IP literal (and no parse error to allocate)
+	}
+	ip, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // setSecurityHeaders sets the headers every public-host answer carries: a

@@ -52,13 +52,17 @@ func hostOnly(host string) string {
 
 // customDomain routes a request for a host that is not a subdomain of the
 // live domain: the subdomain whose site a served custom domain shows, and
-// true; or it answers itself (a redirect, or the 404 page) and returns
+// true; or it answers itself (a redirect, the 404 page of a domain waiting
+// for DNS, or "No site here" for a name it does not know) and returns
 // false.
 func (e *Edge) customDomain(w http.ResponseWriter, r *http.Request) (string, bool) {
 	route, ok := e.customRoute(r.Host)
 	if !ok {
-		// The page never repeats a Host the platform does not know.
-		e.page(w, r, http.StatusNotFound, pageNoApp, e.domain)
+		// A name the platform does not serve (a stranger's domain, or one
+		// removed from its project that still points here): a plain 404
+		// that neither repeats the name nor links to the platform, so the
+		// name cannot pass for Gantry's own.
+		e.page(w, r, http.StatusNotFound, pageNoSite, "")
 		return "", false
 	}
 	if !route.Serve || route.Subdomain == "" {

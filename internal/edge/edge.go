@@ -45,7 +45,9 @@
 // the header and the file leave in full-sized segments.
 //
 // Unknown subdomains get a Gantry 404 page ("No app lives at … yet"),
-// stopped sites a 503 page ("This app is stopped").
+// stopped sites a 503 page ("This app is stopped"), and host names that
+// are neither a subdomain nor a custom domain a plain 404 page ("No site
+// here") that names neither the host nor the platform.
 package edge
 
 import (

@@ -178,6 +178,7 @@ func testServe(t *testing.T, e *edge.Edge) {
 		status                     int
 		body                       string // exact, after decoding; "" = not checked
 		contains                   string
+		lacks                      []string          // strings the body must not hold
 		header                     map[string]string // value absent means the header must be missing
 	}{
 		// Index files, clean URLs, redirects.
@@ -267,12 +268,16 @@ func testServe(t *testing.T, e *edge.Edge) {
 		{name: "link to the platform", host: "nope.localhost", target: "/", status: 404, contains: `href="http://localhost:8080"`},
 		{name: "stopped", host: "off.localhost", target: "/", status: 503, contains: "This app is stopped"},
 		{name: "stopped HEAD", method: "HEAD", host: "off.localhost", target: "/", status: 503, body: ""},
-		{name: "bare domain", host: "localhost:8080", target: "/", status: 404, contains: "No app lives at localhost yet"},
-		{name: "deeper name", host: "a.site.localhost", target: "/", status: 404, contains: "No app lives at"},
+		{name: "bare domain", host: "localhost:8080", target: "/", status: 404, contains: "No site here"},
+		{name: "deeper name", host: "a.site.localhost", target: "/", status: 404, contains: "No site here"},
 		{name: "case and port", host: "SITE.LocalHost:8080", target: "/robots.txt", status: 200, body: "User-agent: *"},
 		{name: "trailing dot", host: "site.localhost.", target: "/robots.txt", status: 200, body: "User-agent: *"},
-		{name: "markup in host", host: "<script>.localhost", target: "/", status: 404, contains: "No app lives at localhost yet"},
-		{name: "other domain", host: "site.example.com", target: "/", status: 404, contains: "No app lives at"},
+		{name: "markup in host", host: "<script>.localhost", target: "/", status: 404, contains: "No site here"},
+		// A name the platform does not serve: a plain page that names
+		// neither the host nor the platform and links nowhere.
+		{name: "other domain", host: "site.example.com", target: "/", status: 404, contains: "No site here",
+			header: map[string]string{"Cache-Control": "no-store", "Content-Type": "text/html; charset=utf-8"}},
+		{name: "other domain no link", host: "site.example.com", target: "/", status: 404, lacks: []string{"<a ", "Gantry", "site.example.com"}},
 		{name: "folder gone", host: "gone.localhost", target: "/", status: 404, contains: "Page not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,6 +302,11 @@ func testServe(t *testing.T, e *edge.Edge) {
 			}
 			if tc.contains != "" && !strings.Contains(got, tc.contains) {
 				t.Errorf("got body %.300q, want it to contain %q", got, tc.contains)
+			}
+			for _, l := range tc.lacks {
+				if strings.Contains(got, l) {
+					t.Errorf("got body %.300q, want it without %q", got, l)
+				}
 			}
 			for k, want := range tc.header {
 				vals, ok := w.Header()[http.CanonicalHeaderKey(k)]

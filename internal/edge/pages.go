@@ -20,6 +20,7 @@ const (
 	pageWaking             // 503: a sleeping app is waking up (a browser that waited; reloads itself)
 	pageWakeBusy           // 503: too many requests already wait for a sleeping app to wake
 	pageWakeFailed         // 503: a sleeping app did not wake (Retry-After: when it is tried again)
+	pageNoSite             // 404: a host name the platform does not serve (no link, no name)
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -80,6 +81,11 @@ var pageText = [...]struct{ title, heading, body, link string }{
 		"{host} was asleep and did not start this time. It is tried again shortly: reload in a moment.",
 		"Go to Gantry",
 	},
+	pageNoSite: {
+		"No site here", "No site here",
+		"This server has no site at this address.",
+		"",
+	},
 }
 
 // wakingRefresh is how often the "Waking up…" page reloads itself, in
@@ -90,7 +96,7 @@ const wakingRefresh = 2
 // requests), calm, readable in light and dark themes.
 const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">{head}<title>{title} · Gantry</title>
+<meta name="robots" content="noindex">{head}<title>{title}</title>
 <style>
 :root{color-scheme:light dark;--bg:#fafafa;--fg:#18181b;--muted:#52525b;--card:#fff;--border:#e4e4e7;--accent:#4f46e5}
 @media (prefers-color-scheme:dark){:root{--bg:#09090b;--fg:#fafafa;--muted:#a1a1aa;--card:#18181b;--border:#27272a;--accent:#818cf8}}
@@ -105,7 +111,7 @@ a:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
 .dots i:nth-child(2){animation-delay:.2s}.dots i:nth-child(3){animation-delay:.4s}
 @keyframes b{0%,80%,100%{opacity:.25}40%{opacity:1}}@media (prefers-reduced-motion:reduce){.dots i{animation:none}}
 </style></head>
-<body><main><div class="brand">▲ Gantry <span class="code">{status}</span></div><h1>{heading}</h1><p>{body}</p>{extra}<a href="{href}">{link}</a></main></body></html>
+<body><main><div class="brand">{brand}<span class="code">{status}</span></div><h1>{heading}</h1><p>{body}</p>{extra}{a}</main></body></html>
 `
 
 // page writes one of the edge's own pages with status. host is escaped;
@@ -128,14 +134,22 @@ func (e *Edge) page(w http.ResponseWriter, r *http.Request, status, kind int, ho
 		href = "/"
 	}
 	host = html.EscapeString(host)
+	link, brand, title := "", "▲ Gantry ", t.title+" · Gantry"
+	if kind == pageNoSite {
+		// A name the platform does not serve is not told whose server this is.
+		brand, title = "", t.title
+	}
+	if t.link != "" {
+		link = `<a href="` + html.EscapeString(href) + `">` + t.link + `</a>`
+	}
 	body := strings.NewReplacer(
 		"{head}", head,
 		"{extra}", extra,
-		"{title}", t.title,
+		"{title}", title,
 		"{heading}", strings.ReplaceAll(t.heading, "{host}", host),
 		"{body}", strings.ReplaceAll(t.body, "{host}", host),
-		"{href}", html.EscapeString(href),
-		"{link}", t.link,
+		"{a}", link,
+		"{brand}", brand,
 		"{status}", strconv.Itoa(status),
 	).Replace(pageHTML)
 	h := w.Header()
