@@ -391,6 +391,11 @@ type DeploymentStore interface {
 	// SetDeploymentFiles records the bytes the deployment's kept files take
 	// on disk (0 when they were removed).
 	SetDeploymentFiles(ctx context.Context, id string, size int64) error
+	// MeasuredDeploymentFiles records size, measured while a server app
+	// runs or as it stops, only while the deployment still keeps files
+	// (not pruned, FilesSize not 0): a measure never brings back files
+	// that were removed meanwhile. A deployment gone is not an error.
+	MeasuredDeploymentFiles(ctx context.Context, id string, size int64) error
 	// PruneDeployments marks the project's deployments that Prunable picks
 	// as pruned at now (FilesSize 0, PrunedAt set) and returns them: the
 	// caller removes their files. One that went live meanwhile is skipped.

@@ -32,6 +32,9 @@ const (
 	// DefaultAppDisk is the writable space a server app gets on top of
 	// what its build left in the workspace.
 	DefaultAppDisk = 1 << 30 // bytes
+	// MinAppDisk is the least writable space a server app gets, however
+	// little its account has left (Job.StorageLeft).
+	MinAppDisk = 16 << 20 // bytes
 )
 
 // Cloner clones one branch of a repository into dir (shallow where the
@@ -114,6 +117,11 @@ type Job struct {
 	// build left (default 1 GiB): after a server app's build its volume is
 	// resized to hold exactly that.
 	AppDisk int64
+	// StorageLeft, when positive, is what the account had left of its
+	// storage budget when the build started: the app's writable space is
+	// at most that less what the build keeps (and at least
+	// MinAppDisk, so that the filesystem can be resized).
+	StorageLeft int64
 
 	// CacheDir holds the build caches of the deployment's target (see
 	// CacheEntries): they are restored into the workspace before the
@@ -381,8 +389,13 @@ func (r *run) steps() (*Result, error) {
 		r.dropTmpCaches()
 		res.Size = workspaceSize(ws)
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))
-		// The app's writable space: what the build left, plus its allowance.
-		if err := vol.Resize(r.ctx, vol.Usage().Bytes+job.AppDisk); err != nil {
+		// The app's writable space: what the build left, plus its
+		// allowance, within what the account has left of its budget.
+		used, extra := vol.Usage().Bytes, job.AppDisk
+		if job.StorageLeft > 0 {
+			extra = min(extra, max(job.StorageLeft-used, MinAppDisk))
+		}
+		if err := vol.Resize(r.ctx, used+extra); err != nil {
 			if !mounted(vol) {
 				return nil, &Error{Step: "publish", Message: "Could not prepare the app's disk space", Err: err, Platform: true}
 			}

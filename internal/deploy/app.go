@@ -30,6 +30,7 @@ type Drainer interface {
 
 // appRun is a server app the service runs for one deployment.
 type appRun struct {
+	id      string // its deployment
 	app     *runtime.App
 	logs    *appLog
 	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
@@ -80,6 +81,9 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 			return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
 		}
 	}
+	if spec.Volume != "" {
+		s.sizeAppVolume(ctx, d, spec.Volume)
+	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d))
 	if err != nil {
 		return nil, err
@@ -100,7 +104,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)
 	}
-	run := &appRun{app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
+	run := &appRun{id: d.ID, app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
 	go func() { <-app.Done(); lg.close() }()
 	if old := s.swapApp(d.ID, run); old != nil {
 		s.stopRun(old, false)
@@ -210,6 +214,7 @@ func (s *Service) stopRun(run *appRun, drain bool) {
 	}
 	run.app.Stop()
 	run.logs.close()
+	s.measureApp(context.Background(), run.id) // what it wrote counts from now on
 }
 
 // stopAppLater drains and stops id's app in the background; Close waits

@@ -113,6 +113,11 @@ type Service struct {
 	// starts time out.
 	WakeConcurrency int
 	AccountWakes    int
+	// MeasureEvery is how often the volumes of running server apps are
+	// measured (statfs) and their size recorded against their owner's
+	// storage (default DefaultMeasureEvery); each is measured as it stops
+	// too.
+	MeasureEvery time.Duration
 	// SandboxUIDs is the range of uids accounts' builds and apps run
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
@@ -308,6 +313,10 @@ func (s *Service) Open(ctx context.Context) error {
 	if ws, ok := s.Store.(WatchStore); ok && s.WatchInterval > 0 && s.Branches != nil {
 		s.wg.Add(1)
 		go s.watch(wctx, ws)
+	}
+	if s.Apps != nil {
+		s.wg.Add(1)
+		go s.measureLoop(wctx)
 	}
 	if _, ok := s.sleeper(); ok {
 		s.wg.Add(1)

@@ -203,6 +203,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		// A server app runs from its workspace: it is removed below unless
 		// the build made one.
 		KeepWorkspace: true,
+		StorageLeft:   s.storageLeft(ctx, d.UserID),
 		NpmRegistry:   s.NpmRegistry,
 		PipIndexURL:   s.PipIndexURL,
 	}

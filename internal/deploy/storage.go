@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // Storage accounting. Each deployment records what its kept files take on
@@ -151,4 +154,110 @@ func (s *Service) recoverStorage(ctx context.Context) error {
 		s.logger().Info("deployment sizes measured", "deployments", measured)
 	}
 	return nil
+}
+
+// DefaultMeasureEvery is how often running apps' volumes are measured
+// (Service.MeasureEvery).
+const DefaultMeasureEvery = time.Minute
+
+// measureLoop measures the volumes of the running server apps every
+// MeasureEvery until ctx ends: what an app writes at run time counts
+// against its owner's storage as its build did.
+func (s *Service) measureLoop(ctx context.Context) {
+	defer s.wg.Done()
+	every := s.MeasureEvery
+	if every <= 0 {
+		every = DefaultMeasureEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		ids := make([]string, 0, len(s.apps))
+		for id := range s.apps {
+			ids = append(ids, id)
+		}
+		s.mu.Unlock()
+		for _, id := range ids {
+			s.measureApp(ctx, id)
+		}
+	}
+}
+
+// measureApp records what deployment id's app volume takes now: the
+// larger of what its filesystem holds (statfs of the mounted volume) and
+// what its image takes on the host's disk (its allocated blocks: a file
+// written and deleted still takes them). A deployment whose files were
+// removed meanwhile keeps its 0 (MeasuredDeploymentFiles).
+func (s *Service) measureApp(ctx context.Context, id string) {
+	ws := s.WorkDir(id)
+	img := ws + ".img"
+	if !fileExists(img) {
+		return // no volume (mode none): measured once, when it was built
+	}
+	n := diskUsage(img)
+	if u, ok := sandbox.MountedUsage(ws); ok && u.Bytes > n {
+		n = u.Bytes
+	}
+	if n <= 0 {
+		return
+	}
+	if err := s.Store.MeasuredDeploymentFiles(context.WithoutCancel(ctx), id, n); err != nil {
+		s.logger().Error("measure app volume", "deployment", id, "err", err)
+	}
+}
+
+// storageLeft is what userID has left of the storage budget now (at
+// least 1: a build is only started below the budget); 0 when it cannot
+// be read (no bound then).
+func (s *Service) storageLeft(ctx context.Context, userID string) int64 {
+	u, err := s.Store.StorageUsage(ctx, userID)
+	if err != nil {
+		return 0
+	}
+	return max(u.Budget-u.Used, 1)
+}
+
+// sizeAppVolume makes the writable space of d's app volume (at path, its
+// app not running) what its account has left of its storage budget, at
+// most AppDisk and at least build.MinAppDisk: an app past the account's
+// budget is refused writes by the kernel (ENOSPC). The volume is resized
+// only when that moves its size by more than a few MiB; a volume that
+// cannot be resized keeps its size.
+func (s *Service) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
+	if s.Apps == nil || s.Apps.Sandbox == nil {
+		return
+	}
+	u, err := s.Store.StorageUsage(ctx, d.UserID)
+	if err != nil {
+		return
+	}
+	v, err := s.Apps.Sandbox.AttachVolume(path)
+	if err != nil {
+		return // the runtime says why it cannot start
+	}
+	held := v.Usage()
+	if held.Bytes == 0 && held.FreeBytes == 0 {
+		return // mode none
+	}
+	appDisk := s.AppDisk
+	if appDisk <= 0 {
+		appDisk = build.DefaultAppDisk
+	}
+	// What the account has left, this volume's contents already counted
+	// (at their last measure).
+	free := min(appDisk, max(u.Budget-u.Used, build.MinAppDisk))
+	want := held.Bytes + free
+	const slack = 8 << 20
+	if diff := v.Disk.Bytes - want; diff > -slack && diff < slack {
+		return
+	}
+	if err := v.Resize(context.WithoutCancel(ctx), want); err != nil {
+		s.logger().Error("size app volume", "deployment", d.ID, "err", err)
+	}
 }

@@ -222,6 +222,17 @@ func (v *Volume) Usage() Usage {
 	}
 }
 
+// MountedUsage returns what the volume mounted at path holds and has left
+// (statfs of its filesystem, as Usage), and false when no volume is
+// mounted there (mode none, or its image is not attached).
+func MountedUsage(path string) (Usage, bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil || !mounted(abs) {
+		return Usage{}, false
+	}
+	return (&Volume{Path: abs, bounded: true}).Usage(), true
+}
+
 // Full says which of the volume's limits a run has reached: "bytes" when
 // (almost) no block is left, "inodes" when no inode is, "" otherwise.
 // Callers ask after a run failed, to tell the student why.

@@ -154,5 +154,6 @@ func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
 		Poll: old.Poll, Logger: old.Logger, Now: old.Now, Heads: old.Heads, Finished: old.Finished,
 		WatchInterval: old.WatchInterval, Branches: old.Branches, AppIdle: old.AppIdle,
 		PreviewIdle: old.PreviewIdle, WakeConcurrency: old.WakeConcurrency, AccountWakes: old.AccountWakes,
+		MeasureEvery: old.MeasureEvery,
 	}
 }
