@@ -142,6 +142,7 @@ func BenchmarkGitHubPushToLive(b *testing.B) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", "push")
 		req.Header.Set("X-GitHub-Delivery", id)
+		req.Header.Set("X-GitHub-Hook-ID", strconv.FormatInt(hs[0].ID, 10))
 		req.Header.Set("X-Hub-Signature-256", sig)
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)

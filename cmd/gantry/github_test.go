@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,7 @@ func TestServeGitHubConnect(t *testing.T) {
 	req, _ := http.NewRequest("POST", base+"/api/webhooks/github", strings.NewReader(string(body)))
 	req.Header.Set("X-GitHub-Event", "push")
 	req.Header.Set("X-GitHub-Delivery", githubtest.NewDeliveryID())
+	req.Header.Set("X-GitHub-Hook-ID", strconv.FormatInt(hooks[0].ID, 10))
 	req.Header.Set("X-Hub-Signature-256", githubtest.Sign(hooks[0].Secret, body))
 	if res, err := browser.Do(req); err != nil || res.StatusCode != http.StatusAccepted {
 		t.Fatalf("delivery: %v %v", res, err)

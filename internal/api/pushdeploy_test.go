@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,7 +171,7 @@ func TestPushToDeployProduction(t *testing.T) {
 
 	// A wrong signature: 401, nothing queued.
 	rec := p.do(request{method: "POST", url: "/api/webhooks/github", body: string(d.Body), headers: map[string]string{
-		"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(),
+		"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(), "X-GitHub-Hook-ID": strconv.FormatInt(d.HookID, 10),
 		"X-Hub-Signature-256": githubtest.Sign("not-the-secret", d.Body)}})
 	if rec.Code != http.StatusUnauthorized {
 		t.Fatalf("wrong signature: %d %s", rec.Code, rec.Body.String())
@@ -364,5 +366,89 @@ func TestPushToDeploySupersede(t *testing.T) {
 	}
 	if code, body := p.site("my-site"); code != 200 || body != "<h1>fixed</h1>" {
 		t.Fatalf("production serves %d %q", code, body)
+	}
+}
+
+// TestWebhookReplayFlood mounts issue 24's point 7: one signed push of
+// alice-gh/site replayed 5,000 times under fresh X-GitHub-Delivery ids,
+// then a burst of distinct signed deliveries of that webhook; another
+// project's push still deploys at once, and the replays did nothing.
+func TestWebhookReplayFlood(t *testing.T) {
+	t.Parallel()
+	p := withPushToDeploy(t)
+	blogRepo := p.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "blog"}, map[string]string{"index.html": "<h1>blog</h1>"})
+	if rec := p.do(request{method: "POST", url: "/api/auth/github/refresh", headers: bearer(p.token)}); rec.Code != http.StatusOK {
+		t.Fatalf("refresh: %d %s", rec.Code, rec.Body.String())
+	}
+	rec := p.do(request{method: "POST", url: "/api/projects", headers: bearer(p.token),
+		body: fmt.Sprintf(`{"repositoryId":%d,"name":"Blog"}`, blogRepo.ID)})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create blog: %d %s", rec.Code, rec.Body.String())
+	}
+	blog := dataField[gantry.Project](t, rec, "project")
+
+	d := p.deliver(t, "push", p.gh.PushPayload(t, "alice-gh/site", "main", ""))
+	hook := p.gh.Hooks("alice-gh/site")[0]
+	send := func(event string, body []byte) int {
+		rec := p.do(request{method: "POST", url: "/api/webhooks/github", body: string(body), headers: map[string]string{
+			"X-GitHub-Event": event, "X-GitHub-Delivery": githubtest.NewDeliveryID(),
+			"X-GitHub-Hook-ID": strconv.FormatInt(hook.ID, 10), "X-Hub-Signature-256": githubtest.Sign(hook.Secret, body)}})
+		return rec.Code
+	}
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < 5000; i += 8 {
+				c := send("push", d.Body)
+				mu.Lock()
+				codes[c]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if codes[http.StatusOK] != 5000 {
+		t.Errorf("5,000 replays answered %v, want 200 Already handled to each", codes)
+	}
+	// Distinct signed deliveries of the same webhook: past its rate, 429.
+	limited := 0
+	for i := range 200 {
+		if send("issues", []byte(fmt.Sprintf(`{"action":"opened","n":%d,"repository":{"id":%d}}`, i, p.githubEnv.site.ID))) == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Errorf("200 deliveries at once were all taken")
+	}
+
+	// Another project's push is queued, built and live.
+	p.gh.Push(t, "alice-gh/blog", "main", "Blog post", map[string]string{"index.html": "<h1>post</h1>"})
+	start := time.Now()
+	if ds := p.gh.Deliver(t, "alice-gh/blog", "push", p.gh.PushPayload(t, "alice-gh/blog", "main", "")); len(ds) != 1 ||
+		ds[0].Status != http.StatusAccepted {
+		t.Fatalf("blog's delivery after the flood: %+v", ds)
+	}
+	var queued []gantry.Deployment
+	for len(queued) == 0 {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("blog's push was not queued %s after its delivery", time.Since(start).Round(time.Second))
+		}
+		time.Sleep(20 * time.Millisecond)
+		rec := p.do(request{method: "GET", url: "/api/deployments?projectId=" + blog.ID, headers: bearer(p.token)})
+		queued = dataField[[]gantry.Deployment](t, rec, "deployments")
+	}
+	if got := p.wait(t, queued[0].ID); got.Status != gantry.DeploymentLive {
+		t.Fatalf("blog's deployment %+v", got)
+	}
+	if code, body := p.site("blog"); code != 200 || body != "<h1>post</h1>" {
+		t.Fatalf("blog serves %d %q", code, body)
+	}
+	p.hooks.Wait()
+	if ds := p.deployments(t); len(ds) != 1 {
+		t.Fatalf("site has %d deployments after 5,000 replays of one push", len(ds))
 	}
 }

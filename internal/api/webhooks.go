@@ -24,9 +24,12 @@ var errWebhooksOff = gantry.Errorf(gantry.EUNAVAILABLE, "Push to deploy from Git
 // handleGitHubWebhook receives GitHub's deliveries. It is public: the
 // X-Hub-Signature-256 HMAC of the body under the webhook's secret is the
 // credential (401 and nothing done without a matching one). The body is
-// capped at ghhook.MaxBody; the work is queued and the answer is 202
-// {message: "Queued"}, or 200 {message: "Already handled"} for a delivery
-// id seen before, or 200 {message: "Pong"} for a ping.
+// capped at ghhook.MaxBody and X-GitHub-Hook-ID names the webhook whose
+// secret checks it before anything reads the body; the work is queued and
+// the answer is 202 {message: "Queued"}, or 200 {message: "Already
+// handled"} for a signed body the webhook delivered before, or 200
+// {message: "Pong"} for a ping; 429 past the webhook's rate, 503 when the
+// project's share of the queue is full (ghhook.Service.Receive).
 func (s *Server) handleGitHubWebhook(w http.ResponseWriter, r *http.Request) {
 	if s.Webhooks == nil {
 		s.writeError(w, r, errWebhooksOff)
@@ -47,6 +50,8 @@ func (s *Server) handleGitHubWebhook(w http.ResponseWriter, r *http.Request) {
 	msg, err := s.Webhooks.Receive(r.Context(), ghhook.Delivery{
 		Event:     r.Header.Get("X-GitHub-Event"),
 		ID:        r.Header.Get("X-GitHub-Delivery"),
+		HookID:    r.Header.Get("X-GitHub-Hook-ID"),
+		RepoID:    r.Header.Get("X-GitHub-Hook-Installation-Target-ID"),
 		Signature: r.Header.Get("X-Hub-Signature-256"),
 		Body:      body,
 	})

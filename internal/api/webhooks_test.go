@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,7 +106,8 @@ func TestGitHubWebhookEndToEnd(t *testing.T) {
 	// Wrong and missing signatures: 401, nothing done.
 	for _, sig := range []string{githubtest.Sign("guess", ds[0].Body), ""} {
 		rec := g.do(request{method: "POST", url: "/api/webhooks/github", body: string(ds[0].Body), headers: map[string]string{
-			"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(), "X-Hub-Signature-256": sig}})
+			"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(), "X-GitHub-Hook-ID": strconv.FormatInt(hs[0].ID, 10),
+			"X-Hub-Signature-256": sig}})
 		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), ghhook.MsgBadSignature) {
 			t.Fatalf("signature %q: %d %s", sig, rec.Code, rec.Body.String())
 		}
@@ -246,8 +248,10 @@ func TestGitHubWebhookAccess(t *testing.T) {
 	hooks.Wait()
 	secretOf := g.gh.Hooks("alice-gh/site")[0].Secret
 	push := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"id":%d}}`, g.site.ID)
+	hookID := strconv.FormatInt(g.gh.Hooks("alice-gh/site")[0].ID, 10)
 	delivery := func(event, deliveryID, sig string) map[string]string {
-		return map[string]string{"X-GitHub-Event": event, "X-GitHub-Delivery": deliveryID, "X-Hub-Signature-256": sig}
+		return map[string]string{"X-GitHub-Event": event, "X-GitHub-Delivery": deliveryID, "X-GitHub-Hook-ID": hookID,
+			"X-Hub-Signature-256": sig}
 	}
 	approve := "/api/projects/" + id + "/pull-requests/3/approve"
 	runScenariosOn(t, e, []scenario{
@@ -290,6 +294,13 @@ func TestGitHubWebhookAccess(t *testing.T) {
 		{name: "delivery that is not JSON", request: request{method: "POST", url: "/api/webhooks/github", body: "payload=%7B%7D",
 			headers: delivery("push", githubtest.NewDeliveryID(), githubtest.Sign(secretOf, []byte("payload=%7B%7D")))},
 			wantStatus: 400, wantMessage: "The payload must be JSON (set the webhook's content type to application/json)"},
+		{name: "unsigned delivery that is not JSON", request: request{method: "POST", url: "/api/webhooks/github", body: "payload=%7B%7D",
+			headers: delivery("push", githubtest.NewDeliveryID(), githubtest.Sign("guess", []byte("payload=%7B%7D")))},
+			wantStatus: 401, wantMessage: ghhook.MsgBadSignature},
+		{name: "delivery without a webhook id", request: request{method: "POST", url: "/api/webhooks/github", body: push,
+			headers: map[string]string{"X-GitHub-Event": "push", "X-GitHub-Delivery": githubtest.NewDeliveryID(),
+				"X-Hub-Signature-256": githubtest.Sign(secretOf, []byte(push))}},
+			wantStatus: 400, wantMessage: "X-GitHub-Hook-ID must be the webhook's id (a whole number)"},
 		{name: "delivery with a wrong signature", request: request{method: "POST", url: "/api/webhooks/github", body: push,
 			headers: delivery("push", githubtest.NewDeliveryID(), githubtest.Sign("guess", []byte(push)))},
 			wantStatus: 401, wantMessage: ghhook.MsgBadSignature},

@@ -26,6 +26,7 @@ import (
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/secret"
+	"golang.org/x/time/rate"
 )
 
 // Deployer queues and removes deployments; the deploy service is the real
@@ -59,6 +60,7 @@ type Store interface {
 	FindProject(ctx context.Context, userID, id string) (*gantry.Project, error)
 	SaveGitHubHook(ctx context.Context, h *gantry.GitHubHook) error
 	FindGitHubHook(ctx context.Context, projectID string) (*gantry.GitHubHook, error)
+	GitHubHookByHookID(ctx context.Context, hookID int64) (*gantry.GitHubHook, error)
 	GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.GitHubHook, error)
 	RecordGitHubDelivery(ctx context.Context, projectID string, d gantry.GitHubDelivery) error
 	ClaimGitHubDelivery(ctx context.Context, id string) (bool, error)
@@ -70,9 +72,21 @@ type Store interface {
 
 // Defaults of Service.
 const (
-	// DefaultQueueSize is how many deliveries may wait to be handled; more
-	// are answered 503 (GitHub shows them as failed, to be redelivered).
-	DefaultQueueSize = 256
+	// DefaultQueueSize is how many deliveries may wait to be handled in
+	// all; more are answered 503 (GitHub shows them as failed, to be
+	// redelivered).
+	DefaultQueueSize = 1024
+	// DefaultProjectQueue is how many of one project's deliveries may
+	// wait; more of that project's are answered 503, others' are not.
+	DefaultProjectQueue = 32
+	// DefaultHookBurst and DefaultHookEvery are each webhook's delivery
+	// rate: a bucket of DefaultHookBurst signed deliveries, one more every
+	// DefaultHookEvery; beyond it 429, before the delivery is claimed.
+	DefaultHookBurst = 60
+	DefaultHookEvery = time.Second
+	// recentDeliveries is how many delivery keys are remembered in memory
+	// (replays answered without the database).
+	recentDeliveries = 4096
 	// DefaultWorkers handle queued deliveries at once.
 	DefaultWorkers = 2
 	// CallTimeout bounds each GitHub call and each delivery's work.
@@ -96,15 +110,19 @@ type Service struct {
 	// PublicURL is where GitHub reaches Gantry and where links in statuses
 	// and comments point (no trailing slash), e.g. https://gantry.example.com.
 	PublicURL string
-	// QueueSize and Workers: DefaultQueueSize and DefaultWorkers when 0.
-	QueueSize, Workers int
-	Logger             *slog.Logger
+	// QueueSize, ProjectQueue, Workers, HookBurst and HookEvery:
+	// DefaultQueueSize, DefaultProjectQueue, DefaultWorkers,
+	// DefaultHookBurst and DefaultHookEvery when 0.
+	QueueSize, ProjectQueue, Workers, HookBurst int
+	HookEvery                                   time.Duration
+	Logger                                      *slog.Logger
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 
 	startOnce sync.Once
-	slots     chan struct{} // one per queued delivery
-	jobs      chan job
+	queue     *queue
+	recent    *recent
+	limits    *limiters
 	pending   sync.WaitGroup // queued and running deliveries
 	reports   sync.WaitGroup // running DeploymentFinished reports
 	workers   sync.WaitGroup
@@ -140,20 +158,25 @@ func (s *Service) lock(projectID string) func() {
 // start starts the workers once.
 func (s *Service) start() {
 	s.startOnce.Do(func() {
-		size, n := s.QueueSize, s.Workers
-		if size <= 0 {
-			size = DefaultQueueSize
+		s.queue = newQueue(orInt(s.ProjectQueue, DefaultProjectQueue), orInt(s.QueueSize, DefaultQueueSize))
+		s.recent = newRecent(recentDeliveries)
+		every := s.HookEvery
+		if every <= 0 {
+			every = DefaultHookEvery
 		}
-		if n <= 0 {
-			n = DefaultWorkers
-		}
-		s.slots = make(chan struct{}, size)
-		s.jobs = make(chan job, size)
-		for range n {
+		s.limits = &limiters{every: every, burst: orInt(s.HookBurst, DefaultHookBurst), by: map[int64]*rate.Limiter{}}
+		for range orInt(s.Workers, DefaultWorkers) {
 			s.workers.Add(1)
 			go s.work()
 		}
 	})
+}
+
+func orInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // Wait blocks until every queued delivery has been handled and every
@@ -170,7 +193,7 @@ func (s *Service) Close() {
 		s.start()
 		s.mu.Lock()
 		s.closed = true
-		close(s.jobs)
+		s.queue.close()
 		s.mu.Unlock()
 		s.workers.Wait()
 		s.reports.Wait()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,7 +131,9 @@ func newEnv(t *testing.T) *env {
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		msg, err := e.svc.Receive(r.Context(), ghhook.Delivery{Event: r.Header.Get("X-GitHub-Event"),
-			ID: r.Header.Get("X-GitHub-Delivery"), Signature: r.Header.Get("X-Hub-Signature-256"), Body: body})
+			ID: r.Header.Get("X-GitHub-Delivery"), HookID: r.Header.Get("X-GitHub-Hook-ID"),
+			RepoID:    r.Header.Get("X-GitHub-Hook-Installation-Target-ID"),
+			Signature: r.Header.Get("X-Hub-Signature-256"), Body: body})
 		switch gantry.ErrorCode(err) {
 		case "":
 			if msg == ghhook.MsgQueued {
@@ -266,6 +269,7 @@ func TestRegisterAndPush(t *testing.T) {
 	}
 	// The deploy service refusing (auto-deploy off) is recorded as ignored.
 	e.dep.err = gantry.Errorf(gantry.EINVALID, "Auto-deploy is off for this project")
+	e.gh.Push(t, "alice-gh/site", "main", "Another change", map[string]string{"index.html": "v4"})
 	e.deliver(t, "push", e.gh.PushPayload(t, "alice-gh/site", "main", ""))
 	if last := e.view(t).Webhook.LastDelivery; last.Result != gantry.DeliveryIgnored || last.Message != "Auto-deploy is off for this project" {
 		t.Fatalf("refused: %+v", last)
@@ -287,21 +291,28 @@ func TestBadDeliveries(t *testing.T) {
 	body := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","head_commit":{"id":"%s","message":"m","author":{"name":"a"}},"repository":{"id":%d}}`,
 		strings.Repeat("a", 40), strings.Repeat("a", 40), e.repo.ID))
 	id := githubtest.NewDeliveryID()
+	hook := strconv.FormatInt(e.gh.Hooks("alice-gh/site")[0].ID, 10)
 	for _, tc := range []struct {
-		name, event, id, sig string
-		body                 []byte
-		code                 string
+		name, event, id, hook, sig string
+		body                       []byte
+		code                       string
 	}{
-		{"wrong signature", "push", id, githubtest.Sign("not-the-secret", body), body, gantry.EUNAUTHORIZED},
-		{"missing signature", "push", id, "", body, gantry.EUNAUTHORIZED},
-		{"sha1 signature", "push", id, "sha1=" + strings.Repeat("0", 40), body, gantry.EUNAUTHORIZED},
-		{"signature of another body", "push", id, githubtest.Sign(secretOf, []byte("{}")), body, gantry.EUNAUTHORIZED},
-		{"unknown repository", "push", id, githubtest.Sign(secretOf, []byte(`{"repository":{"id":1}}`)), []byte(`{"repository":{"id":1}}`), gantry.EUNAUTHORIZED},
-		{"no event", "", id, githubtest.Sign(secretOf, body), body, gantry.EINVALID},
-		{"bad delivery id", "push", "x\ny", githubtest.Sign(secretOf, body), body, gantry.EINVALID},
-		{"not JSON", "push", id, githubtest.Sign(secretOf, []byte("a=b")), []byte("a=b"), gantry.EINVALID},
+		{"wrong signature", "push", id, hook, githubtest.Sign("not-the-secret", body), body, gantry.EUNAUTHORIZED},
+		{"missing signature", "push", id, hook, "", body, gantry.EUNAUTHORIZED},
+		{"sha1 signature", "push", id, hook, "sha1=" + strings.Repeat("0", 40), body, gantry.EUNAUTHORIZED},
+		{"signature of another body", "push", id, hook, githubtest.Sign(secretOf, []byte("{}")), body, gantry.EUNAUTHORIZED},
+		{"unknown webhook", "push", id, "1", githubtest.Sign(secretOf, body), body, gantry.EUNAUTHORIZED},
+		{"no webhook id", "push", id, "", githubtest.Sign(secretOf, body), body, gantry.EINVALID},
+		{"webhook id not a number", "push", id, "x", githubtest.Sign(secretOf, body), body, gantry.EINVALID},
+		// The body is read only once its signature holds: unsigned junk is
+		// 401, not a JSON error.
+		{"not JSON, not signed", "push", id, hook, githubtest.Sign("guess", []byte("a=b")), []byte("a=b"), gantry.EUNAUTHORIZED},
+		{"another repository", "push", id, hook, githubtest.Sign(secretOf, []byte(`{"repository":{"id":1}}`)), []byte(`{"repository":{"id":1}}`), gantry.EINVALID},
+		{"no event", "", id, hook, githubtest.Sign(secretOf, body), body, gantry.EINVALID},
+		{"bad delivery id", "push", "x\ny", hook, githubtest.Sign(secretOf, body), body, gantry.EINVALID},
+		{"not JSON", "push", id, hook, githubtest.Sign(secretOf, []byte("a=b")), []byte("a=b"), gantry.EINVALID},
 	} {
-		_, err := e.svc.Receive(ctx, ghhook.Delivery{Event: tc.event, ID: tc.id, Signature: tc.sig, Body: tc.body})
+		_, err := e.svc.Receive(ctx, ghhook.Delivery{Event: tc.event, ID: tc.id, HookID: tc.hook, Signature: tc.sig, Body: tc.body})
 		if gantry.ErrorCode(err) != tc.code {
 			t.Errorf("%s: got %v, want %s", tc.name, err, tc.code)
 		}
@@ -310,8 +321,8 @@ func TestBadDeliveries(t *testing.T) {
 	if n := len(e.dep.Triggers()); n != 0 {
 		t.Fatalf("bad deliveries triggered %d deployments", n)
 	}
-	// None of them used up the delivery id.
-	msg, err := e.svc.Receive(ctx, ghhook.Delivery{Event: "push", ID: id, Signature: githubtest.Sign(secretOf, body), Body: body})
+	// None of them used up the delivery.
+	msg, err := e.svc.Receive(ctx, ghhook.Delivery{Event: "push", ID: id, HookID: hook, Signature: githubtest.Sign(secretOf, body), Body: body})
 	if err != nil || msg != ghhook.MsgQueued {
 		t.Fatalf("good delivery: %q %v", msg, err)
 	}
@@ -531,7 +542,8 @@ func TestQueueFull(t *testing.T) {
 		t.Fatalf("first: %d", first.Status)
 	}
 	var busy githubtest.Delivery
-	for range 50 { // the worker takes the first soon; then one waits and the next is refused
+	for i := range 50 { // the worker takes the first soon; then one waits and the next is refused
+		payload["n"] = i // a delivery of its own, not a replay
 		busy = e.gh.Deliver(t, "alice-gh/site", "push", payload)[0]
 		if busy.Status == http.StatusServiceUnavailable {
 			break
@@ -605,5 +617,42 @@ func TestFinishedDuringTrigger(t *testing.T) {
 	// dep-1 is no longer the pull request's preview: its end says nothing.
 	if cs := e.gh.Comments("alice-gh/site", 4); len(cs) != 1 || strings.Contains(cs[0].Body, "Stopped") {
 		t.Fatalf("comments %+v", cs)
+	}
+}
+
+// TestOneProjectCannotDelayAnother: while alice-gh/site's deliveries wait
+// behind a slow one, alice-gh/blog's push is handled next, not after them
+// (issue 24, point 7: one queue per project, served in turn).
+func TestOneProjectCannotDelayAnother(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.svc.Workers = 1
+	e.dep.block = make(chan struct{})
+	e.svc.Register(ctx, e.alice, e.project)
+	repo := e.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "blog"}, map[string]string{"index.html": "v1"})
+	blog := &gantry.Project{UserID: e.alice.ID, Name: "blog", Type: "static", Branch: "main",
+		Repository: gantry.Repository{ID: strconv.FormatInt(repo.ID, 10), Name: "blog", FullName: "alice-gh/blog",
+			DefaultBranch: "main", CloneURL: e.gh.URL + "/alice-gh/blog.git"}}
+	if err := e.db.CreateProject(ctx, blog); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.Register(ctx, e.alice, blog)
+	payload := e.gh.PushPayload(t, "alice-gh/site", "main", "")
+	for i := range 20 {
+		payload["n"] = i // twenty deliveries of their own
+		if d := e.gh.Deliver(t, "alice-gh/site", "push", payload)[0]; d.Status != http.StatusAccepted {
+			t.Fatalf("site delivery %d: %d %s", i, d.Status, d.Answer)
+		}
+	}
+	if d := e.gh.Deliver(t, "alice-gh/blog", "push", e.gh.PushPayload(t, "alice-gh/blog", "main", ""))[0]; d.Status != http.StatusAccepted {
+		t.Fatalf("blog delivery: %d %s", d.Status, d.Answer)
+	}
+	close(e.dep.block)
+	e.svc.Wait()
+	tr := e.dep.Triggers()
+	at := slices.IndexFunc(tr, func(t gantry.DeployTrigger) bool { return t.ProjectID == blog.ID })
+	if len(tr) != 21 || at < 0 || at > 1 {
+		t.Fatalf("blog's push was handled %d of %d", at+1, len(tr))
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 )
@@ -23,15 +25,20 @@ const (
 	MsgAlreadyHandled  = "Already handled"
 	MsgQueued          = "Queued"
 	MsgBusy            = "Too many deliveries are waiting; redeliver this one from GitHub in a minute"
+	MsgRateLimited     = "Too many deliveries for this webhook; redeliver this one from GitHub in a minute"
 	MsgPong            = "Pong"
 	msgPayloadNotJSON  = "The payload must be JSON (set the webhook's content type to application/json)"
 	msgPayloadNoRepoID = "The payload names no repository"
+	msgPayloadNotHook  = "The payload names another repository than this webhook's"
+	msgBadHookID       = "X-GitHub-Hook-ID must be the webhook's id (a whole number)"
 )
 
 // Delivery is one webhook request as GitHub sends it.
 type Delivery struct {
 	Event     string // X-GitHub-Event
 	ID        string // X-GitHub-Delivery
+	HookID    string // X-GitHub-Hook-ID
+	RepoID    string // X-GitHub-Hook-Installation-Target-ID (the repository's id)
 	Signature string // X-Hub-Signature-256
 	Body      []byte // at most MaxBody
 }
@@ -46,11 +53,20 @@ type job struct {
 // Receive checks a delivery and queues its work; it answers at once, never
 // waiting for a clone or a build. It returns the message for a 2xx answer
 // (MsgQueued, MsgPong, MsgAlreadyHandled) or an error: EINVALID for bad
-// headers or a payload that is not JSON naming a repository; EUNAUTHORIZED
-// MsgBadSignature when the signature is missing or matches no webhook of
-// the payload's repository (nothing is done then, and nothing is said
-// about which repositories Gantry knows); EUNAVAILABLE MsgBusy when the
-// queue is full. A delivery id handled before does nothing again.
+// headers or a signed payload that is not JSON naming the webhook's
+// repository; EUNAUTHORIZED MsgBadSignature when the signature is missing
+// or does not match the webhook X-GitHub-Hook-ID names (nothing is done
+// then, nothing is read of the body, and nothing is said about which
+// webhooks Gantry knows); ETOOMANY MsgRateLimited past the webhook's rate;
+// EUNAVAILABLE MsgBusy when the project's share of the queue (or the whole
+// queue) is full.
+//
+// A delivery is known by its webhook and the SHA-256 of its body, not by
+// X-GitHub-Delivery (which nobody signs): the same signed body again, under
+// any delivery id, does nothing again. Replays seen lately are answered
+// from memory before the rate is counted; the rate is counted before the
+// delivery is claimed in the database; each project's deliveries wait in
+// a queue of their own, handed to the workers in turn.
 func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 	if err := gantry.ValidateGitHubEvent(d.Event); err != nil {
 		return "", err
@@ -58,6 +74,19 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 	if err := gantry.ValidateDeliveryID(d.ID); err != nil {
 		return "", err
 	}
+	sig, ok := parseSignature(d.Signature)
+	if !ok {
+		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadSignature)
+	}
+	hookID, err := strconv.ParseInt(strings.TrimSpace(d.HookID), 10, 64)
+	if err != nil || hookID <= 0 {
+		return "", gantry.Errorf(gantry.EINVALID, msgBadHookID)
+	}
+	h, err := s.signedBy(ctx, hookID, d, sig)
+	if err != nil {
+		return "", err
+	}
+	// Signed by the webhook's secret: now the body may be read.
 	var head struct {
 		Repository *struct {
 			ID int64 `json:"id"`
@@ -69,16 +98,86 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 	if head.Repository == nil || head.Repository.ID <= 0 {
 		return "", gantry.Errorf(gantry.EINVALID, msgPayloadNoRepoID)
 	}
-	sig, ok := parseSignature(d.Signature)
-	if !ok {
-		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadSignature)
+	if head.Repository.ID != h.RepoID {
+		return "", gantry.Errorf(gantry.EINVALID, msgPayloadNotHook)
 	}
-	hooks, err := s.Store.GitHubHooksByRepo(ctx, head.Repository.ID)
+	s.start()
+	sum := sha256.Sum256(d.Body)
+	key := "hook-" + strconv.FormatInt(hookID, 10) + "-" + d.Event + "-" + hex.EncodeToString(sum[:])
+	if s.recent.has(key) {
+		return MsgAlreadyHandled, nil
+	}
+	if !s.limits.allow(hookID, time.Now()) {
+		return "", gantry.Errorf(gantry.ETOOMANY, MsgRateLimited)
+	}
+	if d.Event == "ping" {
+		if fresh, err := s.claim(ctx, key); err != nil || !fresh {
+			return MsgAlreadyHandled, err
+		}
+		s.record(ctx, h.ProjectID, "ping", "", gantry.DeliveryOK, "GitHub reached Gantry")
+		return MsgPong, nil
+	}
+	// Hold the project's place in the queue before claiming the delivery,
+	// so a delivery refused for want of room can be redelivered; the lock
+	// keeps Close from closing the queue in between.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", gantry.Errorf(gantry.EUNAVAILABLE, "Gantry is shutting down; redeliver this one from GitHub in a minute")
+	}
+	if !s.queue.room(h.ProjectID) {
+		return "", gantry.Errorf(gantry.EUNAVAILABLE, MsgBusy)
+	}
+	if fresh, err := s.claim(ctx, key); err != nil || !fresh {
+		return MsgAlreadyHandled, err
+	}
+	s.pending.Add(1)
+	if !s.queue.push(h.ProjectID, job{hook: h, event: d.Event, body: d.Body}) {
+		s.pending.Done()
+		return "", gantry.Errorf(gantry.EUNAVAILABLE, MsgBusy)
+	}
+	return MsgQueued, nil
+}
+
+// claim claims delivery key in the store (false: handled before) and
+// remembers it.
+func (s *Service) claim(ctx context.Context, key string) (bool, error) {
+	fresh, err := s.Store.ClaimGitHubDelivery(ctx, key)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	var matched []*gantry.GitHubHook
-	for _, h := range hooks {
+	s.recent.add(key)
+	return fresh, nil
+}
+
+// signedBy returns the webhook whose secret signed d: the one GitHub's id
+// hookID names, or — GitHub pings a hook as it creates it, before its id
+// is stored — one of the repository's (d.RepoID) whose id is not stored
+// yet. EUNAUTHORIZED MsgBadSignature when none did.
+func (s *Service) signedBy(ctx context.Context, hookID int64, d Delivery, sig []byte) (*gantry.GitHubHook, error) {
+	var candidates []*gantry.GitHubHook
+	h, err := s.Store.GitHubHookByHookID(ctx, hookID)
+	switch {
+	case err == nil:
+		candidates = append(candidates, h)
+	case gantry.ErrorCode(err) != gantry.ENOTFOUND:
+		return nil, err
+	default:
+		repoID, err := strconv.ParseInt(strings.TrimSpace(d.RepoID), 10, 64)
+		if err != nil || repoID <= 0 {
+			break
+		}
+		hooks, err := s.Store.GitHubHooksByRepo(ctx, repoID)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hooks {
+			if h.HookID == 0 {
+				candidates = append(candidates, h)
+			}
+		}
+	}
+	for _, h := range candidates {
 		secret, err := s.Secrets.Open(h.Secret)
 		if err != nil {
 			continue // sealed under another key: it can match nothing
@@ -86,59 +185,10 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 		m := hmac.New(sha256.New, []byte(secret))
 		m.Write(d.Body)
 		if hmac.Equal(m.Sum(nil), sig) {
-			matched = append(matched, h)
+			return h, nil
 		}
 	}
-	if len(matched) == 0 {
-		return "", gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadSignature)
-	}
-	s.start()
-	if d.Event != "ping" {
-		// Reserve room in the queue before claiming the id, so a delivery
-		// refused for want of room can be redelivered.
-		for i := range matched {
-			select {
-			case s.slots <- struct{}{}:
-			default:
-				for range i {
-					<-s.slots
-				}
-				return "", gantry.Errorf(gantry.EUNAVAILABLE, MsgBusy)
-			}
-		}
-	}
-	release := func() {
-		if d.Event != "ping" {
-			for range matched {
-				<-s.slots
-			}
-		}
-	}
-	fresh, err := s.Store.ClaimGitHubDelivery(ctx, d.ID)
-	if err != nil || !fresh {
-		release()
-		if err != nil {
-			return "", err
-		}
-		return MsgAlreadyHandled, nil
-	}
-	if d.Event == "ping" {
-		for _, h := range matched {
-			s.record(ctx, h.ProjectID, "ping", "", gantry.DeliveryOK, "GitHub reached Gantry")
-		}
-		return MsgPong, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		release()
-		return "", gantry.Errorf(gantry.EUNAVAILABLE, "Gantry is shutting down; redeliver this one from GitHub in a minute")
-	}
-	for _, h := range matched {
-		s.pending.Add(1)
-		s.jobs <- job{hook: h, event: d.Event, body: d.Body} // room was reserved
-	}
-	return MsgQueued, nil
+	return nil, gantry.Errorf(gantry.EUNAUTHORIZED, MsgBadSignature)
 }
 
 // parseSignature decodes "sha256=<64 hex digits>".
@@ -154,9 +204,13 @@ func parseSignature(h string) ([]byte, bool) {
 // work handles queued deliveries until Close.
 func (s *Service) work() {
 	defer s.workers.Done()
-	for j := range s.jobs {
-		<-s.slots
+	for {
+		j, ok := s.queue.pop()
+		if !ok {
+			return
+		}
 		s.handle(j)
+		s.queue.done(j.hook.ProjectID)
 		s.pending.Done()
 	}
 }

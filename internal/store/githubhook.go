@@ -65,6 +65,16 @@ func (db *DB) FindGitHubHook(ctx context.Context, projectID string) (*gantry.Git
 	return scanHook(db.queryRow(ctx, `SELECT `+hookColumns+hookFrom+`WHERE h.project_id = ?`, projectID))
 }
 
+// GitHubHookByHookID returns the webhook whose GitHub id
+// (X-GitHub-Hook-ID) is hookID; ENOTFOUND when none is (0 never is).
+func (db *DB) GitHubHookByHookID(ctx context.Context, hookID int64) (*gantry.GitHubHook, error) {
+	if hookID <= 0 {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Webhook not found")
+	}
+	return scanHook(db.queryRow(ctx, `SELECT `+hookColumns+hookFrom+`WHERE h.hook_id = ?
+		ORDER BY h.created_at, h.project_id LIMIT 1`, hookID))
+}
+
 // GitHubHooksByRepo returns the webhooks of every project made from GitHub
 // repository repoID (several projects may share one), oldest first.
 func (db *DB) GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.GitHubHook, error) {
@@ -102,9 +112,10 @@ func (db *DB) RecordGitHubDelivery(ctx context.Context, projectID string, d gant
 	return nil
 }
 
-// ClaimGitHubDelivery records delivery id (X-GitHub-Delivery) as handled
-// and reports whether it was new: false means it was handled already (a
-// replay). Ids older than DeliveryRetention are forgotten.
+// ClaimGitHubDelivery records delivery key id as handled and reports
+// whether it was new: false means it was handled already (a replay).
+// ghhook keys a delivery by its webhook and the SHA-256 of its body, not
+// by X-GitHub-Delivery, which is not signed. Ids older than DeliveryRetention are forgotten.
 func (db *DB) ClaimGitHubDelivery(ctx context.Context, id string) (bool, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

@@ -197,6 +197,10 @@ func (s *Server) deliverOne(h Hook, event, id string, body []byte) Delivery {
 		req.Header.Set("X-GitHub-Event", event)
 		req.Header.Set("X-GitHub-Delivery", id)
 		req.Header.Set("X-GitHub-Hook-ID", strconv.FormatInt(h.ID, 10))
+		req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "repository")
+		if r := s.repo(h.Repo); r != nil {
+			req.Header.Set("X-GitHub-Hook-Installation-Target-ID", strconv.FormatInt(r.ID, 10))
+		}
 		if h.Secret != "" {
 			req.Header.Set("X-Hub-Signature-256", Sign(h.Secret, body))
 		}
