@@ -121,15 +121,21 @@ func TestServeGitHubConnect(t *testing.T) {
 	// gantry.test is this server.
 	res, _ = call("GET", back.Path+"?"+back.RawQuery, "", "")
 	page, _ := url.Parse(res.Header.Get("Location"))
-	if res.StatusCode != 302 || page.Path != "/github-callback" || page.Query().Get("linked") != "true" || page.Query().Get("token") == "" {
+	if res.StatusCode != 302 || page.Path != "/github-callback" || page.Query().Get("code") == "" || page.Query().Get("token") != "" {
 		t.Fatalf("callback: %d %s\n%s", res.StatusCode, page, logs.String())
 	}
-	res, data = call("GET", "/api/auth/me", page.Query().Get("token"), "")
+	// The web app finishes the sign-in with the session that started it
+	// (and, over plain http on a name, the unprefixed nonce cookie).
+	finish, _ := json.Marshal(map[string]string{"code": page.Query().Get("code"), "state": page.Query().Get("state")})
+	if res, _ = call("POST", "/api/auth/github/callback", token, string(finish)); res.StatusCode != 200 {
+		t.Fatalf("finish: %d\n%s", res.StatusCode, logs.String())
+	}
+	res, data = call("GET", "/api/auth/me", token, "")
 	if res.StatusCode != 200 || !strings.Contains(string(data["user"]), `"connected":true,"id":`+jsonInt(ghUser.ID)+`,"username":"ada-gh"`) ||
 		!strings.Contains(string(data["user"]), `"fullName":"ada-gh/private-site"`) {
 		t.Fatalf("me: %d %s", res.StatusCode, data["user"])
 	}
-	for _, secret := range []string{ghUser.Token, gh.ClientSecret, secretKey, page.Query().Get("token")} {
+	for _, secret := range []string{ghUser.Token, gh.ClientSecret, secretKey, page.Query().Get("code")} {
 		if strings.Contains(logs.String(), secret) || strings.Contains(string(data["user"]), ghUser.Token) {
 			t.Errorf("%q leaked into the logs or the answer", secret)
 		}
@@ -139,7 +145,6 @@ func TestServeGitHubConnect(t *testing.T) {
 	// its webhook at <public URL>/api/webhooks/github; a signed delivery is
 	// taken (202) and recorded on the Git card; deleting the project
 	// removes the webhook.
-	token = page.Query().Get("token")
 	res, data = call("POST", "/api/projects", token, `{"repositoryId":`+jsonInt(site.ID)+`}`)
 	var project struct {
 		ID string `json:"_id"`

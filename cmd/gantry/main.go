@@ -252,7 +252,7 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		Decrypt: githubTokens.Open, Secrets: deploys.Secrets, Webhooks: hooks, Hooks: deployHooks, PublicURL: cfg.PublicURL.String()}
 	srv.Projects = projects
 	srv.Webhooks = hooks
-	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates, Sessions: accounts,
+	srv.GitHub = &ghlink.Accounts{Users: db, Host: hosts, Tokens: githubTokens, States: githubStates,
 		Notify: notifier, Logger: logger}
 	liveEdge := edge.New(cfg.LiveDomain, sites, cfg.PublicURL.String())
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})

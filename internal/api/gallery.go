@@ -24,9 +24,10 @@ func (s *Server) galleryRoutes() {
 
 // VisitorCookie names the cookie that identifies a visitor without an
 // account to the gallery: a random id of 16 bytes (base64url, 22
-// characters), HttpOnly, SameSite=Lax, Secure when the request came over
-// HTTPS, kept for a year. It carries no other information.
-const VisitorCookie = "gantry_visitor"
+// characters), a platform cookie (setPlatformCookie: __Host-, Path=/,
+// HttpOnly, Secure), SameSite=Lax, kept for a year. It carries no other
+// information.
+const VisitorCookie = "__Host-gantry_visitor"
 
 // visitorMaxAge is how long the visitor cookie lives.
 const visitorMaxAge = 365 * 24 * time.Hour
@@ -57,7 +58,7 @@ func (s *Server) viewerKey(w http.ResponseWriter, r *http.Request) (string, erro
 	if u, err := s.currentUser(r); err == nil && u != nil {
 		return "user:" + u.ID, nil
 	}
-	if c, err := r.Cookie(VisitorCookie); err == nil && visitorIDPattern.MatchString(c.Value) {
+	if c, err := r.Cookie(s.platformCookieName(r, VisitorCookie)); err == nil && visitorIDPattern.MatchString(c.Value) {
 		return "visitor:" + c.Value, nil
 	}
 	var b [16]byte
@@ -65,13 +66,10 @@ func (s *Server) viewerKey(w http.ResponseWriter, r *http.Request) (string, erro
 		return "", err
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
-	http.SetCookie(w, &http.Cookie{
+	s.setPlatformCookie(w, r, &http.Cookie{
 		Name:     VisitorCookie,
 		Value:    id,
-		Path:     "/",
 		MaxAge:   int(visitorMaxAge / time.Second),
-		HttpOnly: true,
-		Secure:   s.isHTTPS(r),
 		SameSite: http.SameSiteLaxMode,
 	})
 	return "visitor:" + id, nil

@@ -372,7 +372,9 @@ func TestGalleryLikesAndViews(t *testing.T) {
 	if rec.Code != 200 || c == nil {
 		t.Fatalf("first contact: %d, cookie %v", rec.Code, c)
 	}
-	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Secure || c.Path != "/" || c.MaxAge != 365*24*3600 || len(c.Value) != 22 {
+	// A platform cookie: __Host-, Secure (localhost is a secure context), Path=/, no Domain.
+	if c.Name != "__Host-gantry_visitor" || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || !c.Secure || c.Path != "/" ||
+		c.Domain != "" || c.MaxAge != 365*24*3600 || len(c.Value) != 22 {
 		t.Fatalf("cookie %+v", c)
 	}
 	if dataField[bool](t, rec, "liked") {

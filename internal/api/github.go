@@ -7,92 +7,120 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/project"
 )
 
 func (s *Server) githubRoutes() {
-	s.mux.HandleFunc("GET /api/auth/github/url", s.requireUser(s.handleGitHubURL))
+	s.mux.HandleFunc("GET /api/auth/github/url", s.requireSession(s.handleGitHubURL))
 	s.mux.HandleFunc("GET /api/auth/github/callback", s.handleGitHubCallback)
+	s.mux.HandleFunc("POST /api/auth/github/callback", s.requireSession(s.handleGitHubFinish))
 	s.mux.HandleFunc("POST /api/auth/github/refresh", s.requireUser(s.handleGitHubRefresh))
 	s.mux.HandleFunc("POST /api/auth/github/disconnect", s.requireUser(s.handleGitHubDisconnect))
 	s.mux.HandleFunc("POST /api/projects", s.requireUser(s.handleCreateGitHubProject))
 }
 
 // githubCookie holds the browser's nonce of a GitHub sign-in between GET
-// /api/auth/github/url and the callback. It is HttpOnly, SameSite=Lax (so
-// GitHub's top-level redirect back carries it), scoped to the callback's
-// path, Secure over https, and lives as long as the state.
-const githubCookie = "gantry_github_oauth"
-
-const githubCallbackPath = "/api/auth/github/callback"
+// /api/auth/github/url and the web app's POST /api/auth/github/callback.
+// It is a platform cookie (platformCookie: __Host-, Secure, Path=/),
+// HttpOnly, SameSite=Strict (only the web app's own calls carry it), and
+// lives as long as the state.
+const githubCookie = "__Host-gantry_github_oauth"
 
 // callbackPage is the web app's screen the callback redirects to.
 const callbackPage = "/github-callback"
 
 // handleGitHubURL starts connecting GitHub: {authUrl}, and the nonce
-// cookie that ties the sign-in to this browser. 503 when no OAuth app is
-// configured.
-func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+// cookie that ties the sign-in to this browser (the state ties it to this
+// session). 503 when no OAuth app is configured.
+func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	if s.GitHub == nil {
 		s.writeError(w, r, githost.ErrOAuthNotConfigured)
 		return
 	}
-	start, err := s.GitHub.Start(r.Context(), u)
+	start, err := s.GitHub.Start(r.Context(), sess.User, sess.ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: githubCookie, Value: start.Nonce, Path: githubCallbackPath,
+	s.setPlatformCookie(w, r, &http.Cookie{
+		Name: githubCookie, Value: start.Nonce,
 		Expires: start.Expires, MaxAge: int(ghlink.StateTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r),
+		SameSite: http.SameSiteStrictMode,
 	})
 	writeJSON(w, http.StatusOK, map[string]string{"authUrl": start.AuthURL})
 }
 
-// handleGitHubCallback is where GitHub sends the browser back. It is public
-// (the browser carries no bearer header here): the sealed state says whose
-// account this is and the cookie that it is the same browser. It always
-// answers 302 to the web app: /github-callback?token=<fresh bearer
-// token>&linked=true on success, /github-callback?error=<short code>
-// otherwise. Neither the code, the state nor any token is logged.
+// handleGitHubCallback is where GitHub sends the browser back. It does
+// nothing but hand GitHub's answer to the web app, which finishes the
+// sign-in with its bearer token (handleGitHubFinish): 302 to
+// /github-callback?code=…&state=…, or ?error=<short code> for GitHub's
+// error. Neither the code nor the state is logged.
 func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	cb := ghlink.Callback{Code: q.Get("code"), State: q.Get("state"), Error: q.Get("error")}
-	if c, err := r.Cookie(githubCookie); err == nil {
-		cb.Nonce = c.Value
-	}
-	// The nonce is single-use: the browser forgets it whatever happens.
-	http.SetCookie(w, &http.Cookie{Name: githubCookie, Value: "", Path: githubCallbackPath, MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.isHTTPS(r)})
-	var (
-		done *ghlink.Connected
-		err  error = &ghlink.CallbackError{Code: ghlink.CallbackNotConfigured, Err: githost.ErrOAuthNotConfigured}
-	)
-	if s.GitHub != nil {
-		done, err = s.GitHub.Callback(r.Context(), cb)
-	}
 	v := url.Values{}
-	if err != nil {
-		code := ghlink.CallbackServerError
-		var ce *ghlink.CallbackError
-		if errors.As(err, &ce) {
-			code = ce.Code
-		}
-		if code == ghlink.CallbackServerError {
-			s.Logger.ErrorContext(r.Context(), "github callback failed", "reason", code, "err", err)
-		} else {
-			s.Logger.WarnContext(r.Context(), "github callback refused", "reason", code, "err", err)
-		}
-		v.Set("error", code)
-	} else {
-		v.Set("token", done.Token)
-		v.Set("linked", "true") // the state is always bound to a signed-in account
+	switch {
+	case q.Get("error") != "":
+		v.Set("error", ghlink.GitHubErrorCode(q.Get("error")))
+	case s.GitHub == nil:
+		v.Set("error", ghlink.CallbackNotConfigured)
+	case q.Get("code") == "" || q.Get("state") == "":
+		v.Set("error", ghlink.CallbackInvalidRequest)
+	default:
+		v.Set("code", q.Get("code"))
+		v.Set("state", q.Get("state"))
 	}
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, callbackPage+"?"+v.Encode(), http.StatusFound)
+}
+
+// githubFinish is the body of POST /api/auth/github/callback.
+type githubFinish struct {
+	Code  string `json:"code"`
+	State string `json:"state"`
+}
+
+// handleGitHubFinish finishes a GitHub sign-in from the web app: {code,
+// state} as GitHub brought them, sent with the bearer token of the session
+// that started it and the nonce cookie → {user}. A state started by
+// another session or browser is refused (400), as is an expired or
+// altered one; the nonce cookie is forgotten whatever happens.
+func (s *Server) handleGitHubFinish(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+	var in githubFinish
+	if err := decode(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	cb := ghlink.Callback{Code: in.Code, State: in.State, UserID: sess.User.ID, SessionID: sess.ID}
+	if c, err := r.Cookie(s.platformCookieName(r, githubCookie)); err == nil {
+		cb.Nonce = c.Value
+	}
+	// The nonce is single-use: the browser forgets it whatever happens.
+	s.setPlatformCookie(w, r, &http.Cookie{Name: githubCookie, Value: "", MaxAge: -1, SameSite: http.SameSiteStrictMode})
+	if s.GitHub == nil {
+		s.writeError(w, r, githost.ErrOAuthNotConfigured)
+		return
+	}
+	done, err := s.GitHub.Callback(r.Context(), cb)
+	if err != nil {
+		var ce *ghlink.CallbackError
+		if !errors.As(err, &ce) {
+			s.writeError(w, r, err)
+			return
+		}
+		code, msg := ce.Problem()
+		if code == gantry.EINTERNAL {
+			// Logged as it is; answered 500 whatever codes it wraps.
+			s.writeError(w, r, errors.New(err.Error()))
+			return
+		}
+		s.Logger.WarnContext(r.Context(), "github callback refused", "reason", ce.Code, "err", err)
+		s.writeError(w, r, gantry.Errorf(code, "%s", msg))
+		return
+	}
+	writeJSON(w, http.StatusOK, userAnswer{User: done.User})
 }
 
 // handleGitHubRefresh fetches the connected account's repositories again:
@@ -144,10 +172,4 @@ func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Reques
 		p, err := s.Projects.CreateFromGitHub(r.Context(), u, in)
 		return projectAnswer{Project: p}, err
 	})
-}
-
-// isHTTPS reports whether the browser reached us over https: directly, or
-// through a trusted proxy that says so.
-func (s *Server) isHTTPS(r *http.Request) bool {
-	return r.TLS != nil || (s.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
 }

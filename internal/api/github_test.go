@@ -69,7 +69,7 @@ func withGitHub(t *testing.T, e *testEnv, configured bool) *githubEnv {
 	g.tokens = stack.Tokens
 	g.link = &ghlink.Accounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, secret.GitHubStates),
-		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
+		Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.GitHub = g.link
 	e.srv.Deploys, e.srv.Projects = stack.Deploys, stack.Projects
@@ -99,7 +99,7 @@ func (g *githubEnv) start(t *testing.T, token string) (*url.URL, *http.Cookie) {
 	}
 	var cookie *http.Cookie
 	for _, c := range rec.Result().Cookies() {
-		if c.Name == "gantry_github_oauth" {
+		if c.Name == "__Host-gantry_github_oauth" {
 			cookie = c
 		}
 	}
@@ -132,57 +132,64 @@ func (g *githubEnv) authorize(t *testing.T, auth *url.URL) *url.URL {
 	return back
 }
 
-// callback lands the browser on Gantry's callback with query (and the
-// cookie, when set) and returns the web page it is sent to.
-func (g *githubEnv) callback(t *testing.T, query string, cookie *http.Cookie) *url.URL {
+// callback lands the browser on Gantry's callback with GitHub's query and
+// returns the web page it is sent to (checking the redirect: no referrer,
+// no token, no cookie).
+func (g *githubEnv) callback(t *testing.T, query string) *url.URL {
 	t.Helper()
-	rec := g.do(callbackRequest(query, cookie))
+	rec := g.do(request{method: "GET", url: "/api/auth/github/callback?" + query})
 	if rec.Code != http.StatusFound {
 		t.Fatalf("callback: got %d, want 302; body %s", rec.Code, rec.Body.String())
 	}
-	return callbackPage(t, rec)
-}
-
-// callbackRequest is the browser's request to Gantry's callback.
-func callbackRequest(query string, cookie *http.Cookie) request {
-	req := request{method: "GET", url: "/api/auth/github/callback?" + query}
-	if cookie != nil {
-		req.headers = map[string]string{"Cookie": cookie.Name + "=" + cookie.Value}
-	}
-	return req
-}
-
-// callbackPage checks the callback's redirect (the nonce cookie cleared, no
-// referrer) and returns the web page it sends the browser to.
-func callbackPage(t *testing.T, rec *httptest.ResponseRecorder) *url.URL {
-	t.Helper()
-	cleared := false
-	for _, c := range rec.Result().Cookies() {
-		cleared = cleared || (c.Name == "gantry_github_oauth" && c.MaxAge < 0)
-	}
-	if !cleared {
-		t.Errorf("callback did not clear the nonce cookie: %v", rec.Header().Values("Set-Cookie"))
-	}
 	if got := rec.Header().Get("Referrer-Policy"); got != "no-referrer" {
 		t.Errorf("callback answered Referrer-Policy %q, want no-referrer", got)
+	}
+	if c := rec.Header().Values("Set-Cookie"); len(c) != 0 {
+		t.Errorf("callback set cookies %v", c)
 	}
 	loc, err := url.Parse(rec.Header().Get("Location"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loc.Path != "/github-callback" || loc.Host != "" {
-		t.Fatalf("callback redirected to %s, want /github-callback", loc)
+	if loc.Path != "/github-callback" || loc.Host != "" || loc.Query().Has("token") {
+		t.Fatalf("callback redirected to %s, want /github-callback without a token", loc)
 	}
 	return loc
 }
 
+// finish is the web app on /github-callback: it sends the page's code and
+// state as token's session, with the cookie when set, and returns the
+// answer (checking that the nonce cookie is forgotten).
+func (g *githubEnv) finish(t *testing.T, token string, page *url.URL, cookie *http.Cookie) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := g.do(finishRequest(token, page, cookie))
+	cleared := false
+	for _, c := range rec.Result().Cookies() {
+		cleared = cleared || (c.Name == "__Host-gantry_github_oauth" && c.MaxAge < 0 && c.Secure && c.Path == "/")
+	}
+	if !cleared {
+		t.Errorf("finishing did not clear the nonce cookie: %v", rec.Header().Values("Set-Cookie"))
+	}
+	return rec
+}
+
+// finishRequest is the web app's POST /api/auth/github/callback.
+func finishRequest(token string, page *url.URL, cookie *http.Cookie) request {
+	body, _ := json.Marshal(map[string]string{"code": page.Query().Get("code"), "state": page.Query().Get("state")})
+	req := request{method: "POST", url: "/api/auth/github/callback", body: string(body), headers: bearer(token)}
+	if cookie != nil {
+		req.headers["Cookie"] = cookie.Name + "=" + cookie.Value
+	}
+	return req
+}
+
 // connect runs the whole flow for token's user (as GitHub account login)
-// and returns the page the browser ends on.
-func (g *githubEnv) connect(t *testing.T, token, login string) *url.URL {
+// and returns the answer of finishing it.
+func (g *githubEnv) connect(t *testing.T, token, login string) *httptest.ResponseRecorder {
 	t.Helper()
 	g.gh.AuthorizeAs(login)
 	auth, cookie := g.start(t, token)
-	return g.callback(t, g.authorize(t, auth).RawQuery, cookie)
+	return g.finish(t, token, g.callback(t, g.authorize(t, auth).RawQuery), cookie)
 }
 
 func (g *githubEnv) me(t *testing.T, token string) *gantry.User {
@@ -228,21 +235,24 @@ func TestGitHubConnectFlow(t *testing.T) {
 	if state := q.Get("state"); !strings.HasPrefix(state, "v1:") || strings.Contains(state, g.alice.ID) {
 		t.Errorf("state %q is not sealed", state)
 	}
-	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/api/auth/github/callback" ||
-		cookie.MaxAge != 600 || cookie.Secure {
-		t.Errorf("nonce cookie %+v: want HttpOnly, SameSite=Lax, the callback path, 10 minutes, not Secure over http", cookie)
+	// A platform cookie: __Host-, so Secure, Path=/ and no Domain (on
+	// localhost, which browsers treat as secure, as over https).
+	if cookie.Name != "__Host-gantry_github_oauth" || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode ||
+		cookie.Path != "/" || cookie.Domain != "" || cookie.MaxAge != 600 || !cookie.Secure {
+		t.Errorf("nonce cookie %+v: want __Host-, HttpOnly, SameSite=Strict, Path=/, 10 minutes, Secure", cookie)
 	}
 
 	back := g.authorize(t, auth)
 	code := back.Query().Get("code")
-	page := g.callback(t, back.RawQuery, cookie)
-	if page.Query().Get("linked") != "true" || page.Query().Get("error") != "" {
-		t.Fatalf("callback page %s, want linked=true", page)
+	page := g.callback(t, back.RawQuery)
+	if page.Query().Get("code") != code || page.Query().Get("state") != q.Get("state") {
+		t.Fatalf("callback page %s, want GitHub's code and state", page)
 	}
-	token := page.Query().Get("token")
-	if u, err := g.accounts.Authenticate(ctx, token); err != nil || u.ID != g.alice.ID {
-		t.Fatalf("the handed-over token is not alice's: %v %v", u, err)
+	rec := g.finish(t, g.token, page, cookie)
+	if rec.Code != http.StatusOK || dataField[*gantry.User](t, rec, "user").GitHub.Username != "alice-gh" {
+		t.Fatalf("finish: %d %s", rec.Code, rec.Body.String())
 	}
+	token := g.token
 
 	u := g.me(t, token)
 	if !u.GitHub.Connected || u.GitHub.Username != "alice-gh" || u.GitHub.Avatar != g.aliceGH.AvatarURL || u.GitHub.ID != g.aliceGH.ID {
@@ -270,9 +280,9 @@ func TestGitHubConnectFlow(t *testing.T) {
 	}
 
 	// The code is single-use: the same redirect again fails, and links nothing new.
-	again := g.callback(t, back.RawQuery, cookie)
-	if again.Query().Get("error") != "bad_code" || again.Query().Get("token") != "" {
-		t.Errorf("replayed callback: %s, want error=bad_code", again)
+	again := g.finish(t, g.token, g.callback(t, back.RawQuery), cookie)
+	if a := decodeAnswer(t, again); again.Code != 400 || !strings.Contains(a.Message, "GitHub refused the sign-in code") {
+		t.Errorf("replayed callback: %d %q, want 400 bad code", again.Code, a.Message)
 	}
 	g.noSecrets(t, code, q.Get("state"), token, stored.GitHub.AccessToken)
 }
@@ -335,8 +345,8 @@ func TestGitHubRefreshAndDisconnect(t *testing.T) {
 	}
 	// Disconnected, the same GitHub account may go to another Gantry account.
 	bob := g.otherToken(t)
-	if page := g.connect(t, bob, "alice-gh"); page.Query().Get("token") == "" {
-		t.Errorf("bob could not link alice-gh after alice let go: %s", page)
+	if rec := g.connect(t, bob, "alice-gh"); rec.Code != http.StatusOK {
+		t.Errorf("bob could not link alice-gh after alice let go: %d %s", rec.Code, rec.Body.String())
 	}
 	g.noSecrets(t)
 }
@@ -409,84 +419,122 @@ func TestGitHubRefreshRevokedToken(t *testing.T) {
 	}
 }
 
+// TestGitHubCallbackErrors: GitHub's own error, or a redirect without code
+// or state, is handed to the web app as a short code; nothing is linked.
+func TestGitHubCallbackErrors(t *testing.T) {
+	t.Parallel()
+	g := withGitHub(t, newEnv(t), true)
+	for query, want := range map[string]string{
+		"error=access_denied&error_description=The+user+has+denied": "access_denied",
+		"error=%3Cscript%3E": "github_error",
+		"state=abc":          "invalid_request",
+		"code=abc":           "invalid_request",
+		"":                   "invalid_request",
+	} {
+		page := g.callback(t, query)
+		if got := page.Query().Get("error"); got != want || page.Query().Has("code") {
+			t.Errorf("callback?%s: page %s, want error=%s", query, page, want)
+		}
+	}
+	if u, _ := g.db.FindUserByID(context.Background(), g.alice.ID); u.GitHub.Connected {
+		t.Errorf("alice got connected: %+v", u.GitHub)
+	}
+}
+
+// TestGitHubCallbackRefusals: finishing a sign-in is refused, and links
+// nothing, unless the state is intact, fresh, and was started by the very
+// session finishing it in the browser holding its nonce cookie. The
+// cookie-tossing attack of issue 24 (point 13) is among them: an app on a
+// sibling domain plants the attacker's nonce in the victim's browser and
+// sends the victim through GitHub with the attacker's state; the victim's
+// GitHub account must not end up linked to the attacker's Gantry account.
 func TestGitHubCallbackRefusals(t *testing.T) {
 	t.Parallel()
 	var scenarios []scenario
 	for _, tc := range []struct {
 		name string
-		// flow returns the callback query and cookie to send.
-		flow      func(t *testing.T, g *githubEnv) (string, *http.Cookie)
-		wantError string
+		// flow returns who finishes (a token), GitHub's page and the cookie sent.
+		flow        func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie)
+		wantStatus  int
+		wantMessage string
 	}{
-		{"GitHub denied access", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+		{"forged state", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
 			_, cookie := g.start(t, g.token)
-			return "error=access_denied&error_description=The+user+has+denied", cookie
-		}, "access_denied"},
-		{"GitHub error that is not a plain word", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			return "error=%3Cscript%3E", nil
-		}, "github_error"},
-		{"no code", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			auth, cookie := g.start(t, g.token)
-			return "state=" + url.QueryEscape(auth.Query().Get("state")), cookie
-		}, "invalid_request"},
-		{"forged state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			_, cookie := g.start(t, g.token)
-			return "code=abc&state=" + url.QueryEscape(`{"u":"`+g.alice.ID+`"}`), cookie
-		}, "invalid_state"},
-		{"altered state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			return g.token, pageWith("abc", `{"u":"`+g.alice.ID+`"}`), cookie
+		}, 400, "This GitHub sign-in is not valid"},
+		{"altered state", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
 			back := g.authorize(t, mustStart(t, g))
-			q := back.Query()
-			st := []byte(q.Get("state"))
+			st := []byte(back.Query().Get("state"))
 			st[10] ^= 1
-			q.Set("state", string(st))
-			return q.Encode(), g.lastCookie
-		}, "invalid_state"},
-		{"expired state", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			back := g.authorize(t, mustStart(t, g))
+			return g.token, pageWith(back.Query().Get("code"), string(st)), g.lastCookie
+		}, 400, "This GitHub sign-in is not valid"},
+		{"expired state", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			page := g.callback(t, g.authorize(t, mustStart(t, g)).RawQuery)
 			g.now = g.now.Add(10*time.Minute + time.Second)
-			return back.RawQuery, g.lastCookie
-		}, "expired_state"},
-		{"no cookie: started in another browser", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			return g.authorize(t, mustStart(t, g)).RawQuery, nil
-		}, "state_mismatch"},
-		{"another user's state with alice's cookie", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
+			return g.token, page, g.lastCookie
+		}, 400, "took longer than 10 minutes"},
+		{"no cookie: started in another browser", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			return g.token, g.callback(t, g.authorize(t, mustStart(t, g)).RawQuery), nil
+		}, 400, "started in another browser, tab or account"},
+		{"the nonce under its unprefixed name, as a sibling domain can set it", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			page := g.callback(t, g.authorize(t, mustStart(t, g)).RawQuery)
+			return g.token, page, &http.Cookie{Name: "gantry_github_oauth", Value: g.lastCookie.Value}
+		}, 400, "started in another browser, tab or account"},
+		{"another user's state with alice's cookie", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
 			_, aliceCookie := g.start(t, g.token)
 			bobAuth, _ := g.start(t, g.otherToken(t))
-			return g.authorize(t, bobAuth).RawQuery, aliceCookie
-		}, "state_mismatch"},
-		{"GitHub account linked to another Gantry account", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			g.connect(t, g.otherToken(t), "alice-gh")
-			g.gh.AuthorizeAs("alice-gh")
-			return g.authorize(t, mustStart(t, g)).RawQuery, g.lastCookie
-		}, "already_linked"},
-		{"deactivated account", func(t *testing.T, g *githubEnv) (string, *http.Cookie) {
-			back := g.authorize(t, mustStart(t, g))
-			if err := g.db.SetUserActive(context.Background(), g.alice.ID, false); err != nil {
+			return g.token, g.callback(t, g.authorize(t, bobAuth).RawQuery), aliceCookie
+		}, 400, "started in another browser, tab or account"},
+		{"cookie tossing: the attacker's state and nonce in alice's browser", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			bobAuth, bobCookie := g.start(t, g.otherToken(t))
+			// alice consents on GitHub as herself; her browser carries bob's
+			// nonce and bob's state, and her own session.
+			return g.token, g.callback(t, g.authorize(t, bobAuth).RawQuery), bobCookie
+		}, 400, "started in another browser, tab or account"},
+		{"another session of the same user", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			page := g.callback(t, g.authorize(t, mustStart(t, g)).RawQuery)
+			_, other, err := g.accounts.Login(context.Background(), "198.51.100.7", "alice@example.com", alicePass)
+			if err != nil {
 				t.Fatal(err)
 			}
-			return back.RawQuery, g.lastCookie
-		}, "account_unavailable"},
+			return other, page, g.lastCookie
+		}, 400, "started in another browser, tab or account"},
+		{"GitHub account linked to another Gantry account", func(t *testing.T, g *githubEnv) (string, *url.URL, *http.Cookie) {
+			if rec := g.connect(t, g.otherToken(t), "alice-gh"); rec.Code != 200 {
+				t.Fatalf("bob's connect: %d %s", rec.Code, rec.Body.String())
+			}
+			g.gh.AuthorizeAs("alice-gh")
+			return g.token, g.callback(t, g.authorize(t, mustStart(t, g)).RawQuery), g.lastCookie
+		}, 409, "already connected to another Gantry account"},
 	} {
 		var g *githubEnv
 		scenarios = append(scenarios, scenario{name: tc.name,
 			setup: func(t *testing.T, e *testEnv) string { g = withGitHub(t, e, true); return "" },
 			prepare: func(t *testing.T, _ *testEnv, sc *scenario) {
-				query, cookie := tc.flow(t, g)
-				sc.request = callbackRequest(query, cookie)
+				token, page, cookie := tc.flow(t, g)
+				sc.request = finishRequest(token, page, cookie)
 			},
-			wantStatus: http.StatusFound,
+			wantStatus: tc.wantStatus,
 			after: func(t *testing.T, _ *testEnv, rec *httptest.ResponseRecorder) {
-				page := callbackPage(t, rec)
-				if got := page.Query().Get("error"); got != tc.wantError || page.Query().Get("token") != "" {
-					t.Fatalf("got %s, want error=%s and no token", page, tc.wantError)
+				if a := decodeAnswer(t, rec); !strings.Contains(a.Message, tc.wantMessage) {
+					t.Errorf("got %q, want it to say %q", a.Message, tc.wantMessage)
 				}
 				if u, _ := g.db.FindUserByID(context.Background(), g.alice.ID); u.GitHub.Connected {
 					t.Errorf("alice got connected: %+v", u.GitHub)
+				}
+				if u, _ := g.db.FindUserByEmail(context.Background(), "bob@example.com"); u != nil && u.GitHub.Connected && u.GitHub.Username == "alice-gh" &&
+					tc.wantStatus != 409 {
+					t.Errorf("bob got alice's GitHub account: %+v", u.GitHub)
 				}
 				g.noSecrets(t)
 			}})
 	}
 	runScenarios(t, scenarios)
+}
+
+// pageWith is the web app's /github-callback with code and state.
+func pageWith(code, state string) *url.URL {
+	return &url.URL{Path: "/github-callback", RawQuery: url.Values{"code": {code}, "state": {state}}.Encode()}
 }
 
 // mustStart is start for alice, keeping the cookie in g.lastCookie.
@@ -507,9 +555,14 @@ func TestGitHubNotConfigured(t *testing.T) {
 		{name: "url without any GitHub wiring", auth: true,
 			request: request{method: "GET", url: "/api/auth/github/url"}, wantStatus: 503, wantMessage: msg},
 		{name: "callback redirects with not_configured",
-			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, false); return "" },
 			request: request{method: "GET", url: "/api/auth/github/callback?code=x&state=y"}, wantStatus: 302,
 			wantHeaders: map[string]string{"Location": "/github-callback?error=not_configured"}},
+		{name: "finishing needs a signed-in user",
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, true); return "" },
+			request: request{method: "POST", url: "/api/auth/github/callback", body: `{"code":"x","state":"y"}`}, wantStatus: 401},
+		{name: "finishing answers 503 with what to set", auth: true,
+			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, false); return "" },
+			request: request{method: "POST", url: "/api/auth/github/callback", body: `{"code":"x","state":"y"}`}, wantStatus: 503, wantMessage: msg},
 		{name: "url needs a signed-in user",
 			setup:   func(t *testing.T, e *testEnv) string { withGitHub(t, e, true); return "" },
 			request: request{method: "GET", url: "/api/auth/github/url"}, wantStatus: 401, wantMessage: "Not authorized: please sign in"},

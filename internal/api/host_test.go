@@ -157,3 +157,36 @@ func TestAPINeverPlainText(t *testing.T) {
 		t.Errorf("60 KiB head: got %d %q", res.StatusCode, body)
 	}
 }
+
+// TestPlatformCookies: over https (here through a trusted proxy) and on
+// localhost the visitor cookie is __Host-gantry_visitor, and a cookie of
+// the unprefixed name, which an app on a sibling domain can set for the
+// whole registrable domain, is not read; over plain http on another name,
+// where browsers drop Secure cookies, it goes unprefixed and not Secure.
+func TestPlatformCookies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	apps := seedGallery(t, e)
+	e.srv.PublicHost, e.srv.TrustProxy = "gantry.example.com", true
+	status := "/api/deployments/public/" + apps[0].id + "/like-status"
+	cookieOf := func(rec *httptest.ResponseRecorder) *http.Cookie {
+		for _, c := range rec.Result().Cookies() {
+			return c
+		}
+		return nil
+	}
+	// Over https, a tossed visitor cookie (unprefixed, as a sibling domain
+	// can set it) is ignored: the visitor gets a fresh id of its own.
+	tossed := strings.Repeat("t", 22)
+	rec := e.doHost(request{method: "GET", url: status, headers: map[string]string{
+		"X-Forwarded-Proto": "https", "Cookie": "gantry_visitor=" + tossed}}, "gantry.example.com")
+	if c := cookieOf(rec); rec.Code != 200 || c == nil || c.Name != "__Host-gantry_visitor" || !c.Secure || c.Path != "/" ||
+		c.Domain != "" || c.Value == tossed {
+		t.Errorf("https: %d cookie %+v, want a fresh __Host-gantry_visitor, Secure, Path=/", rec.Code, c)
+	}
+	// Plain http on a name: unprefixed and not Secure (browsers would drop it).
+	rec = e.doHost(request{method: "GET", url: status}, "gantry.example.com")
+	if c := cookieOf(rec); rec.Code != 200 || c == nil || c.Name != "gantry_visitor" || c.Secure {
+		t.Errorf("plain http: %d cookie %+v, want gantry_visitor, not Secure", rec.Code, c)
+	}
+}

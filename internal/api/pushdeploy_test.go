@@ -62,7 +62,7 @@ func withPushToDeploy(t *testing.T) *pushEnv {
 	g.tokens = stack.Tokens
 	g.link = &ghlink.Accounts{
 		Users: e.db, Host: hosts, Tokens: g.tokens, States: mustBox(t, secret.GitHubStates),
-		Sessions: e.accounts, Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
+		Now: func() time.Time { return e.now }, Logger: e.srv.Logger,
 	}
 	e.srv.GitHub = g.link
 	e.srv.Deploys, e.srv.Projects = stack.Deploys, stack.Projects

@@ -67,7 +67,7 @@ type ProjectService interface {
 // GitHubService connects accounts to GitHub: the OAuth sign-in, the
 // repository list, disconnecting (ghlink.Accounts).
 type GitHubService interface {
-	Start(ctx context.Context, u *gantry.User) (*ghlink.Start, error)
+	Start(ctx context.Context, u *gantry.User, sessionID string) (*ghlink.Start, error)
 	Callback(ctx context.Context, cb ghlink.Callback) (*ghlink.Connected, error)
 	Refresh(ctx context.Context, u *gantry.User) ([]gantry.GitHubRepo, *gantry.User, error)
 	Disconnect(ctx context.Context, u *gantry.User) (*gantry.User, error)

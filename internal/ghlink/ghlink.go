@@ -33,12 +33,6 @@ type Store interface {
 	ClearGitHubLink(ctx context.Context, userID string) error
 }
 
-// Sessions signs users in: StartSession stores a new session and returns
-// its bearer token. *auth.Service is the real one.
-type Sessions interface {
-	StartSession(ctx context.Context, userID string) (token string, err error)
-}
-
 // Accounts connects Gantry users to their GitHub accounts with
 // GitHub's OAuth authorization-code flow (with PKCE), keeps each account's
 // repository list, and forgets it on disconnect.
@@ -46,10 +40,19 @@ type Sessions interface {
 // Secrets: the GitHub access token is sealed with Tokens before it reaches
 // the store and opened only to call GitHub; it is never logged, returned,
 // put in a URL or in an error. The OAuth state is sealed with States (its
-// own key): it carries the user id, a browser nonce, the PKCE verifier and
-// an expiry, so it cannot be forged, read, altered or replayed for another
-// user, and no server-side session is needed (any replica can finish a
-// sign-in another one started).
+// own key): it carries the user id, the id of the session that started the
+// sign-in, a browser nonce, the PKCE verifier and an expiry, so it cannot
+// be forged, read, altered or replayed for another user, and no
+// server-side storage is needed (any replica can finish a sign-in another
+// one started).
+//
+// A sign-in is finished by the browser that started it, signed in to the
+// same session: GitHub's redirect brings code and state to the web app,
+// which sends them with its bearer token (Callback's UserID and SessionID)
+// and the nonce cookie. So a state and nonce planted in another browser
+// (cookie tossing from a sibling domain, a crafted link) cannot link the
+// victim's GitHub account to the planter's Gantry account: the victim's
+// session is not the one the state names.
 type Accounts struct {
 	Users Store
 	// Host reaches GitHub: Host.OAuth (nil when no OAuth app is configured)
@@ -57,7 +60,6 @@ type Accounts struct {
 	Host     *githost.Service
 	Tokens   *secret.Box // seals access tokens at rest
 	States   *secret.Box // seals OAuth states; a different purpose than Tokens
-	Sessions Sessions    // the bearer token the callback hands to the browser
 	// Notify tells users their account was connected, disconnected or
 	// revoked. Nil sends nothing.
 	Notify gantry.Notifier
@@ -85,6 +87,7 @@ func (g *Accounts) now() time.Time {
 // oauthState is the sealed content of the state parameter.
 type oauthState struct {
 	UserID   string `json:"u"`
+	Session  string `json:"s"` // the id of the session that started it
 	Nonce    string `json:"n"` // also in the browser's cookie
 	Verifier string `json:"v"` // PKCE code verifier
 	Expires  int64  `json:"e"` // Unix seconds
@@ -99,11 +102,12 @@ type Start struct {
 	Expires time.Time
 }
 
-// Start begins connecting u's GitHub account: it returns the authorize URL
-// on the configured GitHub web URL, with a sealed state bound to u and to a
-// fresh nonce, and the S256 challenge of a fresh PKCE verifier. Without an
-// OAuth app it is githost.ErrOAuthNotConfigured (EUNAVAILABLE).
-func (g *Accounts) Start(ctx context.Context, u *gantry.User) (*Start, error) {
+// Start begins connecting u's GitHub account from u's session sessionID:
+// it returns the authorize URL on the configured GitHub web URL, with a
+// sealed state bound to u, to the session and to a fresh nonce, and the
+// S256 challenge of a fresh PKCE verifier. Without an OAuth app it is
+// githost.ErrOAuthNotConfigured (EUNAVAILABLE).
+func (g *Accounts) Start(ctx context.Context, u *gantry.User, sessionID string) (*Start, error) {
 	if g == nil || g.Host == nil || g.Host.OAuth == nil {
 		return nil, githost.ErrOAuthNotConfigured
 	}
@@ -112,7 +116,7 @@ func (g *Accounts) Start(ctx context.Context, u *gantry.User) (*Start, error) {
 		return nil, err
 	}
 	exp := g.now().Add(StateTTL)
-	st := oauthState{UserID: u.ID, Nonce: base64.RawURLEncoding.EncodeToString(b[:]),
+	st := oauthState{UserID: u.ID, Session: sessionID, Nonce: base64.RawURLEncoding.EncodeToString(b[:]),
 		Verifier: githost.GenerateVerifier(), Expires: exp.Unix()}
 	raw, err := json.Marshal(st)
 	if err != nil {
@@ -125,10 +129,12 @@ func (g *Accounts) Start(ctx context.Context, u *gantry.User) (*Start, error) {
 	return &Start{AuthURL: g.Host.OAuth.AuthURL(state, st.Verifier), Nonce: st.Nonce, Expires: exp}, nil
 }
 
-// Callback is what GitHub's redirect brings back: code and state, or
-// error (e.g. access_denied); Nonce is the browser's cookie.
+// Callback is what GitHub's redirect brought back to the web app: code and
+// state, or error (e.g. access_denied); Nonce is the browser's cookie, and
+// UserID and SessionID the signed-in session that sends them.
 type Callback struct {
 	Code, State, Error, Nonce string
+	UserID, SessionID         string
 }
 
 // CallbackError is a failed callback. Code is a short, safe reason for
@@ -155,7 +161,7 @@ const (
 	CallbackInvalidRequest = "invalid_request"     // no code or no state
 	CallbackInvalidState   = "invalid_state"       // forged, altered or unreadable state
 	CallbackExpiredState   = "expired_state"       // older than StateTTL
-	CallbackStateMismatch  = "state_mismatch"      // started in another browser, or the cookie is gone
+	CallbackStateMismatch  = "state_mismatch"      // started in another browser, session or account, or the cookie is gone
 	CallbackBadCode        = "bad_code"            // GitHub refused the code
 	CallbackUnavailable    = "github_unavailable"  // GitHub could not be reached
 	CallbackAccount        = "account_unavailable" // the Gantry account is gone or deactivated
@@ -166,28 +172,60 @@ const (
 
 var githubErrorCode = regexp.MustCompile(`^[a-z_]{1,40}$`)
 
-// Connected is a finished sign-in: the user as now stored and a fresh
-// Gantry bearer token of theirs for the browser.
+// GitHubErrorCode is the code the web app is sent for GitHub's error
+// parameter: itself when it is a plain word, else CallbackGitHubError.
+func GitHubErrorCode(e string) string {
+	if githubErrorCode.MatchString(e) {
+		return e
+	}
+	return CallbackGitHubError
+}
+
+// Problem is what the API answers for a failed callback: a domain error
+// code (its status) and a message for the user.
+func (e *CallbackError) Problem() (code, message string) {
+	switch e.Code {
+	case CallbackNotConfigured:
+		return gantry.EUNAVAILABLE, gantry.ErrorMessage(githost.ErrOAuthNotConfigured)
+	case CallbackInvalidRequest:
+		return gantry.EINVALID, "GitHub sent no code or state back: start connecting GitHub again."
+	case CallbackInvalidState:
+		return gantry.EINVALID, "This GitHub sign-in is not valid: start connecting GitHub again."
+	case CallbackExpiredState:
+		return gantry.EINVALID, "The GitHub sign-in took longer than 10 minutes: start connecting GitHub again."
+	case CallbackStateMismatch:
+		return gantry.EINVALID, "This GitHub sign-in was started in another browser, tab or account: start connecting GitHub again from here."
+	case CallbackBadCode:
+		return gantry.EINVALID, "GitHub refused the sign-in code (it may have been used already): start connecting GitHub again."
+	case CallbackUnavailable:
+		return gantry.EUNAVAILABLE, "GitHub could not be reached: try again in a moment."
+	case CallbackAccount:
+		return gantry.EFORBIDDEN, "This Gantry account is deactivated."
+	case CallbackAlreadyLinked:
+		return gantry.ECONFLICT, "This GitHub account is already connected to another Gantry account."
+	case CallbackServerError:
+		return gantry.EINTERNAL, "Internal error."
+	}
+	return gantry.EINVALID, "GitHub did not authorize Gantry (" + e.Code + "): start connecting GitHub again."
+}
+
+// Connected is a finished sign-in: the user as now stored.
 type Connected struct {
-	User  *gantry.User
-	Token string
+	User *gantry.User
 }
 
 // Callback finishes a sign-in: it refuses GitHub's error, a missing code or
-// state, a state that does not open, has expired or does not match the
-// browser's nonce; exchanges the code with the state's PKCE verifier; reads
+// state, a state that does not open, has expired, does not match the
+// browser's nonce or was started by another user or session than the one
+// finishing it; exchanges the code with the state's PKCE verifier; reads
 // the GitHub account and its repositories; stores the link with the token
-// sealed; tells the user; and issues a bearer token for the state's user.
-// Every failure is a *CallbackError.
+// sealed; and tells the user. Every failure is a *CallbackError.
 func (g *Accounts) Callback(ctx context.Context, cb Callback) (*Connected, error) {
 	fail := func(code string, err error) (*Connected, error) {
 		return nil, &CallbackError{Code: code, Err: err}
 	}
 	if cb.Error != "" {
-		if githubErrorCode.MatchString(cb.Error) {
-			return fail(cb.Error, errors.New("GitHub answered an error"))
-		}
-		return fail(CallbackGitHubError, errors.New("GitHub answered an error"))
+		return fail(GitHubErrorCode(cb.Error), errors.New("GitHub answered an error"))
 	}
 	if g == nil || g.Host == nil || g.Host.OAuth == nil {
 		return fail(CallbackNotConfigured, githost.ErrOAuthNotConfigured)
@@ -200,14 +238,17 @@ func (g *Accounts) Callback(ctx context.Context, cb Callback) (*Connected, error
 		return fail(CallbackInvalidState, err)
 	}
 	var st oauthState
-	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.UserID == "" || st.Nonce == "" || st.Verifier == "" {
-		return fail(CallbackInvalidState, errors.New("state without user, nonce or verifier"))
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.UserID == "" || st.Session == "" || st.Nonce == "" || st.Verifier == "" {
+		return fail(CallbackInvalidState, errors.New("state without user, session, nonce or verifier"))
 	}
 	if g.now().Unix() > st.Expires {
 		return fail(CallbackExpiredState, errors.New("state expired"))
 	}
 	if subtle.ConstantTimeCompare([]byte(cb.Nonce), []byte(st.Nonce)) != 1 {
 		return fail(CallbackStateMismatch, errors.New("the browser's nonce does not match the state"))
+	}
+	if cb.UserID != st.UserID || subtle.ConstantTimeCompare([]byte(cb.SessionID), []byte(st.Session)) != 1 {
+		return fail(CallbackStateMismatch, errors.New("the state was started by another user or session"))
 	}
 	u, err := g.Users.FindUserByID(ctx, st.UserID)
 	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
@@ -241,11 +282,7 @@ func (g *Accounts) Callback(ctx context.Context, cb Callback) (*Connected, error
 		return fail(CallbackServerError, err)
 	}
 	g.notify(ctx, gantry.GitHubConnectedNotification(u.ID, u.GitHub.Username, len(u.GitHub.Repos)))
-	session, err := g.Sessions.StartSession(ctx, u.ID)
-	if err != nil {
-		return fail(CallbackServerError, err)
-	}
-	return &Connected{User: u, Token: session}, nil
+	return &Connected{User: u}, nil
 }
 
 // link reads the account and repositories token gives access to and stores

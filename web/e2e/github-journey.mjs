@@ -8,8 +8,10 @@
 // It builds and starts ghserve (or runs GHSERVE_BIN), then `gantry serve`
 // configured with it, and walks: GitHub Integration → Connect GitHub → the
 // fake authorize page → the callback (answered with Referrer-Policy:
-// no-referrer; token stored, address and history entry cleaned, no request
-// carrying it in its Referer; 2 s → /dashboard) → the account and its
+// no-referrer; the web app finishes the sign-in with its own session and
+// the __Host- nonce cookie, keeps its token, cleans code and state out of
+// the address and history entry, no request carrying them in its Referer;
+// 2 s → /dashboard) → the account and its
 // repositories → the detail modal → Deploy This Repository →
 // /projects/new?repo=<id>; then push to deploy (below), Refresh and
 // Disconnect. Prints "ok" and exits 0, or the failure and exits 1.
@@ -83,7 +85,7 @@ async function journey() {
     const pageErrors = []
     page.on('pageerror', (err) => pageErrors.push(err))
     // Every Referer the browser sends, and the answers of the callback's
-    // redirect and page: none may pass the token on.
+    // redirect and page: none may pass GitHub's code on.
     const referers = []
     page.on('request', (req) => {
       referers.push(req.allHeaders().then((h) => h.referer ?? ''))
@@ -91,7 +93,7 @@ async function journey() {
     const callbackAnswers = []
     page.on('response', (res) => {
       const { pathname } = new URL(res.url())
-      if (pathname === '/github-callback' || pathname === '/api/auth/github/callback') {
+      if (res.request().method() === 'GET' && (pathname === '/github-callback' || pathname === '/api/auth/github/callback')) {
         callbackAnswers.push({ pathname, policy: res.headers()['referrer-policy'], cache: res.headers()['cache-control'] })
       }
     })
@@ -104,8 +106,8 @@ async function journey() {
     await page.getByText('GitHub account linked successfully! Redirecting...').waitFor()
     const landed = new URL(page.url())
     assert.equal(landed.pathname, '/github-callback')
-    assert.equal(landed.searchParams.get('token'), null, 'the token is removed from the address')
-    assert.equal(await page.evaluate(() => location.href.includes('token')), false, 'the history entry holds no token')
+    assert.equal(landed.searchParams.get('code'), null, 'the code is removed from the address')
+    assert.equal(await page.evaluate(() => /code=|state=|token=/.test(location.href)), false, 'the history entry holds no code, state or token')
     assert.deepEqual(
       callbackAnswers.map((a) => [a.pathname, a.policy]),
       [
@@ -116,10 +118,15 @@ async function journey() {
     )
     assert.equal(callbackAnswers[1].cache, 'no-store', 'the callback page is not cached')
     const stored = await page.evaluate(() => localStorage.getItem('token'))
-    assert.ok(stored && stored !== token, 'the callback stores a fresh token')
+    assert.equal(stored, token, 'the session that started the sign-in finished it: no new token')
+    assert.deepEqual(
+      (await context.cookies()).filter((c) => c.name.includes('github')),
+      [],
+      'the nonce cookie is forgotten once used',
+    )
     await page.waitForURL(`${server.baseURL}/dashboard`, { timeout: 5000 })
     for (const referer of await Promise.all(referers)) {
-      assert.ok(!referer.includes('token='), `a request carried the token in its Referer: ${referer}`)
+      assert.ok(!/token=|code=/.test(referer), `a request carried the token or code in its Referer: ${referer}`)
     }
 
     await page.goto('/github-integration')

@@ -124,6 +124,15 @@ export const SCREENS = [
     full: false,
     ready: (page) => page.getByText('GitHub authentication failed. Please try again.').waitFor(),
   },
+  {
+    // The sign-in finished by the session that started it: here the server
+    // refuses it (no OAuth app on the screens' server) and says why.
+    name: 'github-callback-refused',
+    path: '/github-callback?code=x&state=y',
+    auth: true,
+    full: false,
+    ready: (page) => page.getByText('GitHub authentication failed. Please try again.').waitFor(),
+  },
 
   { name: 'dashboard', path: '/dashboard', auth: true, ready: anyH1 },
   {

@@ -89,11 +89,15 @@ async function run(ctx) {
   assert.deepEqual(answer.data, { likeCount: 1, liked: true })
   assert.equal(await card.getByRole('button', { name: `Unlike ${site.name}` }).getAttribute('aria-pressed'), 'true')
 
-  // The visitor is known by an HttpOnly cookie, not by anything scripts can read.
+  // The visitor is known by an HttpOnly cookie, not by anything scripts can
+  // read; a __Host- one (Secure, Path=/, no Domain: Chromium keeps it on
+  // http://localhost), so no app on a sibling domain can plant it.
   const cookies = await page.context().cookies()
-  const visitor = cookies.find((c) => c.name === 'gantry_visitor')
+  const visitor = cookies.find((c) => c.name === '__Host-gantry_visitor')
   assert.ok(visitor, `no visitor cookie in ${JSON.stringify(cookies)}`)
   assert.equal(visitor.httpOnly, true)
+  assert.equal(visitor.secure, true)
+  assert.equal(visitor.path, '/')
   assert.equal(visitor.sameSite, 'Lax')
   assert.equal(await page.evaluate(() => document.cookie.includes('gantry_visitor')), false)
 

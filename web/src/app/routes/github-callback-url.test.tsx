@@ -1,5 +1,5 @@
-// The callback's handling of its URL: the token leaves the address bar once
-// read, and a known error code adds its explanation under SPEC's message.
+// The callback's handling of its URL: GitHub's code and state leave the
+// address bar once read, and a known error code adds its explanation under SPEC's message.
 // (github-callback.test.tsx covers the texts and redirects.)
 import { screen, waitFor } from '@testing-library/react'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
@@ -10,22 +10,21 @@ beforeEach(() => {
 })
 
 describe('GitHub callback URL', () => {
-  it('removes the token from the address once stored', async () => {
-    mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
-    const { router } = renderApp('/github-callback?token=gh-token&linked=true')
+  it('removes the code and state from the address once read', async () => {
+    mockApi({ 'GET /api/auth/me': ok({ user: testUser }), 'POST /api/auth/github/callback': ok({ user: testUser }) })
+    const { router } = renderApp('/github-callback?code=gh-code&state=sealed&x=1', { user: testUser })
     expect(await screen.findByText('GitHub account linked successfully! Redirecting...')).toBeInTheDocument()
-    expect(localStorage.getItem('token')).toBe('gh-token')
-    await waitFor(() => expect(router.state.location.search).toBe('?linked=true'))
+    await waitFor(() => expect(router.state.location.search).toBe('?x=1'))
     expect(router.state.location.pathname).toBe('/github-callback')
   })
 
-  it('replaces the browser history entry that held the token', async () => {
-    mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
-    window.history.replaceState({ kept: 1 }, '', '/github-callback?token=gh-token&linked=true')
+  it('replaces the browser history entry that held them', async () => {
+    mockApi({ 'GET /api/auth/me': ok({ user: testUser }), 'POST /api/auth/github/callback': ok({ user: testUser }) })
+    window.history.replaceState({ kept: 1 }, '', '/github-callback?code=gh-code&state=sealed')
     const length = window.history.length
-    renderApp('/github-callback?token=gh-token&linked=true')
+    renderApp('/github-callback?code=gh-code&state=sealed', { user: testUser })
     expect(await screen.findByText('GitHub account linked successfully! Redirecting...')).toBeInTheDocument()
-    expect(window.location.pathname + window.location.search).toBe('/github-callback?linked=true')
+    expect(window.location.pathname + window.location.search).toBe('/github-callback')
     expect(window.history.state).toEqual({ kept: 1 })
     expect(window.history.length).toBe(length)
     window.history.replaceState(null, '', '/')

@@ -1,6 +1,6 @@
 import { act, screen } from '@testing-library/react'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { mockApi, ok, renderApp, testUser } from '@/test/utils'
+import { fail, mockApi, ok, renderApp, testUser } from '@/test/utils'
 
 beforeEach(() => {
   vi.useFakeTimers({ shouldAdvanceTime: true })
@@ -11,32 +11,46 @@ afterEach(() => {
 })
 
 describe('GitHub callback', () => {
-  it('stores the token, refreshes the user and goes to the dashboard after 2 s', async () => {
-    const { calls } = mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
-    const { router } = renderApp('/github-callback?token=gh-token&linked=true')
+  it('finishes the sign-in with this session, refreshes the user and goes to the dashboard after 2 s', async () => {
+    const linked = { ...testUser, github: { connected: true, username: 'ada-gh' } }
+    const { calls } = mockApi({
+      'GET /api/auth/me': ok({ user: testUser }),
+      'POST /api/auth/github/callback': ok({ user: linked }),
+    })
+    const { router } = renderApp('/github-callback?code=gh-code&state=sealed', { user: testUser })
     expect(await screen.findByText('GitHub account linked successfully! Redirecting...')).toBeInTheDocument()
-    expect(localStorage.getItem('token')).toBe('gh-token')
-    expect(calls.find((c) => c.path === '/api/auth/me')?.headers.Authorization).toBe('Bearer gh-token')
+    const finish = calls.find((c) => c.method === 'POST' && c.path === '/api/auth/github/callback')
+    expect(finish?.body).toEqual({ code: 'gh-code', state: 'sealed' })
+    // The session that started the sign-in finishes it: no new token.
+    expect(finish?.headers.Authorization).toBe('Bearer test-token')
+    expect(localStorage.getItem('token')).toBe('test-token')
     await act(() => vi.advanceTimersByTimeAsync(1900))
     expect(router.state.location.pathname).toBe('/github-callback')
     await act(() => vi.advanceTimersByTimeAsync(200))
     expect(router.state.location.pathname).toBe('/dashboard')
   })
 
-  it('says "connected" when the account was not linked', async () => {
-    mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
-    renderApp('/github-callback?token=gh-token')
-    expect(await screen.findByText('GitHub account connected successfully! Redirecting...')).toBeInTheDocument()
+  it('shows why the server refused and goes to GitHub Integration after 3 s', async () => {
+    mockApi({
+      'GET /api/auth/me': ok({ user: testUser }),
+      'POST /api/auth/github/callback': fail(400, 'This GitHub sign-in was started in another browser, tab or account.'),
+    })
+    const { router } = renderApp('/github-callback?code=c&state=s', { user: testUser })
+    expect(await screen.findByText('GitHub authentication failed. Please try again.')).toBeInTheDocument()
+    expect(screen.getByText('This GitHub sign-in was started in another browser, tab or account.')).toBeInTheDocument()
+    await act(() => vi.advanceTimersByTimeAsync(3100))
+    expect(router.state.location.pathname).toBe('/github-integration')
   })
 
   it.each([
     ['/github-callback?error=access_denied', 'GitHub authentication failed. Please try again.'],
-    ['/github-callback', 'No authentication token received. Please try again.'],
+    ['/github-callback', 'GitHub sent no authorization back. Please try again.'],
   ])('%s shows an error and goes to GitHub Integration after 3 s', async (path, text) => {
-    mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
+    const { calls } = mockApi({ 'GET /api/auth/me': ok({ user: testUser }) })
     localStorage.setItem('token', 'existing')
     const { router } = renderApp(path)
     expect(await screen.findByText(text)).toBeInTheDocument()
+    expect(calls.some((c) => c.path === '/api/auth/github/callback')).toBe(false)
     await act(() => vi.advanceTimersByTimeAsync(2900))
     expect(router.state.location.pathname).toBe('/github-callback')
     await act(() => vi.advanceTimersByTimeAsync(200))

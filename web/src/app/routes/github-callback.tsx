@@ -6,7 +6,9 @@ import { Logo } from '@/components/ui/logo'
 import { Spinner } from '@/components/ui/spinner'
 import { GITHUB_ERROR_REDIRECT_MS, GITHUB_SUCCESS_REDIRECT_MS } from '@/config/constants'
 import { paths } from '@/config/paths'
+import { api, errorMessage } from '@/lib/api-client'
 import { useAuth } from '@/lib/auth'
+import type { User } from '@/types/api'
 
 type State =
   | { kind: 'processing' }
@@ -14,7 +16,7 @@ type State =
   | { kind: 'error'; message: string; detail?: string; redirectTo: string; delay: number }
 
 const FAILED = 'GitHub authentication failed. Please try again.'
-const NO_TOKEN = 'No authentication token received. Please try again.'
+const NO_CODE = 'GitHub sent no authorization back. Please try again.'
 
 /** What the server's short error codes mean, shown under the SPEC's message. */
 const ERROR_DETAILS: Record<string, string> = {
@@ -27,37 +29,42 @@ const ERROR_DETAILS: Record<string, string> = {
 }
 
 /**
- * /github-callback?token=&error=&linked=: where GitHub's sign-in lands
- * (SPEC §2, §4). The token is stored (and removed from the address bar) and
- * the user refreshed; success goes to the dashboard after 2 s, an error to
- * the GitHub integration page after 3 s. The server's short error code adds
- * a line under the SPEC's message when it is a known one.
+ * /github-callback?code=&state= (or ?error=): where GitHub's sign-in lands
+ * (SPEC §2, §4). The page takes code and state out of the address bar and
+ * the history entry at once, then finishes the sign-in with
+ * POST /api/auth/github/callback: the server links the account only for
+ * the session (this browser's bearer token and nonce cookie) that started
+ * it, so a sign-in planted from elsewhere cannot link this user's GitHub
+ * account to another Gantry account. Success refreshes the user and goes to
+ * the dashboard after 2 s; an error goes to the GitHub integration page
+ * after 3 s, with the server's reason (or the short code's meaning) under
+ * the SPEC's message.
  */
 export function GitHubCallbackRoute() {
   const [params] = useSearchParams()
   const navigate = useNavigate()
-  const { adoptToken } = useAuth()
+  const { setUser } = useAuth()
   const [state, setState] = useState<State>({ kind: 'processing' })
   const started = useRef(false)
 
   useEffect(() => {
     if (started.current) return
     started.current = true
-    const token = params.get('token')
+    const code = params.get('code')
+    const oauthState = params.get('state')
     const error = params.get('error')
-    const linked = params.get('linked') === 'true'
 
-    // The token has been read: take it out of the address bar and of this
-    // history entry at once (the browser's own history API, before anything
-    // else runs), then tell the router.
-    if (token) {
+    // Code and state have been read: take them out of the address bar and
+    // of this history entry at once (the browser's own history API, before
+    // anything else runs), then tell the router.
+    if (code || oauthState) {
       const here = new URL(window.location.href)
-      if (here.searchParams.has('token')) {
-        here.searchParams.delete('token')
-        window.history.replaceState(window.history.state, '', here.pathname + here.search + here.hash)
-      }
+      here.searchParams.delete('code')
+      here.searchParams.delete('state')
+      window.history.replaceState(window.history.state, '', here.pathname + here.search + here.hash)
       const rest = new URLSearchParams(params)
-      rest.delete('token')
+      rest.delete('code')
+      rest.delete('state')
       const search = rest.toString()
       void navigate({ search: search ? `?${search}` : '' }, { replace: true })
     }
@@ -72,20 +79,21 @@ export function GitHubCallbackRoute() {
       })
 
     if (error) return fail(FAILED, ERROR_DETAILS[error])
-    if (!token) return fail(NO_TOKEN)
+    if (!code || !oauthState) return fail(NO_CODE)
 
-    void adoptToken(token).then((user) => {
-      if (!user) return fail(FAILED)
-      setState({
-        kind: 'success',
-        message: linked
-          ? 'GitHub account linked successfully! Redirecting...'
-          : 'GitHub account connected successfully! Redirecting...',
-        redirectTo: paths.dashboard.getHref(),
-        delay: GITHUB_SUCCESS_REDIRECT_MS,
+    api
+      .post<{ user: User }>('/api/auth/github/callback', { code, state: oauthState })
+      .then(({ user }) => {
+        setUser(user)
+        setState({
+          kind: 'success',
+          message: 'GitHub account linked successfully! Redirecting...',
+          redirectTo: paths.dashboard.getHref(),
+          delay: GITHUB_SUCCESS_REDIRECT_MS,
+        })
       })
-    })
-  }, [params, adoptToken, navigate])
+      .catch((err: unknown) => fail(FAILED, errorMessage(err, '', true) || undefined))
+  }, [params, setUser, navigate])
 
   useEffect(() => {
     if (state.kind === 'processing') return
