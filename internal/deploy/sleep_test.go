@@ -48,6 +48,13 @@ func (e *env) sleepyPreviews(idle, previewIdle time.Duration) (*deploy.Service, 
 
 func fetch(t *testing.T, addr, sub, path string) (int, string) {
 	t.Helper()
+	code, body, _ := fetchRetry(t, addr, sub, path)
+	return code, body
+}
+
+// fetchRetry is fetch that also returns the Retry-After header.
+func fetchRetry(t *testing.T, addr, sub, path string) (int, string, string) {
+	t.Helper()
 	req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
 	req.Host = sub + ".localhost"
 	resp, err := http.DefaultTransport.RoundTrip(req)
@@ -56,7 +63,7 @@ func fetch(t *testing.T, addr, sub, path string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header.Get("Retry-After")
 }
 
 // waitAsleep waits until sub's app sleeps: the edge holds its requests

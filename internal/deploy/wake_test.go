@@ -3,7 +3,6 @@ package deploy_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -21,20 +20,6 @@ func crashyApp(version string) map[string]string {
 	files := pyApp(version)
 	files["app.py"] = "import os, sys\nif os.environ.get('CRASH'):\n    print('Error: told to crash', file=sys.stderr, flush=True)\n    sys.exit(1)\n" + files["app.py"]
 	return files
-}
-
-// fetchRetry is fetch that also returns the Retry-After header.
-func fetchRetry(t *testing.T, addr, sub string) (int, string, string) {
-	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-	req.Host = sub + ".localhost"
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header.Get("Retry-After")
 }
 
 // TestFailedWakeKeepsTheDeploymentLive: a sleeping app that does not
@@ -74,7 +59,7 @@ func TestFailedWakeKeepsTheDeploymentLive(t *testing.T) {
 	starts := func() int { return strings.Count(strings.Join(e.logs(d.ID), "\n"), "Starting the app") }
 	for failures := 1; failures <= deploy.WakeNotifyAfter; failures++ {
 		before := starts()
-		code, body, retry := fetchRetry(t, addr, "waky")
+		code, body, retry := fetchRetry(t, addr, "waky", "/")
 		if code != http.StatusServiceUnavailable || retry == "" || !strings.Contains(body, "did not wake up") {
 			t.Fatalf("wake %d of a broken app: %d Retry-After %q\n%s", failures, code, retry, body)
 		}
@@ -89,7 +74,7 @@ func TestFailedWakeKeepsTheDeploymentLive(t *testing.T) {
 			t.Fatalf("after failed wake %d the site is %+v, want asleep", failures, site)
 		}
 		// Within the back-off a request starts nothing.
-		if code, _, retry2 := fetchRetry(t, addr, "waky"); code != http.StatusServiceUnavailable || retry2 == "" || starts() != before+1 {
+		if code, _, retry2 := fetchRetry(t, addr, "waky", "/"); code != http.StatusServiceUnavailable || retry2 == "" || starts() != before+1 {
 			t.Fatalf("a request within the back-off: %d Retry-After %q, %d starts", code, retry2, starts()-before)
 		}
 		secs, err := strconv.Atoi(retry)
@@ -113,7 +98,7 @@ func TestFailedWakeKeepsTheDeploymentLive(t *testing.T) {
 	// Fixed: once the back-off has passed, a request wakes it.
 	setCrash(false)
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		code, body, _ := fetchRetry(t, addr, "waky")
+		code, body, _ := fetchRetry(t, addr, "waky", "/")
 		if code == 200 && body == "v1 " {
 			break
 		}
