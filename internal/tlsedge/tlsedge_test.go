@@ -428,10 +428,11 @@ func TestACMERenewal(t *testing.T) {
 		t.Skip("runs pebble")
 	}
 	t.Parallel()
-	// 40-second certificates, checked every second: renewed at the time
+	// 20-second certificates, checked every second: renewed at the time
 	// pebble's renewal information (ARI) picks in its window, or with half
 	// their lifetime left, whichever comes first — as with Let's Encrypt.
-	s, _, _ := startACME(t, 40*time.Second, func(c *tlsedge.Config) {
+	// (Short, so that go test -count=20 of the package fits its timeout.)
+	s, _, _ := startACME(t, 20*time.Second, func(c *tlsedge.Config) {
 		c.RenewalWindowRatio = 0.5
 		c.RenewCheckInterval = time.Second
 	})
@@ -511,9 +512,9 @@ func TestStopLeavesStorageAlone(t *testing.T) {
 	if err := os.RemoveAll(storage); err != nil {
 		t.Fatalf("remove the certificate folder after Stop: %v", err)
 	}
-	// The orders in flight end (pebble answers within a few seconds)
+	// The orders in flight end (pebble answers within a second or two)
 	// without writing anything.
-	time.Sleep(8 * time.Second)
+	time.Sleep(5 * time.Second)
 	var left []string
 	filepath.WalkDir(storage, func(p string, d fs.DirEntry, err error) error {
 		if err == nil {
