@@ -27,6 +27,11 @@
 //   - app, 4 spinners: a live app (node) that also runs four busy loops;
 //   - 300 MB of logs: a build printing 300 MB of 100-byte lines, again
 //     and again;
+//   - 150k small JS files: a build writing 150,000 scripts of 1.2 KB,
+//     which the platform then publishes (copied, and precompressed within
+//     its bounds per deployment by a helper process in the idle
+//     scheduling class: internal/build/helper.go); the load runs while
+//     it publishes;
 //   - memory hog: a live app whose second process allocates past the app's
 //     memory limit: the whole app is ended (see the sandbox's oomGuard),
 //     counts a crash and is started again after its backoff.
@@ -88,16 +93,28 @@ var attacks = []attack{
 		start: `for i in 1 2 3 4; do (while :; do :; done) & done; exec node server.js`},
 	{name: "build printing 300 MB of logs",
 		build: `echo attack started; while :; do yes "` + strings.Repeat("x", 99) + `" | head -c 300000000; done`},
+	{name: "build publishing 150k small JS files",
+		build: `node scripts.js`},
 	{name: "app allocating past its memory limit",
 		start: `node server.js & while :; do node hog.js; done`},
 }
 
 // The attackers' repository: a page (so that detection finds a static
-// site), an HTTP server and a memory hog.
+// site), an HTTP server, a memory hog and a writer of many scripts.
 var attackFiles = map[string]string{
 	"index.html": "<h1>attack</h1>",
 	"server.js":  `require('http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT))` + "\n",
 	"hog.js":     `const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1))` + "\n",
+	// 150,000 scripts of 1.2 KB, then the line the benchmark waits for:
+	// the build ends there and the platform publishes them.
+	"scripts.js": `const fs = require('fs'); fs.mkdirSync('dist', {recursive: true});
+for (let i = 0; i < 150000; i++) {
+  let s = 'export const m' + i + ' = [';
+  while (s.length < 1200) s += JSON.stringify(Math.random().toString(36)) + ',';
+  fs.writeFileSync('dist/m' + i + '.js', s + '];\n');
+}
+console.log('attack started');
+`,
 }
 
 // page is the bystander's site: a small HTML page, like edgebench's.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -340,8 +341,47 @@ func cacheErr(err error) string {
 	return err.Error()
 }
 
+// MaxCachePacked bounds the bytes a build's saved caches hold unpacked
+// (an entry that would pass it is not saved): packing runs outside the
+// build's cgroup (in the helper, see helper.go), and an account's caches
+// may take at most 1 GiB stored (gantry.CacheShare) anyway.
+const MaxCachePacked = 2 << 30
+
+// errCacheTooLarge: an entry passed what packCache was allowed to read.
+var errCacheTooLarge = errors.New("cache too large")
+
+// packTime bounds the packing of one cache entry: the helper runs in the
+// idle class, and on a busy machine an entry not packed by then is not
+// saved rather than holding the deployment back.
+const packTime = 2 * time.Minute
+
+// pack packs the entry e into file in the helper process (see helper.go),
+// reading at most limit bytes of its files.
+func (r *run) pack(e CacheEntry, file string, limit int64) (size, stored int64, err error) {
+	ctx, cancel := context.WithTimeout(r.ctx, packTime)
+	defer cancel()
+	res, err := runHelperJob(ctx, helperJob{Op: "pack", Base: r.cacheRoot(e), Rel: e.Path, Skip: e.Skip, File: file, Limit: limit})
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// Killed halfway: its temporary file stays behind.
+		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".tmp-*"))
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+		return 0, 0, fmt.Errorf("packing it took longer than %s", packTime)
+	case err != nil:
+		return 0, 0, err
+	case res.NotExist:
+		return 0, 0, fs.ErrNotExist
+	case res.TooLarge:
+		return 0, 0, errCacheTooLarge
+	}
+	return res.Size, res.Stored, nil
+}
+
 // saveCache packs the cache folders the build left, replacing the
-// project's caches, and logs what it saved.
+// target's caches, and logs what it saved. The packing runs in the helper
+// process, in the idle classes (see helper.go).
 func (r *run) saveCache() {
 	dir := r.job.CacheDir
 	if dir == "" {
@@ -355,7 +395,7 @@ func (r *run) saveCache() {
 	old := readManifest(dir)
 	m := cacheManifest{Entries: map[string]cacheRecord{}}
 	var done []string
-	var total int64
+	var total, packed int64
 	for _, e := range CacheEntries {
 		if prev, ok := old.Entries[e.Name]; ok && r.kept[e.Name] {
 			m.Entries[e.Name] = prev // not restored, so not saved: kept as it was
@@ -384,8 +424,12 @@ func (r *run) saveCache() {
 			continue
 		}
 		rec.Print = print
-		size, stored, err := packCache(r.cacheRoot(e), e.Path, e.Skip, cacheFile(dir, e.Name))
+		size, stored, err := r.pack(e, cacheFile(dir, e.Name), MaxCachePacked-packed)
 		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if errors.Is(err, errCacheTooLarge) {
+			r.log.step(gantry.LevelWarning, fmt.Sprintf("Build cache: %s not saved (the caches a build saves hold at most %s)", e.Name, sandbox.FormatBytes(MaxCachePacked)))
 			continue
 		}
 		if err != nil {
@@ -393,6 +437,7 @@ func (r *run) saveCache() {
 			continue
 		}
 		rec.Size, rec.Stored = size, stored
+		packed += size
 		m.Entries[e.Name] = rec
 		total += stored
 		done = append(done, fmt.Sprintf("%s (%s)", e.Name, formatSize(size)))
@@ -440,8 +485,9 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 // packCache writes the folder base/rel as a gzip'd tar to file and returns
 // the bytes it holds and the bytes stored. Symlinks are stored as links,
 // never followed; other special files are left out. fs.ErrNotExist when
-// the folder is not there (or is no folder).
-func packCache(base, rel string, skip []string, file string) (size, stored int64, err error) {
+// the folder is not there (or is no folder); errCacheTooLarge, and
+// nothing written, when its files hold more than limit bytes.
+func packCache(base, rel string, skip []string, file string, limit int64) (size, stored int64, err error) {
 	root, err := os.OpenRoot(base)
 	if err != nil {
 		return 0, 0, err
@@ -481,6 +527,9 @@ func packCache(base, rel string, skip []string, file string) (size, stored int64
 				h.Typeflag, h.Linkname = tar.TypeSymlink, target
 			case d.Type().IsRegular():
 				h.Typeflag, h.Size = tar.TypeReg, fi.Size()
+				if size+h.Size > limit {
+					return errCacheTooLarge
+				}
 			default:
 				return nil
 			}

@@ -18,7 +18,7 @@ func TestUnpackCacheStaysInside(t *testing.T) {
 	os.Symlink("a", filepath.Join(src, "node_modules", "b"))
 	store := t.TempDir()
 	for _, rel := range []string{"node_modules", ".next/cache"} {
-		if _, _, err := packCache(src, rel, nil, filepath.Join(store, filepath.Base(rel))); err != nil {
+		if _, _, err := packCache(src, rel, nil, filepath.Join(store, filepath.Base(rel)), MaxCachePacked); err != nil {
 			t.Fatal(err)
 		}
 	}

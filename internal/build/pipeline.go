@@ -417,14 +417,21 @@ func (r *run) steps() (*Result, error) {
 	if err := r.bctx.Err(); err != nil {
 		return nil, r.interrupted("publish")
 	}
-	pub, err := publish(out, job.SitesDir, job.DeploymentID, out == mustEval(ws), func(msg string) {
+	pub, err := publish(r.bctx, out, job.SitesDir, job.DeploymentID, out == mustEval(ws), func(msg string) {
 		r.log.step(gantry.LevelWarning, msg)
 	})
 	if err != nil {
+		if e := r.interrupted("publish"); e != nil {
+			return nil, e
+		}
 		return nil, &Error{Step: "publish", Message: "Could not publish the build output", Err: err, Platform: true}
 	}
 	res.SiteDir, res.Files, res.Size = pub.dir, pub.files, pub.size
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Published %d %s (%s)", pub.files, plural(pub.files, "file", "files"), formatSize(pub.size)))
+	if pub.compressed < pub.compressible {
+		r.log.step(gantry.LevelInfo, fmt.Sprintf("Precompressed %s of %s text files (%s, the limit per deployment, largest first): the others are served uncompressed",
+			thousands(int64(pub.compressed)), thousands(int64(pub.compressible)), sandbox.FormatBytes(compressBounds.total)))
+	}
 	r.saveCache()
 	res.CacheSize = r.cacheSize()
 	return res, nil

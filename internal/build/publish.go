@@ -2,6 +2,7 @@ package build
 
 import (
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/andybalholm/brotli"
 )
@@ -35,9 +35,36 @@ type published struct {
 	dir   string
 	files int
 	size  int64
+	// compressible files found, and those given variants (or found not
+	// to shrink); fewer when MaxCompressTotal was reached.
+	compressible, compressed int
 }
 
-// publish copies the output folder src into a fresh folder inside
+// publish publishes the output folder src as sitesDir/id (publishTree)
+// in the helper process (helper.go): copying and compressing a tenant's
+// files is the platform's work on their behalf, done in the idle
+// scheduling classes on one core. Its warnings (skipped files) are given
+// to warn; when it fails or ctx ends, what it left is removed.
+func publish(ctx context.Context, src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
+	res, err := runHelperJob(ctx, helperJob{Op: "publish", Src: src, SitesDir: sitesDir, ID: id, RepoRoot: isRepoRoot,
+		MaxBytes: compressBounds.total, BestBytes: compressBounds.best})
+	for _, w := range res.Warnings {
+		warn(w)
+	}
+	if err != nil {
+		// A helper killed halfway left its temporary folders.
+		for _, pattern := range []string{".publish-" + id + "-*", ".old-" + id + "-*"} {
+			left, _ := filepath.Glob(filepath.Join(sitesDir, pattern))
+			for _, l := range left {
+				os.RemoveAll(l)
+			}
+		}
+		return nil, err
+	}
+	return &published{dir: res.Dir, files: res.Files, size: res.Size, compressible: res.Compressible, compressed: res.Done}, nil
+}
+
+// publishTree copies the output folder src into a fresh folder inside
 // sitesDir, adds precompressed variants, and renames it into place as
 // sitesDir/id, replacing any earlier publish of id. Nothing is visible at
 // sitesDir/id until everything is written.
@@ -48,9 +75,10 @@ type published struct {
 // special files are skipped with a warning. Folders named .git are never
 // published, nor node_modules at the top when src is the repository root.
 // Files get mode 0644, folders 0755. Text assets (compressible extensions)
-// of MinCompressSize to MaxCompressSize bytes get .gz and .br siblings when those are
-// smaller, unless the output already has a file of that name.
-func publish(src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
+// of MinCompressSize to MaxCompressSize bytes get .gz and .br siblings when
+// those are smaller, unless the output already has a file of that name,
+// within the bounds b (compressAssets; compressTime).
+func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(string)) (*published, error) {
 	if err := os.MkdirAll(sitesDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -75,7 +103,7 @@ func publish(src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*pub
 
 	pub := &published{}
 	names := make(map[string]bool) // every published path, to avoid clobbering with variants
-	var toCompress []string
+	var toCompress []helperAsset
 	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -121,14 +149,18 @@ func publish(src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*pub
 		pub.size += n
 		names[rel] = true
 		if n >= MinCompressSize && n <= MaxCompressSize && compressible[strings.ToLower(path.Ext(rel))] {
-			toCompress = append(toCompress, rel)
+			toCompress = append(toCompress, helperAsset{Rel: rel, Size: n})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := compressAll(tmp, toCompress, names); err != nil {
+	pub.compressible = len(toCompress)
+	for i := range toCompress {
+		toCompress[i].GZ, toCompress[i].BR = !names[toCompress[i].Rel+".gz"], !names[toCompress[i].Rel+".br"]
+	}
+	if pub.compressed, err = compressAssets(tmp, toCompress, time.Now().Add(compressTime), b); err != nil {
 		return nil, err
 	}
 
@@ -177,42 +209,15 @@ func copyFile(root *os.Root, rel, dst string) (int64, error) {
 	return n, err
 }
 
-// compressAll writes .gz and .br variants of the files rels (relative to
-// dir, slash-separated), on every CPU.
-func compressAll(dir string, rels []string, names map[string]bool) error {
-	work := make(chan string)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(rels), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rel := range work {
-				if err := compressFile(filepath.Join(dir, filepath.FromSlash(rel)), !names[rel+".gz"], !names[rel+".br"]); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for _, rel := range rels {
-		work <- rel
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
-}
+// compressTime bounds the precompression of one deployment: the helper
+// runs in the idle class, and on a busy machine the files it has not
+// reached by then are served uncompressed rather than holding the
+// deployment back.
+const compressTime = time.Minute
 
 // brotliQuality trades size for publish time: quality 11 is about 9%
 // smaller than 9 but 10–40 times slower (≈ 60 ms for 16 KiB here), so it
-// is kept for small files.
+// is kept for small files (and bestQualityTotal bytes of them).
 func brotliQuality(size int) int {
 	switch {
 	case size <= 24<<10:
@@ -223,9 +228,9 @@ func brotliQuality(size int) int {
 	return 6
 }
 
-// compressFile writes p.gz (gzip level 9) and p.br (brotliQuality), each
-// kept only when smaller than p.
-func compressFile(p string, gz, br bool) error {
+// compressFile writes p.gz (gzip level 9) and p.br (brotli at quality
+// q), each kept only when smaller than p.
+func compressFile(p string, gz, br bool, q int) error {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return err
@@ -238,7 +243,6 @@ func compressFile(p string, gz, br bool) error {
 		}
 	}
 	if br {
-		q := brotliQuality(len(data))
 		if err := writeCompressed(p+".br", len(data), func(w io.Writer) (io.WriteCloser, error) {
 			return brotli.NewWriterLevel(w, q), nil
 		}, data); err != nil {
