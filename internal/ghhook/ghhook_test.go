@@ -347,6 +347,9 @@ func TestPullRequestPreview(t *testing.T) {
 		tr[0].Commit == nil || tr[0].Commit.SHA != sha {
 		t.Fatalf("triggers %+v", tr)
 	}
+	if tr[0].Fork {
+		t.Fatal("a pull request from the repository itself was marked a fork's")
+	}
 	st := e.gh.Statuses("alice-gh/site", sha)
 	if len(st) != 1 || st[0].State != "pending" || st[0].Context != "gantry/preview" || st[0].Description != "Building preview…" ||
 		st[0].TargetURL != e.svc.PublicURL+"/deployments/dep-1" {
@@ -466,6 +469,9 @@ func TestForkPullRequestWaitsForApproval(t *testing.T) {
 	}
 	if tr := e.dep.Triggers(); len(tr) != 1 || tr[0].PullRequest != 7 || tr[0].Commit.SHA != sha || tr[0].Branch != "steal-secrets" {
 		t.Fatalf("triggers %+v", tr)
+	}
+	if tr := e.dep.Triggers(); !tr[0].Fork {
+		t.Fatal("the fork's build was not marked a fork's: it would get the project's build caches")
 	}
 	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 7); gantry.ErrorCode(err) != gantry.ECONFLICT {
 		t.Fatalf("approve twice: %v", err)
