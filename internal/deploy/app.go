@@ -31,6 +31,7 @@ type Drainer interface {
 // appRun is a server app the service runs for one deployment.
 type appRun struct {
 	id      string // its deployment
+	userID  string // its owner
 	app     *runtime.App
 	logs    *appLog
 	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
@@ -81,7 +82,16 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 			return nil, gantry.Errorf(gantry.EINVALID, "The built app of this deployment is gone: deploy the project again")
 		}
 	}
+	release := func() {}
 	if spec.Volume != "" {
+		// Sized and registered under the account's lock: the next of the
+		// account's apps to start counts this one's writable space as
+		// taken (sizeAppVolume).
+		l := s.appLock("account " + d.UserID)
+		l.Lock()
+		var once sync.Once
+		release = func() { once.Do(l.Unlock) }
+		defer release()
 		s.sizeAppVolume(ctx, d, spec.Volume)
 	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d))
@@ -104,9 +114,11 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)
 	}
-	run := &appRun{id: d.ID, app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
+	run := &appRun{id: d.ID, userID: d.UserID, app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
 	go func() { <-app.Done(); lg.close() }()
-	if old := s.swapApp(d.ID, run); old != nil {
+	old := s.swapApp(d.ID, run)
+	release()
+	if old != nil {
 		s.stopRun(old, false)
 	}
 	if route != nil {

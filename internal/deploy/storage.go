@@ -220,13 +220,38 @@ func (s *Service) storageLeft(ctx context.Context, userID string) int64 {
 	if err != nil {
 		return 0
 	}
-	return max(u.Budget-u.Used, 1)
+	return max(u.Budget-u.Used-s.reservedBy(userID, ""), 1)
+}
+
+// reservedBy is what the running apps of userID, but deployment except's,
+// may still write: the free space of their volumes. It is not in the
+// account's usage yet, so it is not left for another app either.
+func (s *Service) reservedBy(userID, except string) int64 {
+	s.mu.Lock()
+	var ids []string
+	for id, run := range s.apps {
+		if run.userID == userID && id != except {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	var n int64
+	for _, id := range ids {
+		if u, ok := sandbox.MountedUsage(s.WorkDir(id)); ok {
+			n += u.FreeBytes
+		}
+	}
+	return n
 }
 
 // sizeAppVolume makes the writable space of d's app volume (at path, its
-// app not running) what its account has left of its storage budget, at
+// app not running) what its account has left of its storage budget, less
+// what the account's other running apps may still write (reservedBy), at
 // most AppDisk and at least build.MinAppDisk: an app past the account's
-// budget is refused writes by the kernel (ENOSPC). The volume is resized
+// budget is refused writes by the kernel (ENOSPC), and several apps of
+// one account share what is left rather than each getting all of it.
+// startApp calls it under the account's lock, until the app is
+// registered. The volume is resized
 // only when that moves its size by more than a few MiB; a volume that
 // cannot be resized keeps its size.
 func (s *Service) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
@@ -250,8 +275,9 @@ func (s *Service) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path 
 		appDisk = build.DefaultAppDisk
 	}
 	// What the account has left, this volume's contents already counted
-	// (at their last measure).
-	free := min(appDisk, max(u.Budget-u.Used, build.MinAppDisk))
+	// (at their last measure), less what its other running apps may
+	// still write.
+	free := min(appDisk, max(u.Budget-u.Used-s.reservedBy(d.UserID, d.ID), build.MinAppDisk))
 	want := held.Bytes + free
 	const slack = 8 << 20
 	if diff := v.Disk.Bytes - want; diff > -slack && diff < slack {

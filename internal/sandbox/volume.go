@@ -251,7 +251,8 @@ func (v *Volume) Full() string {
 }
 
 // Resize makes the volume's filesystem size bytes, growing or shrinking
-// it (never below what it holds): it is unmounted, checked, resized and
+// it (never below what it holds, nor below the smallest size resize2fs
+// can shrink it to: its estimate and 1 MiB): it is unmounted, checked, resized and
 // mounted again, so nothing may run from it meanwhile. Server apps get
 // their writable space this way: what the build left plus the app's
 // allowance. The inode limit scales with the size.
@@ -260,6 +261,10 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 		return nil
 	}
 	img := v.Path + ".img"
+	bsize := int64(4096)
+	if st := (unix.Statfs_t{}); unix.Statfs(v.Path, &st) == nil && st.Bsize > 0 {
+		bsize = int64(st.Bsize)
+	}
 	// The run that filled it has just ended: its last references (a mount
 	// namespace being torn down) may take a moment to go. A lazy unmount
 	// would leave the filesystem in use while it is checked and resized.
@@ -289,17 +294,38 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 	var rerr error
 	if out, err := exec.CommandContext(ctx, sbin("e2fsck"), "-f", "-p", img).CombinedOutput(); err != nil && !fsckOK(err) {
 		rerr = fmt.Errorf("volume: check %s: %w: %s", img, err, strings.TrimSpace(string(out)))
-	} else if out, err := exec.CommandContext(ctx, sbin("resize2fs"), img, strconv.FormatInt(kib, 10)+"K").CombinedOutput(); err != nil {
-		rerr = fmt.Errorf("volume: resize %s: %w: %s", img, err, strings.TrimSpace(string(out)))
-	} else if err := os.Truncate(img, kib*1024); err != nil {
-		rerr = fmt.Errorf("volume: %w", err)
 	} else {
-		v.Disk.Bytes = kib * 1024
+		kib = max(kib, minimumKiB(ctx, img, bsize))
+		if out, err := exec.CommandContext(ctx, sbin("resize2fs"), img, strconv.FormatInt(kib, 10)+"K").CombinedOutput(); err != nil {
+			rerr = fmt.Errorf("volume: resize %s: %w: %s", img, err, strings.TrimSpace(string(out)))
+		} else if err := os.Truncate(img, kib*1024); err != nil {
+			rerr = fmt.Errorf("volume: %w", err)
+		} else {
+			v.Disk.Bytes = kib * 1024
+		}
 	}
 	if err := mountImage(img, v.Path); err != nil {
 		return errors.Join(rerr, err)
 	}
 	return rerr
+}
+
+// minimumKiB is the smallest size, in KiB, resize2fs can shrink the
+// checked, unmounted image img (of blocks of bsize bytes) to: its
+// estimate (resize2fs -P) and 1 MiB; 0 when it cannot tell.
+func minimumKiB(ctx context.Context, img string, bsize int64) int64 {
+	out, err := exec.CommandContext(ctx, sbin("resize2fs"), "-P", img).Output()
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if _, n, ok := strings.Cut(line, "minimum size of the filesystem:"); ok {
+			if blocks, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64); err == nil {
+				return (blocks*bsize+1023)/1024 + 1024
+			}
+		}
+	}
+	return 0
 }
 
 // waitLoopReleased waits until no loop device is backed by img any more,
