@@ -303,7 +303,7 @@ func (r *run) restoreCache() (nodeModules bool) {
 		if gid == 0 {
 			gid = r.p.Sandbox.GID()
 		}
-		if err := unpackCache(cacheFile(dir, e.Name), r.cacheRoot(e), e.Path, uid, gid); err != nil {
+		if err := r.unpack(e, cacheFile(dir, e.Name), uid, gid); err != nil {
 			r.log.step(gantry.LevelWarning, fmt.Sprintf("Build cache: %s could not be restored (%v); building without it", e.Name, cacheErr(err)))
 			continue
 		}
@@ -350,9 +350,10 @@ const MaxCachePacked = 2 << 30
 // errCacheTooLarge: an entry passed what packCache was allowed to read.
 var errCacheTooLarge = errors.New("cache too large")
 
-// packTime bounds the packing of one cache entry: the helper runs in the
-// idle class, and on a busy machine an entry not packed by then is not
-// saved rather than holding the deployment back.
+// packTime bounds the packing (and the unpacking) of one cache entry: the
+// helper runs in the idle class, and on a busy machine an entry not done
+// by then is not saved (restored) rather than holding the deployment
+// back.
 const packTime = 2 * time.Minute
 
 // pack packs the entry e into file in the helper process (see helper.go),
@@ -377,6 +378,27 @@ func (r *run) pack(e CacheEntry, file string, limit int64) (size, stored int64, 
 		return 0, 0, errCacheTooLarge
 	}
 	return res.Size, res.Stored, nil
+}
+
+// unpack unpacks the entry e from file into the volume, owned by
+// uid:gid, in the helper process (see helper.go); what an unpacking cut
+// short left is removed.
+func (r *run) unpack(e CacheEntry, file string, uid, gid uint32) error {
+	ctx, cancel := context.WithTimeout(r.bctx, packTime)
+	defer cancel()
+	_, err := runHelperJob(ctx, helperJob{Op: "unpack", File: file, Base: r.cacheRoot(e), Rel: e.Path, UID: uid, GID: gid})
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("unpacking it took longer than %s", packTime)
+	}
+	// Killed halfway, the helper did not clean up after itself.
+	if root, rerr := os.OpenRoot(r.cacheRoot(e)); rerr == nil {
+		root.RemoveAll(e.Path)
+		root.Close()
+	}
+	return err
 }
 
 // saveCache packs the cache folders the build left, replacing the

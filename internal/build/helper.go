@@ -17,8 +17,8 @@ import (
 )
 
 // The platform's own work on a tenant's files after the build —
-// publishing a site (copying its files, precompressing them), packing the
-// build caches — runs outside the build's sandbox, and so outside its
+// publishing a site (copying its files, precompressing them), packing and
+// unpacking the build caches — runs outside the build's sandbox, and so outside its
 // cgroup: it runs in a helper process (runHelper), the platform's binary started
 // again with helperEnv set, which this package's init turns into the
 // helper before anything else runs. The helper puts every thread of its
@@ -54,12 +54,15 @@ type helperJob struct {
 	MaxBytes  int64  `json:"maxBytes,omitempty"`
 	BestBytes int64  `json:"bestBytes,omitempty"`
 
-	// pack: the folder Base/Rel into File (packCache).
+	// pack: the folder Base/Rel into File (packCache); unpack: File into
+	// Base/Rel, owned by UID:GID (unpackCache).
 	Base  string   `json:"base,omitempty"`
 	Rel   string   `json:"rel,omitempty"`
 	Skip  []string `json:"skip,omitempty"`
 	File  string   `json:"file,omitempty"`
 	Limit int64    `json:"limit,omitempty"`
+	UID   uint32   `json:"uid,omitempty"`
+	GID   uint32   `json:"gid,omitempty"`
 }
 
 // helperAsset is a file to precompress and the variants it may get (none
@@ -130,6 +133,10 @@ func doHelperJob(job helperJob) helperResult {
 		case errors.Is(err, errCacheTooLarge):
 			res.TooLarge = true
 		case err != nil:
+			res.Err = cacheErr(err)
+		}
+	case "unpack":
+		if err := unpackCache(job.File, job.Base, job.Rel, job.UID, job.GID); err != nil {
 			res.Err = cacheErr(err)
 		}
 	default:
