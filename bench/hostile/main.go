@@ -34,7 +34,15 @@
 //     it publishes;
 //   - memory hog: a live app whose second process allocates past the app's
 //     memory limit: the whole app is ended (see the sandbox's oomGuard),
-//     counts a crash and is started again after its backoff.
+//     counts a crash and is started again after its backoff;
+//   - inode flood: a build creating files until its volume has no inode
+//     left (200,000), deployed again each time the platform ends it, so
+//     that the load meets the floods and the removal of the flooded
+//     workspaces alike;
+//   - 6 GB into .git: a build writing 1 GB files into x/.git until its
+//     volume is full (4 GiB), deployed again likewise. Runs' disk IO is
+//     bounded by their cgroup on the volume's devices, and workspaces are
+//     removed in the idle I/O class (internal/sandbox).
 //
 // Besides, "previews beyond the plan" (previews.go) has a Free account ask
 // for 18 server apps (3 projects, 5 deploy-hook previews each) and checks
@@ -97,6 +105,15 @@ var attacks = []attack{
 		build: `node scripts.js`},
 	{name: "app allocating past its memory limit",
 		start: `node server.js & while :; do node hog.js; done`},
+	// Disk floods, each ended by the platform at its volume's limit and
+	// deployed again: the load meets floods and the removal of the
+	// flooded workspaces (in the idle I/O class) in turn.
+	{name: "inode flood in a build",
+		build: `echo attack started; mkdir f && cd f && seq 1 1000000 | xargs touch 2>/dev/null; exit 1`,
+		ended: "the limit"},
+	{name: "6 GB written into .git in a build",
+		build: `echo attack started; mkdir -p x/.git && for i in 1 2 3 4 5 6; do head -c 1000000000 /dev/zero > x/.git/pack$i 2>/dev/null || exit 1; done; exit 1`,
+		ended: "the limit"},
 }
 
 // The attackers' repository: a page (so that detection finds a static

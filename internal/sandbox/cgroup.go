@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroup2Magic is CGROUP2_SUPER_MAGIC, the statfs type of a cgroup v2 mount.
@@ -35,13 +37,14 @@ type cgroup struct {
 	pids    string    // folder holding the pids controller's files (== mem on v2)
 	cpu     string    // folder holding the cpu controller's files (== mem on v2)
 	cpuacct string    // v1: the cpuacct controller's folder; == cpu when co-mounted with it, "" when not mounted
+	io      string    // folder holding the io controller's files (v1 blkio); "" where the kernel has none
 	oom     *oomGuard // v1 with a memory limit: kills in place of the kernel's OOM killer (nil: the kernel's)
 }
 
 // dirs lists the cgroup's distinct folders.
 func (c *cgroup) dirs() []string {
 	var out []string
-	for _, d := range []string{c.mem, c.pids, c.cpu, c.cpuacct} {
+	for _, d := range []string{c.mem, c.pids, c.cpu, c.cpuacct, c.io} {
 		if d != "" && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
@@ -114,7 +117,11 @@ func cgroupParents(root string, create bool) (*cgroup, error) {
 	own := ownCgroups(string(self))
 	if v2 {
 		p := filepath.Join(base, own[""])
-		return &cgroup{v2: true, mem: p, pids: p, cpu: p, cpuacct: p}, nil
+		c := &cgroup{v2: true, mem: p, pids: p, cpu: p, cpuacct: p}
+		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && slices.Contains(strings.Fields(string(b)), "io") {
+			c.io = p
+		}
+		return c, nil
 	}
 	parent := func(controller string) (string, error) {
 		path, ok := own[controller]
@@ -150,6 +157,12 @@ func cgroupParents(root string, create bool) (*cgroup, error) {
 	if p.cpu, err = parent("cpu"); err != nil {
 		return nil, err
 	}
+	// blkio bounds the run's disk IO; missing, the run goes without.
+	if exists(filepath.Join(base, "blkio", "cgroup.procs")) {
+		if p.io, err = parent("blkio"); err != nil {
+			return nil, err
+		}
+	}
 	// cpuacct counts the run's CPU time. Co-mounted with cpu (cpu,cpuacct)
 	// it is the cpu folder; mounted on its own it needs a folder of its
 	// own; missing, the run goes without.
@@ -172,7 +185,7 @@ func (p *cgroup) child(name string) *cgroup {
 	for _, f := range []struct {
 		dst *string
 		src string
-	}{{&c.mem, p.mem}, {&c.pids, p.pids}, {&c.cpu, p.cpu}, {&c.cpuacct, p.cpuacct}} {
+	}{{&c.mem, p.mem}, {&c.pids, p.pids}, {&c.cpu, p.cpu}, {&c.cpuacct, p.cpuacct}, {&c.io, p.io}} {
 		if f.src != "" {
 			*f.dst = filepath.Join(f.src, name)
 		}
@@ -238,8 +251,11 @@ func newCgroup(root, name string, l Limits) (*cgroup, error) {
 	}
 	cg := parents.child(name)
 	if cg.v2 {
-		if err := enableControllers(parents.mem); err != nil {
+		if err := enableControllers(parents.mem, parents.io != ""); err != nil {
 			return nil, err
+		}
+		if parents.io != "" && !controllerOn(parents.mem, "io") {
+			cg.io = "" // the io controller could not be delegated: runs go without
 		}
 		if err := os.Mkdir(cg.mem, 0o755); err != nil {
 			return nil, fmt.Errorf("cgroups: %w", err)
@@ -337,6 +353,103 @@ func (c *cgroup) limit(l Limits) error {
 	return nil
 }
 
+// limitIO bounds the run's disk IO on devices ("MAJ:MIN" of whole
+// disks, see ioDevices) with l's IO limits, and gives it l.IOWeight: v2
+// io.max and io.weight (or io.bfq.weight), v1 blkio.throttle.* and
+// blkio.weight (or blkio.bfq.weight). A kernel without the io controller
+// (c.io empty), or a file or device it refuses, leaves the run without
+// that bound: the writes are best effort, and TestRunIOBounds checks they
+// take where the controller is.
+func (c *cgroup) limitIO(l Limits, devices []string) {
+	if c.io == "" {
+		return
+	}
+	if l.IOWeight > 0 {
+		if c.v2 {
+			_ = writeFile(c.io, "io.weight", "default "+strconv.FormatInt(l.IOWeight, 10))
+			_ = writeFile(c.io, "io.bfq.weight", strconv.FormatInt(min(max(l.IOWeight, 1), 1000), 10))
+		} else {
+			_ = writeFile(c.io, "blkio.weight", strconv.FormatInt(min(max(l.IOWeight*5, 10), 1000), 10))
+			_ = writeFile(c.io, "blkio.bfq.weight", strconv.FormatInt(min(max(l.IOWeight, 1), 1000), 10))
+		}
+	}
+	caps := []struct {
+		v1, v2 string
+		n      int64
+	}{
+		{"blkio.throttle.read_bps_device", "rbps", l.IOReadBPS},
+		{"blkio.throttle.write_bps_device", "wbps", l.IOWriteBPS},
+		{"blkio.throttle.read_iops_device", "riops", l.IOReadIOPS},
+		{"blkio.throttle.write_iops_device", "wiops", l.IOWriteIOPS},
+	}
+	for _, dev := range devices {
+		var line []string
+		for _, k := range caps {
+			if k.n <= 0 {
+				continue
+			}
+			if c.v2 {
+				line = append(line, k.v2+"="+strconv.FormatInt(k.n, 10))
+			} else {
+				_ = writeFile(c.io, k.v1, dev+" "+strconv.FormatInt(k.n, 10))
+			}
+		}
+		if c.v2 && len(line) > 0 {
+			_ = writeFile(c.io, "io.max", dev+" "+strings.Join(line, " "))
+		}
+	}
+}
+
+// ioDevices returns the block devices ("MAJ:MIN", whole disks, which is
+// what the io controller takes) that files under dirs are read from and
+// written to: the filesystem's own device (a volume's loop device), and
+// for a loop device the disk its backing image lies on, which its IO
+// reaches in the end. Folders on no block device (tmpfs) add none.
+func ioDevices(dirs ...string) []string {
+	var out []string
+	add := func(dev uint64) {
+		d := wholeDisk(dev)
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(dir, &st); err != nil {
+			continue
+		}
+		add(st.Dev)
+		sys := fmt.Sprintf("/sys/dev/block/%d:%d/loop/backing_file", unix.Major(st.Dev), unix.Minor(st.Dev))
+		if b, err := os.ReadFile(sys); err == nil {
+			var bst syscall.Stat_t
+			if syscall.Stat(strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)"), &bst) == nil {
+				add(bst.Dev)
+			}
+		}
+	}
+	return out
+}
+
+// wholeDisk returns "MAJ:MIN" of the disk holding device dev (itself, or
+// the disk a partition is part of), or "" when dev is no block device.
+func wholeDisk(dev uint64) string {
+	sys, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(dev), unix.Minor(dev)))
+	if err != nil {
+		return ""
+	}
+	if exists(filepath.Join(sys, "partition")) {
+		sys = filepath.Dir(sys)
+	}
+	b, err := os.ReadFile(filepath.Join(sys, "dev"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
 // cpuUsage is the CPU time the cgroup's processes have used, or -1 where
 // the kernel does not count it (v1 without cpuacct).
 func (c *cgroup) cpuUsage() time.Duration {
@@ -355,18 +468,29 @@ func (c *cgroup) cpuUsage() time.Duration {
 	return -1
 }
 
-// enableControllers makes memory, pids and cpu available to the children of the
-// v2 cgroup parent. A v2 cgroup that holds processes cannot delegate
-// controllers ("no internal processes"), so when enabling fails with EBUSY
-// the platform's own processes are first moved into a leaf parent/gantry.
-func enableControllers(parent string) error {
+// controllerOn reports whether the v2 cgroup parent delegates controller
+// to its children.
+func controllerOn(parent, controller string) bool {
+	b, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	return err == nil && slices.Contains(strings.Fields(string(b)), controller)
+}
+
+// enableControllers makes memory, pids and cpu (and io, with withIO, as
+// far as the kernel lets it) available to the children of the v2 cgroup
+// parent. A v2 cgroup that holds processes cannot delegate controllers
+// ("no internal processes"), so when enabling fails with EBUSY the
+// platform's own processes are first moved into a leaf parent/gantry.
+func enableControllers(parent string, withIO bool) error {
 	b, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 	if err != nil {
 		return fmt.Errorf("cgroups: %w", err)
 	}
 	f := strings.Fields(string(b))
-	if slices.Contains(f, "memory") && slices.Contains(f, "pids") && slices.Contains(f, "cpu") {
+	if slices.Contains(f, "memory") && slices.Contains(f, "pids") && slices.Contains(f, "cpu") && (!withIO || slices.Contains(f, "io")) {
 		return nil
+	}
+	if withIO {
+		_ = writeFile(parent, "cgroup.subtree_control", "+io") // best effort: runs go without IO bounds
 	}
 	err = writeFile(parent, "cgroup.subtree_control", "+memory +pids +cpu")
 	if err == nil {
@@ -385,6 +509,9 @@ func enableControllers(parent string) error {
 	}
 	for p := range strings.FieldsSeq(string(procs)) {
 		_ = writeFile(leaf, "cgroup.procs", p) // processes may have exited meanwhile
+	}
+	if withIO {
+		_ = writeFile(parent, "cgroup.subtree_control", "+io")
 	}
 	return writeFile(parent, "cgroup.subtree_control", "+memory +pids +cpu")
 }

@@ -37,3 +37,10 @@ func DeniedCalls() []DeniedCall {
 	}
 	return out
 }
+
+// SetIdleHook makes f run on the idle thread of every RemoveVolume until
+// tb's test ends.
+func SetIdleHook(tb testing.TB, f func()) {
+	idleHook = f
+	tb.Cleanup(func() { idleHook = nil })
+}

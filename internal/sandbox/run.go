@@ -155,6 +155,7 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 			return res, fmt.Errorf("sandbox: %w", err)
 		}
 		defer cg.destroy()
+		cg.limitIO(l, ioDevices(dir, c.Tmp))
 	}
 
 	var filter []byte

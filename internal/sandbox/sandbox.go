@@ -34,11 +34,13 @@
 // loopback may reach that one port outward (Command.HostLoopbackPorts). NetworkHost shares the host's network instead (loopback
 // included) and NetworkNone gives no network at all.
 //
-// Memory, process and CPU limits are enforced with a cgroup created per run
-// under the platform's own cgroup (v1 or v2): a CPU quota (one CPU by
-// default) and a CPU weight a tenth of a platform process's, so that the
-// platform, the sites it serves and other tenants keep the CPU whatever a
-// run does. The command's first process is placed in it before it
+// Memory, process, CPU and disk IO limits are enforced with a cgroup
+// created per run under the platform's own cgroup (v1 or v2): a CPU quota
+// (one CPU by default) and a CPU weight a tenth of a platform process's,
+// caps on the IO of the devices its workspace lies on and an IO weight a
+// tenth of the platform's, so that the platform, the sites it serves and
+// other tenants keep the CPU and the disk whatever a run does. The
+// command's first process is placed in it before it
 // executes pasta or bubblewrap, so nothing the command starts escapes the
 // limits. Stopping a run (cancelling its
 // context or reaching its timeout) kills every process in that cgroup,
@@ -176,6 +178,24 @@ type Limits struct {
 	// platform; niceness orders the run's own processes and lowers their
 	// I/O priority (schedulers that honour it derive it from niceness).
 	Nice int
+	// IOWeight is the run's share of disk time when it competes for it,
+	// on cgroup v2's scale of 1 to 10000 where the platform counts 100
+	// (default 10): io.weight on v2 (io.bfq.weight under BFQ), blkio.weight
+	// = IOWeight × 5 on v1 (10–1000, the platform's 500), blkio.bfq.weight
+	// under BFQ. Schedulers that weigh (BFQ, v2's io.cost) honour it.
+	IOWeight int64
+	// IOReadBPS and IOWriteBPS cap the bytes per second the run reads
+	// and writes on the devices its workspace and /tmp lie on (a volume's
+	// loop device, and the disk its image lies on): default 256 MiB/s and
+	// 64 MiB/s. IOReadIOPS and IOWriteIOPS cap the operations per second
+	// there (default 4000 and 1000). cgroup v2 io.max, v1
+	// blkio.throttle.*. On v2 buffered writes are throttled as they are
+	// written back (cgroup writeback), so a build writing gigabytes, or
+	// hundreds of thousands of files, fills the disk's queue and the
+	// machine's dirty memory no faster; on v1, where the kernel charges
+	// writeback to no cgroup, the caps hold the run's direct and
+	// synchronous IO only.
+	IOReadBPS, IOWriteBPS, IOReadIOPS, IOWriteIOPS int64
 }
 
 // Path is the PATH runs get: the host's programs (node, npm, python, git)
@@ -193,6 +213,11 @@ var DefaultLimits = Limits{
 	CPUs:        1,
 	CPUWeight:   10,
 	Nice:        10,
+	IOWeight:    10,
+	IOReadBPS:   256 << 20,
+	IOWriteBPS:  64 << 20,
+	IOReadIOPS:  4000,
+	IOWriteIOPS: 1000,
 }
 
 // withDefaults fills l's zero fields from DefaultLimits.
@@ -224,6 +249,21 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Nice == 0 {
 		l.Nice = d.Nice
+	}
+	if l.IOWeight == 0 {
+		l.IOWeight = d.IOWeight
+	}
+	if l.IOReadBPS == 0 {
+		l.IOReadBPS = d.IOReadBPS
+	}
+	if l.IOWriteBPS == 0 {
+		l.IOWriteBPS = d.IOWriteBPS
+	}
+	if l.IOReadIOPS == 0 {
+		l.IOReadIOPS = d.IOReadIOPS
+	}
+	if l.IOWriteIOPS == 0 {
+		l.IOWriteIOPS = d.IOWriteIOPS
 	}
 	return l
 }

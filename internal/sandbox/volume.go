@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,7 +174,16 @@ func (s *Sandbox) owner(uid, gid uint32) (uint32, uint32) {
 // RemoveVolume unmounts the Volume at path (if it is one) and removes it,
 // image and all. A folder that is no Volume (mode none, a workspace of an
 // older version) is simply removed. Missing is not an error.
+//
+// It works in the idle I/O and CPU classes (inIdleClass): removing a
+// workspace a build flooded (gigabytes in one file, 200,000 files) takes
+// from the sites the platform serves only the disk time and CPU they
+// leave.
 func RemoveVolume(path string) error {
+	return inIdleClass(func() error { return removeVolume(path) })
+}
+
+func removeVolume(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -538,4 +548,38 @@ func (s *Sandbox) Reown(v *Volume, uid, gid uint32) error {
 		return nil
 	}
 	return s.PrepareWorkspaceAs(v.Path, uid, gid)
+}
+
+// I/O priority classes (ioprio_set(2)).
+const (
+	ioprioWhoProcess = 1
+	ioprioClassIdle  = 3
+	ioprioClassShift = 13
+)
+
+// idleHook, when set (tests), runs on the idle thread before the work.
+var idleHook func()
+
+// inIdleClass runs f on an OS thread of its own in the idle I/O class
+// (ioprio_set IOPRIO_CLASS_IDLE: the disk serves it when no one else
+// asks, under schedulers that honour classes, BFQ and mq-deadline) and
+// the idle CPU policy (SCHED_IDLE), and returns its error. The thread is
+// never given back to the Go runtime, which discards it when f returns,
+// so no other goroutine inherits its classes. Lowering one's own classes
+// needs no privilege; where the kernel refuses, f runs anyway.
+func inIdleClass(f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		_, _, _ = syscall.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, ioprioClassIdle<<ioprioClassShift)
+		if attr, err := unix.SchedGetAttr(0, 0); err == nil {
+			attr.Policy, attr.Nice = unix.SCHED_IDLE, 19
+			_ = unix.SchedSetAttr(0, attr, 0)
+		}
+		if idleHook != nil {
+			idleHook()
+		}
+		done <- f()
+	}()
+	return <-done
 }

@@ -1,0 +1,125 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gantryhq/gantry/internal/sandbox"
+)
+
+// TestRunIOBounds: a run in a volume (a build flooding its disk) gets its
+// IO bounded by its cgroup on the volume's loop device — read and write
+// bytes and operations per second, as the kernel's io controller reads
+// them (v1 blkio.throttle.*, v2 io.max) — and the low IO weight where the
+// scheduler has one.
+func TestRunIOBounds(t *testing.T) {
+	s := mustSandbox(t)
+	v := volume(t, s, sandbox.Disk{Bytes: 64 << 20, Inodes: 500}, 0)
+	var st syscall.Stat_t
+	if err := syscall.Stat(v.Workspace, &st); err != nil {
+		t.Fatal(err)
+	}
+	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	mark := marker("iobounds")
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_, err := s.Run(ctx, sandbox.Command{
+			Args: []string{"sh", "-c", "echo ready; exec sleep 300 " + mark}, Dir: v.Workspace, Tmp: v.Tmp,
+			Output: func(_ sandbox.Stream, line string) {
+				if line == "ready" {
+					close(ready)
+				}
+			},
+		})
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("the run ended early: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not start within 30 s")
+	}
+	pid := pidOf(t, "sleep 300 "+mark, "the run's")
+	d := sandbox.DefaultLimits
+	want := map[string]int64{"rbps": d.IOReadBPS, "wbps": d.IOWriteBPS, "riops": d.IOReadIOPS, "wiops": d.IOWriteIOPS}
+	if dir, v2, ok := cgroupOf(t, pid, "blkio"); ok && !v2 {
+		for file, key := range map[string]string{
+			"blkio.throttle.read_bps_device": "rbps", "blkio.throttle.write_bps_device": "wbps",
+			"blkio.throttle.read_iops_device": "riops", "blkio.throttle.write_iops_device": "wiops",
+		} {
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line := fmt.Sprintf("%s %d", dev, want[key]); !strings.Contains(string(b), line) {
+				t.Errorf("%s holds %q, want %q", file, b, line)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "blkio.bfq.weight")); err == nil && strings.TrimSpace(string(b)) != "10" {
+			t.Errorf("blkio.bfq.weight = %q, want 10", b)
+		}
+	} else {
+		dir, _, ok := cgroupOf(t, pid, "io")
+		if !ok {
+			t.Fatal("the run's process is gone")
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "io.max"))
+		if err != nil {
+			t.Fatalf("the run's cgroup has no io controller: %v", err)
+		}
+		line := fmt.Sprintf("%s rbps=%d wbps=%d riops=%d wiops=%d", dev, want["rbps"], want["wbps"], want["riops"], want["wiops"])
+		if !strings.Contains(string(b), line) {
+			t.Errorf("io.max holds %q, want %q", b, line)
+		}
+	}
+	cancel()
+	<-done
+}
+
+// TestRemoveVolumeInIdleClass: a workspace a run has just filled is
+// removed from a thread in the idle I/O class and the idle CPU policy.
+func TestRemoveVolumeInIdleClass(t *testing.T) {
+	s := mustSandbox(t)
+	data := platformDir(t)
+	v, err := s.OpenVolume(filepath.Join(data, "builds", "v"), sandbox.Disk{Bytes: 64 << 20, Inodes: 2000}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runIn(t, s, v, 0, `head -c 32M /dev/urandom > big && mkdir f && cd f && seq 1 1000 | xargs touch`); err != nil {
+		t.Fatalf("write: %v\n%s", err, out)
+	}
+	class, policy, calls := -1, -1, 0
+	sandbox.SetIdleHook(t, func() {
+		calls++
+		if prio, _, errno := syscall.Syscall(unix.SYS_IOPRIO_GET, 1, 0, 0); errno == 0 {
+			class = int(prio) >> 13
+		}
+		if attr, err := unix.SchedGetAttr(0, 0); err == nil {
+			policy = int(attr.Policy)
+		}
+	})
+	if err := sandbox.RemoveVolume(v.Path); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || class != 3 || policy != unix.SCHED_IDLE {
+		t.Errorf("removal ran %d times in I/O class %d and CPU policy %d; want once, idle (3) and SCHED_IDLE (%d)", calls, class, policy, unix.SCHED_IDLE)
+	}
+	if _, err := os.Stat(v.Path + ".img"); !os.IsNotExist(err) {
+		t.Errorf("the image is still there: %v", err)
+	}
+	if _, err := os.Stat(v.Path); !os.IsNotExist(err) {
+		t.Errorf("the folder is still there: %v", err)
+	}
+}
