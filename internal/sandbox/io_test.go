@@ -35,7 +35,7 @@ func TestRunIOBounds(t *testing.T) {
 	defer cancel()
 	go func() {
 		_, err := s.Run(ctx, sandbox.Command{
-			Args: []string{"sh", "-c", "echo ready; exec sleep 300 " + mark}, Dir: v.Workspace, Tmp: v.Tmp,
+			Args: []string{"sh", "-c", "echo ready; while :; do sleep 1; done", mark}, Dir: v.Workspace, Tmp: v.Tmp,
 			Output: func(_ sandbox.Stream, line string) {
 				if line == "ready" {
 					close(ready)
@@ -51,7 +51,19 @@ func TestRunIOBounds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run did not start within 30 s")
 	}
-	pid := pidOf(t, "sleep 300 "+mark, "the run's")
+	// The command's shell itself ($0 is the mark): the sandbox's own
+	// processes name it in their arguments too, and some are short-lived.
+	var pid string
+	for deadline := time.Now().Add(5 * time.Second); pid == ""; time.Sleep(20 * time.Millisecond) {
+		for _, p := range processesMatching(t, mark) {
+			if id, cmdline, _ := strings.Cut(p, ": "); strings.HasPrefix(cmdline, "sh -c echo ready") {
+				pid = id
+			}
+		}
+		if pid == "" && time.Now().After(deadline) {
+			t.Fatalf("the run's command is not running: %q", processesMatching(t, mark))
+		}
+	}
 	d := sandbox.DefaultLimits
 	want := map[string]int64{"rbps": d.IOReadBPS, "wbps": d.IOWriteBPS, "riops": d.IOReadIOPS, "wiops": d.IOWriteIOPS}
 	if dir, v2, ok := cgroupOf(t, pid, "blkio"); ok && !v2 {
