@@ -175,10 +175,9 @@ func (s *Sandbox) owner(uid, gid uint32) (uint32, uint32) {
 // image and all. A folder that is no Volume (mode none, a workspace of an
 // older version) is simply removed. Missing is not an error.
 //
-// It works in the idle I/O and CPU classes (inIdleClass): removing a
-// workspace a build flooded (gigabytes in one file, 200,000 files) takes
-// from the sites the platform serves only the disk time and CPU they
-// leave.
+// It works in the idle I/O class (inIdleClass): removing a workspace a
+// build flooded (gigabytes in one file, 200,000 files) takes from the
+// sites the platform serves only the disk time they leave.
 func RemoveVolume(path string) error {
 	return inIdleClass(func() error { return removeVolume(path) })
 }
@@ -562,20 +561,20 @@ var idleHook func()
 
 // inIdleClass runs f on an OS thread of its own in the idle I/O class
 // (ioprio_set IOPRIO_CLASS_IDLE: the disk serves it when no one else
-// asks, under schedulers that honour classes, BFQ and mq-deadline) and
-// the idle CPU policy (SCHED_IDLE), and returns its error. The thread is
-// never given back to the Go runtime, which discards it when f returns,
-// so no other goroutine inherits its classes. Lowering one's own classes
-// needs no privilege; where the kernel refuses, f runs anyway.
+// asks, under schedulers that honour classes, BFQ and mq-deadline), and
+// returns its error. Its CPU class stays the platform's: a thread of the
+// gantry process that the scheduler left waiting (SCHED_IDLE on a busy
+// machine) would hold up the Go runtime's stop-the-world pauses, and the
+// edge's loops with them, while one waiting on the disk is in a system
+// call, which never does. The thread is never given back to the Go
+// runtime, which discards it when f returns, so no other goroutine
+// inherits its class. Lowering one's own class needs no privilege; where
+// the kernel refuses, f runs anyway.
 func inIdleClass(f func() error) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
 		_, _, _ = syscall.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, ioprioClassIdle<<ioprioClassShift)
-		if attr, err := unix.SchedGetAttr(0, 0); err == nil {
-			attr.Policy, attr.Nice = unix.SCHED_IDLE, 19
-			_ = unix.SchedSetAttr(0, attr, 0)
-		}
 		if idleHook != nil {
 			idleHook()
 		}
