@@ -190,6 +190,12 @@ func (v EnvVar) InScope(target string) bool {
 	return v.Scope == "" || v.Scope == EnvScopeAll || v.Scope == target
 }
 
+// InForkScope reports whether the build of a pull request from a fork
+// (code nobody on the project wrote, approved commit by commit) gets v:
+// only variables scoped to preview, never those of scope all, which
+// production has too.
+func (v EnvVar) InForkScope() bool { return v.Scope == EnvScopePreview }
+
 // SecretMask stands for a secret value in every answer and log line.
 const SecretMask = "••••••••"
 

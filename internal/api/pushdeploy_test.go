@@ -310,15 +310,18 @@ func TestPushToDeployForkApproval(t *testing.T) {
 	p := withPushToDeploy(t)
 	p.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "site"}, map[string]string{"index.html": "<h1>v1</h1>"})
 	p.gh.Push(t, "bob-gh/site", "idea", "An idea", map[string]string{"index.html": "<h1>bob's idea</h1>"})
-	p.deliver(t, "pull_request", p.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
-		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"}))
+	prPayload := p.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
+		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"})
+	head := prPayload["pull_request"].(map[string]any)["head"].(map[string]any)["sha"].(string)
+	p.deliver(t, "pull_request", prPayload)
 	if ds := p.deployments(t); len(ds) != 0 {
 		t.Fatalf("a fork's pull request was built before approval: %+v", ds)
 	}
 	if code, _ := p.site("my-site--pr-3"); code == 200 {
 		t.Fatalf("my-site--pr-3 serves before approval")
 	}
-	rec := p.do(request{method: "POST", url: "/api/projects/" + p.project.ID + "/pull-requests/3/approve", headers: bearer(p.token)})
+	rec := p.do(request{method: "POST", url: "/api/projects/" + p.project.ID + "/pull-requests/3/approve", headers: bearer(p.token),
+		body: `{"sha":"` + head + `"}`})
 	if rec.Code != http.StatusOK {
 		t.Fatalf("approve: %d %s", rec.Code, rec.Body.String())
 	}

@@ -79,7 +79,7 @@ type WebhookService interface {
 	Receive(ctx context.Context, d ghhook.Delivery) (string, error)
 	Status(ctx context.Context, userID, projectID string) (*ghhook.View, error)
 	Reregister(ctx context.Context, userID, projectID string) (*ghhook.View, error)
-	Approve(ctx context.Context, userID, projectID string, number int) (*ghhook.PullRequestView, error)
+	Approve(ctx context.Context, userID, projectID string, number int, sha string) (*ghhook.PullRequestView, error)
 }
 
 // DomainService keeps projects' custom domains (domains.Service). Every

@@ -100,7 +100,8 @@ func (s *Server) handleReregisterWebhook(w http.ResponseWriter, r *http.Request,
 const maxPullRequestNumber = 1 << 30
 
 // handleApprovePullRequest builds the head commit of a fork's pull request
-// that waits for the owner's approval: {pullRequest}.
+// that waits for the owner's approval, {sha} (the commit the owner
+// reviewed; 409 when the head moved since): {pullRequest}.
 func (s *Server) handleApprovePullRequest(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.Webhooks == nil {
 		s.writeError(w, r, errWebhooksOff)
@@ -111,7 +112,18 @@ func (s *Server) handleApprovePullRequest(w http.ResponseWriter, r *http.Request
 		s.writeError(w, r, gantry.Errorf(gantry.ENOTFOUND, "Pull request not found"))
 		return
 	}
-	pr, err := s.Webhooks.Approve(r.Context(), u.ID, r.PathValue("id"), n)
+	var in struct {
+		SHA string `json:"sha"`
+	}
+	// No body: sha is missing, which Approve refuses once it has found
+	// the pull request (an unknown one is still 404).
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &in); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	pr, err := s.Webhooks.Approve(r.Context(), u.ID, r.PathValue("id"), n, in.SHA)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -155,7 +155,9 @@ func TestGitHubWebhookEndToEnd(t *testing.T) {
 	if n := len(dep.Triggers()); n != 1 {
 		t.Fatalf("%d triggers before approval", n)
 	}
-	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/3/approve", headers: bearer(g.token)})
+	head, _ := view.PullRequests[0]["headSha"].(string)
+	rec = g.do(request{method: "POST", url: "/api/projects/" + p.ID + "/pull-requests/3/approve", headers: bearer(g.token),
+		body: `{"sha":"` + head + `"}`})
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"state":"approved"`) {
 		t.Fatalf("approve: %d %s", rec.Code, rec.Body.String())
 	}
@@ -243,8 +245,10 @@ func TestGitHubWebhookAccess(t *testing.T) {
 	id := dataField[*gantry.Project](t, rec, "project").ID
 	g.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "site"}, map[string]string{"index.html": "fork"})
 	g.gh.Push(t, "bob-gh/site", "idea", "An idea", map[string]string{"index.html": "idea"})
-	g.gh.Deliver(t, "alice-gh/site", "pull_request", g.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
-		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"}))
+	prPayload := g.gh.PullRequestPayload(t, "alice-gh/site", githubtest.PullRequest{
+		Number: 3, Action: "opened", Title: "An idea", Author: "bob-gh", HeadRepo: "bob-gh/site", HeadBranch: "idea"})
+	head := prPayload["pull_request"].(map[string]any)["head"].(map[string]any)["sha"].(string)
+	g.gh.Deliver(t, "alice-gh/site", "pull_request", prPayload)
 	hooks.Wait()
 	secretOf := g.gh.Hooks("alice-gh/site")[0].Secret
 	push := fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"id":%d}}`, g.site.ID)
@@ -280,8 +284,17 @@ func TestGitHubWebhookAccess(t *testing.T) {
 			wantStatus: 200, wantData: map[string]string{"webhook.active": "true", "webhook.error": "null",
 				"webhook.lastDelivery.result": `"ignored"`, "webhook.lastDelivery.event": `"pull_request"`},
 			wantContains: []string{`"pullRequests":[{"number":3,"title":"An idea","author":"bob-gh","headBranch":"idea","fork":true,` +
-				`"state":"awaiting_approval","url":"` + g.gh.URL + `/alice-gh/site/pull/3","deploymentId":null}]`}},
-		{name: "owner approves", auth: true, request: request{method: "POST", url: approve},
+				`"state":"awaiting_approval","url":"` + g.gh.URL + `/alice-gh/site/pull/3","headSha":"` + head + `",` +
+				`"diffUrl":"` + g.gh.URL + `/alice-gh/site/pull/3/files","deploymentId":null}]`}},
+		{name: "approve without the commit", auth: true, request: request{method: "POST", url: approve},
+			wantStatus: 400, wantMessage: ghhook.MsgApproveSHA},
+		{name: "approve a branch name", auth: true, request: request{method: "POST", url: approve, body: `{"sha":"idea"}`},
+			wantStatus: 400, wantMessage: ghhook.MsgApproveSHA},
+		{name: "approve another commit", auth: true, request: request{method: "POST", url: approve, body: `{"sha":"` + strings.Repeat("a", 40) + `"}`},
+			wantStatus: 409, wantMessage: fmt.Sprintf(ghhook.MsgPullRequestChanged, gantry.ShortSHA(head))},
+		{name: "approve with another field", auth: true, request: request{method: "POST", url: approve, body: `{"commit":"` + head + `"}`},
+			wantStatus: 400},
+		{name: "owner approves", auth: true, request: request{method: "POST", url: approve, body: `{"sha":"` + head + `"}`},
 			wantStatus: 200, wantData: map[string]string{"pullRequest.state": `"approved"`, "pullRequest.deploymentId": `"dep-1"`}},
 		{name: "approved twice", auth: true, request: request{method: "POST", url: approve},
 			wantStatus: 409, wantMessage: "Pull request #3 has no commit waiting for approval"},

@@ -94,7 +94,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		defer release()
 		s.sizeAppVolume(ctx, d, spec.Volume)
 	}
-	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d))
+	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d), d.Metadata.Fork)
 	if err != nil {
 		return nil, err
 	}

@@ -16,15 +16,17 @@ import (
 // each line of a multi-line one and their common encodings (secret.Forms).
 //
 // Only the variables whose scope matches target (production or preview)
-// are given: a preview never sees production-only secrets.
-func (s *Service) buildEnv(ctx context.Context, projectID, target string) ([]gantry.EnvVar, []string, error) {
+// are given: a preview never sees production-only secrets. A fork's pull
+// request (fork) gets only the variables scoped to preview
+// (EnvVar.InForkScope), not those of scope all.
+func (s *Service) buildEnv(ctx context.Context, projectID, target string, fork bool) ([]gantry.EnvVar, []string, error) {
 	all, err := s.Store.ProjectEnv(ctx, projectID)
 	if err != nil {
 		return nil, nil, err
 	}
 	vars := make([]gantry.EnvVar, 0, len(all))
 	for _, v := range all {
-		if v.InScope(target) {
+		if (fork && v.InForkScope()) || (!fork && v.InScope(target)) {
 			vars = append(vars, v)
 		}
 	}

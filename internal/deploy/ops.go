@@ -165,7 +165,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	if timeout <= 0 {
 		timeout = build.DefaultTimeout
 	}
-	env, secrets, err := s.buildEnv(ctx, p.ID, targetOf(d))
+	env, secrets, err := s.buildEnv(ctx, p.ID, targetOf(d), d.Metadata.Fork)
 	if err != nil {
 		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
 		return

@@ -451,3 +451,47 @@ func TestCommitWatcher(t *testing.T) {
 		t.Fatalf("the watcher made %d deployments of one commit", len(ds))
 	}
 }
+
+// TestForkPreviewGetsOnlyPreviewVariables: the build of a fork's pull
+// request gets the variables scoped to preview, not those of scope all
+// (which production has too), nor production's (issue 24, point 8).
+func TestForkPreviewGetsOnlyPreviewVariables(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("Forked", map[string]string{"index.html": "production"})
+	vars := []gantry.EnvVar{
+		{Key: "API_KEY", Value: "shared-secret", IsSecret: true}, // scope all, the default
+		{Key: "DB_URL", Value: "prod-db", IsSecret: true, Scope: gantry.EnvScopeProduction},
+		{Key: "PREVIEW_API", Value: "sandbox-api", Scope: gantry.EnvScopePreview},
+	}
+	if _, err := e.projects().SetEnv(ctx, e.user.ID, p.ID, vars); err != nil {
+		t.Fatal(err)
+	}
+	e.git.Repo(t, "ada/forked", "idea", "an idea", map[string]string{"index.html": "idea"})
+	keys := func(d *gantry.Deployment) []string {
+		var out []string
+		for _, v := range d.Environment.Variables {
+			out = append(out, v.Key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	fork := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Trigger: gantry.TriggerPullRequest, Branch: "idea",
+		PullRequest: 7, Fork: true}))
+	if got := keys(fork); !slices.Equal(got, []string{"PREVIEW_API"}) {
+		t.Fatalf("a fork's build got %v, want only PREVIEW_API", got)
+	}
+	// A redeploy of it is still a fork's build.
+	again, err := e.svc.Redeploy(ctx, e.user.ID, fork.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(e.live(again)); !slices.Equal(got, []string{"PREVIEW_API"}) {
+		t.Fatalf("a redeploy of a fork's build got %v", got)
+	}
+	// The same repository's own pull request gets all and preview.
+	own := e.live(e.trigger(gantry.DeployTrigger{ProjectID: p.ID, Trigger: gantry.TriggerPullRequest, Branch: "idea", PullRequest: 8}))
+	if got := keys(own); !slices.Equal(got, []string{"API_KEY", "PREVIEW_API"}) {
+		t.Fatalf("an own pull request's build got %v", got)
+	}
+}

@@ -68,6 +68,7 @@ type Store interface {
 	FindGitHubPullRequest(ctx context.Context, projectID string, number int) (*gantry.GitHubPullRequest, error)
 	FindGitHubPullRequestByDeployment(ctx context.Context, projectID, deploymentID string) (*gantry.GitHubPullRequest, error)
 	ListGitHubPullRequests(ctx context.Context, projectID string) ([]*gantry.GitHubPullRequest, error)
+	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 }
 
 // Defaults of Service.

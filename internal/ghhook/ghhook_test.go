@@ -457,13 +457,16 @@ func TestForkPullRequestWaitsForApproval(t *testing.T) {
 	}
 
 	// Only the owner approves.
-	if _, err := e.svc.Approve(ctx, e.bob.ID, e.project.ID, 7); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+	if _, err := e.svc.Approve(ctx, e.bob.ID, e.project.ID, 7, sha); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		t.Fatalf("bob approves: %v", err)
 	}
-	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 8); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 8, sha); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		t.Fatalf("unknown pull request: %v", err)
 	}
-	got, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 7)
+	if v.PullRequests[0].HeadSHA != sha || v.PullRequests[0].DiffURL != v.PullRequests[0].URL+"/files" {
+		t.Fatalf("the card shows %+v, want head %s and the diff", v.PullRequests[0], sha)
+	}
+	got, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 7, sha)
 	if err != nil || got.State != gantry.PullRequestApproved || got.DeploymentID == nil {
 		t.Fatalf("approve: %+v %v", got, err)
 	}
@@ -473,7 +476,7 @@ func TestForkPullRequestWaitsForApproval(t *testing.T) {
 	if tr := e.dep.Triggers(); !tr[0].Fork {
 		t.Fatal("the fork's build was not marked a fork's: it would get the project's build caches")
 	}
-	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 7); gantry.ErrorCode(err) != gantry.ECONFLICT {
+	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 7, sha); gantry.ErrorCode(err) != gantry.ECONFLICT {
 		t.Fatalf("approve twice: %v", err)
 	}
 	// The same commit again (reopened) builds: it was approved.
@@ -491,6 +494,51 @@ func TestForkPullRequestWaitsForApproval(t *testing.T) {
 	}
 	if v := e.view(t); v.PullRequests[0].State != gantry.PullRequestAwaitingApproval {
 		t.Fatalf("state %s", v.PullRequests[0].State)
+	}
+}
+
+// TestApprovalIsBoundToTheCommit mounts issue 24's point 8: the owner
+// reviews the fork's commit; the author pushes another before the click;
+// approving what the owner saw is refused and builds nothing, and the new
+// head needs its own approval.
+func TestApprovalIsBoundToTheCommit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.svc.Register(ctx, e.alice, e.project)
+	e.gh.AddRepo(t, githubtest.Repo{Owner: "bob-gh", Name: "site"}, map[string]string{"index.html": "bob's"})
+	e.gh.Push(t, "bob-gh/site", "typo", "Fix a typo", map[string]string{"index.html": "typo fixed"})
+	pr := githubtest.PullRequest{Number: 9, Action: "opened", Title: "Fix a typo", Author: "bob-gh",
+		HeadRepo: "bob-gh/site", HeadBranch: "typo"}
+	e.deliver(t, "pull_request", e.gh.PullRequestPayload(t, "alice-gh/site", pr))
+	seen := e.view(t).PullRequests[0].HeadSHA // what alice reviewed
+
+	// Bob pushes the payload before alice clicks Approve.
+	e.gh.Push(t, "bob-gh/site", "typo", "Also", map[string]string{"index.html": "<script>steal(env)</script>"})
+	pr.Action = "synchronize"
+	payload := e.gh.PullRequestPayload(t, "alice-gh/site", pr)
+	head := payload["pull_request"].(map[string]any)["head"].(map[string]any)["sha"].(string)
+	e.deliver(t, "pull_request", payload)
+	_, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 9, seen)
+	if gantry.ErrorCode(err) != gantry.ECONFLICT || !strings.HasPrefix(gantry.ErrorMessage(err), "The pull request changed since you looked") ||
+		!strings.Contains(gantry.ErrorMessage(err), gantry.ShortSHA(head)) {
+		t.Fatalf("approving the commit alice saw after bob's push: %v", err)
+	}
+	if tr := e.dep.Triggers(); len(tr) != 0 {
+		t.Fatalf("built %+v", tr)
+	}
+	if v := e.view(t).PullRequests[0]; v.State != gantry.PullRequestAwaitingApproval || v.HeadSHA != head {
+		t.Fatalf("after the refusal %+v", v)
+	}
+	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 9, "main"); gantry.ErrorCode(err) != gantry.EINVALID {
+		t.Fatalf("approve a branch name: %v", err)
+	}
+	// Alice reviews the new head and approves it: that commit is built.
+	if _, err := e.svc.Approve(ctx, e.alice.ID, e.project.ID, 9, head); err != nil {
+		t.Fatal(err)
+	}
+	if tr := e.dep.Triggers(); len(tr) != 1 || tr[0].Commit.SHA != head || !tr[0].Fork {
+		t.Fatalf("triggers %+v", tr)
 	}
 }
 

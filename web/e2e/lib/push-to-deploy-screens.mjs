@@ -150,9 +150,11 @@ const GITHUB = () => ({
     lastDelivery: { at: ago(3 * MINUTE), event: 'push', action: '', result: 'ok', message: 'Building a preview of feature/blog (2aa4c6d)' },
   },
   pullRequests: [
-    { number: 12, title: 'Mobile navigation drawer', author: 'maya-chen', headBranch: 'mobile-nav', fork: false, state: 'open', url: 'https://github.com/maya-chen/portfolio/pull/12', deploymentId: 'ptd-pr-12' },
-    { number: 15, title: 'Fix broken link to the thesis PDF', author: 'jonas-weber', headBranch: 'patch-1', fork: true, state: 'awaiting_approval', url: 'https://github.com/maya-chen/portfolio/pull/15', deploymentId: null },
+    { number: 12, title: 'Mobile navigation drawer', author: 'maya-chen', headBranch: 'mobile-nav', fork: false, state: 'open', url: 'https://github.com/maya-chen/portfolio/pull/12', headSha: '2aa4c6d1f0e9b8a7c6d5e4f3a2b1c0d9e8f7a6b5', diffUrl: 'https://github.com/maya-chen/portfolio/pull/12/files', deploymentId: 'ptd-pr-12' },
+    { number: 15, title: 'Fix broken link to the thesis PDF', author: 'jonas-weber', headBranch: 'patch-1', fork: true, state: 'awaiting_approval', url: 'https://github.com/maya-chen/portfolio/pull/15', headSha: '5e81b0c3d9a2f4e6b7c8d9e0f1a2b3c4d5e6f7a8', diffUrl: 'https://github.com/maya-chen/portfolio/pull/15/files', deploymentId: null },
   ],
+  // The variables of scope preview in the env answer below.
+  forkVariables: ['VITE_API_URL_PREVIEW'],
 })
 
 const ok = (data) => ({ status: 200, json: { success: true, data } })
@@ -208,6 +210,19 @@ export const PUSH_TO_DEPLOY_SCREENS = [
       await page.getByTestId('last-delivery').waitFor()
       await page.getByTestId('preview-row').first().waitFor()
     },
+  },
+  {
+    // The Git card alone: a fork's pull request with the commit an approval builds,
+    // the link to its changes and the variables a fork's build gets.
+    name: 'ptd-fork-approval',
+    path: '/projects',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withPushToDeploy(page, `/projects/${PROJECT_ID}`)
+      await page.getByRole('button', { name: 'Approve 5e81b0c and build' }).waitFor()
+    },
+    element: (page) => page.getByTestId('git-card'),
   },
   {
     name: 'ptd-project-promote',

@@ -121,6 +121,10 @@ export type PullRequest = {
   fork: boolean
   state: PullRequestState | (string & {})
   url: string
+  /** The head commit Gantry last saw: Approve builds exactly this one. */
+  headSha: string
+  /** The pull request's changes on GitHub. */
+  diffUrl: string
   deploymentId: string | null
 }
 
@@ -128,4 +132,6 @@ export type PullRequest = {
 export type ProjectGitHub = {
   webhook: WebhookStatus | null
   pullRequests: PullRequest[]
+  /** Names of the variables a fork's pull request is built with (scope preview only). */
+  forkVariables: string[]
 }

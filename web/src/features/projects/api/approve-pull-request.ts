@@ -4,16 +4,20 @@ import { api, errorMessage } from '@/lib/api-client'
 import { sharedKeys } from '@/lib/query-keys'
 import { projectKeys } from './keys'
 
-/** Lets a pull request from a fork be built (its code will see the preview variables). */
-export async function approvePullRequest(id: string, number: number): Promise<void> {
-  await api.post(`/api/projects/${encodeURIComponent(id)}/pull-requests/${number}/approve`)
+/**
+ * Lets commit sha, the head of a pull request from a fork that the owner
+ * reviewed, be built (its code sees the preview-scoped variables). The
+ * server refuses (409) when the pull request moved on since.
+ */
+export async function approvePullRequest(id: string, number: number, sha: string): Promise<void> {
+  await api.post(`/api/projects/${encodeURIComponent(id)}/pull-requests/${number}/approve`, { sha })
 }
 
 export function useApprovePullRequest(id: string) {
   const queryClient = useQueryClient()
   return useMutation({
-    mutationFn: (number: number) => approvePullRequest(id, number),
-    onSuccess: (_, number) => {
+    mutationFn: ({ number, sha }: { number: number; sha: string }) => approvePullRequest(id, number, sha),
+    onSuccess: (_, { number }) => {
       toast.success(`Pull request #${number} approved: its preview is building`)
     },
     onError: (err) => {

@@ -12,7 +12,7 @@ export async function getProjectGitHub(id: string, signal?: AbortSignal): Promis
     const data = await api.get<Partial<ProjectGitHub> | undefined>(`/api/projects/${encodeURIComponent(id)}/github`, {
       signal,
     })
-    return { webhook: data?.webhook ?? null, pullRequests: data?.pullRequests ?? [] }
+    return { webhook: data?.webhook ?? null, pullRequests: data?.pullRequests ?? [], forkVariables: data?.forkVariables ?? [] }
   } catch (err) {
     if (isNotFound(err)) return null
     throw err

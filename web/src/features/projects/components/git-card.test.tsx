@@ -14,6 +14,8 @@ beforeEach(() => {
 const HOOK = 'http://localhost:8080/api/hooks/deploy/p1/4f9a0c2e'
 const minutesAgo = (n: number) => new Date(Date.now() - n * 60_000).toISOString()
 
+const SHA = '9f3c2a1' + 'b'.repeat(33)
+
 const github: ProjectGitHub = {
   webhook: {
     active: true,
@@ -21,9 +23,10 @@ const github: ProjectGitHub = {
     lastDelivery: { at: minutesAgo(5), event: 'push', result: 'ok', message: 'Deploying 3333333 to production' },
   },
   pullRequests: [
-    { number: 14, title: 'Fix typo in README', author: 'stranger', headBranch: 'patch-1', fork: true, state: 'awaiting_approval', url: 'https://github.com/alice/site/pull/14', deploymentId: null },
-    { number: 12, title: 'New nav', author: 'alice', headBranch: 'fix-nav', fork: false, state: 'open', url: 'https://github.com/alice/site/pull/12', deploymentId: 'pr12' },
+    { number: 14, title: 'Fix typo in README', author: 'stranger', headBranch: 'patch-1', fork: true, state: 'awaiting_approval', url: 'https://github.com/alice/site/pull/14', headSha: SHA, diffUrl: 'https://github.com/alice/site/pull/14/files', deploymentId: null },
+    { number: 12, title: 'New nav', author: 'alice', headBranch: 'fix-nav', fork: false, state: 'open', url: 'https://github.com/alice/site/pull/12', headSha: '1'.repeat(40), diffUrl: 'https://github.com/alice/site/pull/12/files', deploymentId: 'pr12' },
   ],
+  forkVariables: ['PREVIEW_API_URL', 'STRIPE_TEST_KEY'],
 }
 
 /** A project outside GitHub (a public repository on another host). */
@@ -166,10 +169,36 @@ describe('Git card', () => {
       'href',
       'https://github.com/alice/site/pull/14',
     )
-    await userEvent.click(within(waiting).getByRole('button', { name: 'Approve and build' }))
+    // The commit the approval builds, the way to review it, and what it will see.
+    expect(within(waiting).getByText('9f3c2a1')).toHaveAttribute('title', SHA)
+    expect(within(waiting).getByRole('link', { name: 'Review changes' })).toHaveAttribute(
+      'href',
+      'https://github.com/alice/site/pull/14/files',
+    )
+    expect(within(card).getByTestId('fork-variables')).toHaveTextContent(
+      "A fork's build gets only the variables scoped to Preview: PREVIEW_API_URL, STRIPE_TEST_KEY.",
+    )
+    await userEvent.click(within(waiting).getByRole('button', { name: 'Approve 9f3c2a1 and build' }))
     expect(await screen.findByText('Pull request #14 approved: its preview is building')).toBeInTheDocument()
-    expect(calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual([
-      '/api/projects/p1/pull-requests/14/approve',
-    ])
+    const posts = calls.filter((c) => c.method === 'POST')
+    expect(posts.map((c) => [c.path, c.body])).toEqual([['/api/projects/p1/pull-requests/14/approve', { sha: SHA }]])
+  })
+
+  it('says when the pull request moved on and asks for a new review', async () => {
+    setup({
+      'POST /api/projects/p1/pull-requests/14/approve': {
+        status: 409,
+        body: {
+          success: false,
+          message: 'The pull request changed since you looked: its head is now commit 0aa11bb. Review the new changes and approve again',
+        },
+      },
+      'GET /api/projects/p1/github': ok({ ...github, forkVariables: [] }),
+    })
+    const card = await gitCard()
+    const waiting = await within(card).findByRole('list', { name: 'Pull requests awaiting approval' })
+    expect(within(card).getByTestId('fork-variables')).toHaveTextContent("A fork's build gets no variables: none is scoped to Preview.")
+    await userEvent.click(within(waiting).getByRole('button', { name: 'Approve 9f3c2a1 and build' }))
+    expect(await screen.findByText(/The pull request changed since you looked/)).toBeInTheDocument()
   })
 })

@@ -168,6 +168,30 @@ function DeployHookField({ projectId, url }: { projectId: string; url: string | 
   )
 }
 
+/** The first 7 characters of a commit hash, as GitHub shows it. */
+export function shortSha(sha: string): string {
+  return sha.slice(0, 7)
+}
+
+/** Says exactly which variables a fork's build gets. */
+function ForkVariables({ names }: { names: string[] }) {
+  if (names.length === 0) {
+    return <>A fork&apos;s build gets no variables: none is scoped to Preview.</>
+  }
+  return (
+    <>
+      A fork&apos;s build gets only the variables scoped to Preview:{' '}
+      {names.map((n, i) => (
+        <span key={n}>
+          {i > 0 ? ', ' : ''}
+          <code className="font-mono text-zinc-700 dark:text-zinc-300">{n}</code>
+        </span>
+      ))}
+      .
+    </>
+  )
+}
+
 function GitHubSection({ projectId, data }: { projectId: string; data: ProjectGitHub | null }) {
   const reconnect = useReconnectWebhook(projectId)
   const approve = useApprovePullRequest(projectId)
@@ -228,8 +252,9 @@ function GitHubSection({ projectId, data }: { projectId: string; data: ProjectGi
       {waiting.length > 0 ? (
         <div>
           <p className="text-sm font-medium text-zinc-900 dark:text-zinc-100">Pull requests from forks awaiting approval</p>
-          <p className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">
-            Their code would see the preview variables: approve only what you trust.
+          <p className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400" data-testid="fork-variables">
+            <ForkVariables names={data?.forkVariables ?? []} /> Approving builds the commit shown, not later pushes:
+            review its changes first.
           </p>
           <ul className="mt-2 space-y-2" aria-label="Pull requests awaiting approval">
             {waiting.map((pr) => (
@@ -249,17 +274,29 @@ function GitHubSection({ projectId, data }: { projectId: string; data: ProjectGi
                       #{pr.number} {pr.title}
                     </a>
                     <p className="text-xs text-zinc-600 dark:text-zinc-400">
-                      by {pr.author} · <span className="font-mono">{pr.headBranch}</span>
+                      by {pr.author} · <span className="font-mono">{pr.headBranch}</span> · commit{' '}
+                      <span className="font-mono text-zinc-900 dark:text-zinc-100" title={pr.headSha}>
+                        {shortSha(pr.headSha)}
+                      </span>{' '}
+                      ·{' '}
+                      <a
+                        href={pr.diffUrl || pr.url}
+                        target="_blank"
+                        rel="noopener noreferrer"
+                        className="rounded font-medium whitespace-nowrap text-zinc-900 underline decoration-zinc-300 underline-offset-2 hover:decoration-zinc-500 dark:text-zinc-100 dark:decoration-zinc-600"
+                      >
+                        Review changes
+                      </a>
                     </p>
                   </div>
                 </div>
                 <Button
                   size="sm"
-                  loading={approve.isPending && approve.variables === pr.number}
-                  disabled={approve.isPending}
-                  onClick={() => approve.mutate(pr.number)}
+                  loading={approve.isPending && approve.variables?.number === pr.number}
+                  disabled={approve.isPending || !pr.headSha}
+                  onClick={() => approve.mutate({ number: pr.number, sha: pr.headSha })}
                 >
-                  Approve and build
+                  Approve {shortSha(pr.headSha)} and build
                 </Button>
               </li>
             ))}
