@@ -84,27 +84,34 @@ func cpuUsage(tb testing.TB, dir string, v2 bool) time.Duration {
 func startRun(tb testing.TB, s *sandbox.Sandbox, l sandbox.Limits, script string) (<-chan error, context.CancelFunc) {
 	tb.Helper()
 	ws := workspace(tb, s, platformDir(tb), "a")
+	return startCommand(tb, s, sandbox.Command{Args: []string{"sh", "-c", script}, Dir: ws, Limits: l})
+}
+
+// startCommand runs c in the sandbox and waits until it prints "ready";
+// it returns the channel Run's error arrives on and the cancel that stops
+// it (also called when tb's test ends).
+func startCommand(tb testing.TB, s *sandbox.Sandbox, c sandbox.Command) (<-chan error, context.CancelFunc) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
 	ready := make(chan struct{})
 	done := make(chan error, 1)
-	c := &capture{}
+	out := &capture{}
+	c.Output = func(stream sandbox.Stream, line string) {
+		if line == "ready" {
+			close(ready)
+		}
+		out.fn(stream, line)
+	}
 	go func() {
-		_, err := s.Run(ctx, sandbox.Command{
-			Args: []string{"sh", "-c", script}, Dir: ws, Limits: l,
-			Output: func(stream sandbox.Stream, line string) {
-				if line == "ready" {
-					close(ready)
-				}
-				c.fn(stream, line)
-			},
-		})
+		_, err := s.Run(ctx, c)
 		done <- err
 	}()
 	select {
 	case <-ready:
 	case err := <-done:
 		cancel()
-		tb.Fatalf("the run ended early: %v\n%s", err, c)
+		tb.Fatalf("the run ended early: %v\n%s", err, out)
 	case <-time.After(30 * time.Second):
 		cancel()
 		tb.Fatal("the run did not start within 30 s")

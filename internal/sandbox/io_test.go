@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,28 +28,9 @@ func TestRunIOBounds(t *testing.T) {
 	}
 	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 	mark := marker("iobounds")
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		_, err := s.Run(ctx, sandbox.Command{
-			Args: []string{"sh", "-c", "echo ready; while :; do sleep 1; done", mark}, Dir: v.Workspace, Tmp: v.Tmp,
-			Output: func(_ sandbox.Stream, line string) {
-				if line == "ready" {
-					close(ready)
-				}
-			},
-		})
-		done <- err
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("the run ended early: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not start within 30 s")
-	}
+	done, cancel := startCommand(t, s, sandbox.Command{
+		Args: []string{"sh", "-c", "echo ready; while :; do sleep 1; done", mark}, Dir: v.Workspace, Tmp: v.Tmp,
+	})
 	// The command's shell itself ($0 is the mark): the sandbox's own
 	// processes name it in their arguments too, and some are short-lived.
 	var pid string
