@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -216,6 +217,7 @@ func New(cfg Config) (*Manager, error) {
 		Storage:            m.storage,
 		RenewalWindowRatio: cfg.RenewalWindowRatio,
 		OnEvent:            m.onEvent,
+		ShouldEmitFunc:     func(event string) bool { return slices.Contains(certEvents, event) },
 		Logger:             m.zapLogger(),
 	}
 	// On a failed attempt certmagic retries against its test CA (Let's
@@ -399,6 +401,10 @@ func (m *Manager) ForgetRefusals() {
 	m.refusedMu.Unlock()
 }
 
+// certEvents are the certmagic events onEvent handles (others, such as one
+// per handshake, are not even built).
+var certEvents = []string{"cert_obtaining", "cert_obtained", "cert_failed"}
+
 func (m *Manager) onEvent(ctx context.Context, event string, data map[string]any) error {
 	ctx, done, ok := m.storage.enter(ctx) // Stop waits for the call
 	if !ok {
@@ -495,7 +501,13 @@ func (m *Manager) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, 
 	if name == m.cfg.PublicHost {
 		return m.pubCfg.GetCertificate(hello)
 	}
-	return m.httpCfg.GetCertificate(hello)
+	// An order made for this handshake ends with Stop: certmagic keeps
+	// the name's order to itself (process-wide) while it waits to retry,
+	// and would hold up every other handshake for the name meanwhile.
+	ctx, cancel := context.WithCancel(hello.Context())
+	defer cancel()
+	defer context.AfterFunc(m.ctx, cancel)()
+	return m.httpCfg.GetCertificateWithContext(ctx, hello)
 }
 
 // Handler returns the handler of the plain HTTP listener: ACME HTTP-01

@@ -489,15 +489,22 @@ func TestOnDemandRateLimit(t *testing.T) {
 // removed or an operator moves the data folder: nothing may write there
 // after Stop has returned. certmagic's goroutines outlived Close and
 // failed the removal ("certs/locks: directory not empty") or wrote the
-// folder back.
+// folder back. The handshake whose order Stop cut short ends at once:
+// certmagic holds a name's order process-wide while it waits to retry, and
+// any other Manager's handshake for the name waited behind it.
 func TestStopLeavesStorageAlone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pebble")
 	}
 	t.Parallel()
+	const name = "stop.student-site.example" // certmagic's order waits are per name, for the whole process
 	var storage string
-	s, _, _ := startACME(t, 0, func(c *tlsedge.Config) { storage = c.Storage })
-	go s.handshake(allowed, nil)
+	s, _, _ := startACME(t, 0, func(c *tlsedge.Config) {
+		storage = c.Storage
+		c.Allow = func(context.Context, string) error { return nil }
+	})
+	shaken := make(chan struct{})
+	go func() { s.handshake(name, nil); close(shaken) }()
 	// Wait until an order holds its lock: work is in flight.
 	locks := filepath.Join(storage, "locks")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -509,6 +516,11 @@ func TestStopLeavesStorageAlone(t *testing.T) {
 		}
 	}
 	s.m.Stop()
+	select {
+	case <-shaken:
+	case <-time.After(15 * time.Second):
+		t.Error("the handshake whose order was cut short by Stop still waits 15 s later")
+	}
 	if err := os.RemoveAll(storage); err != nil {
 		t.Fatalf("remove the certificate folder after Stop: %v", err)
 	}
@@ -525,7 +537,7 @@ func TestStopLeavesStorageAlone(t *testing.T) {
 	if len(left) > 0 {
 		t.Errorf("written to the certificate folder after Stop: %v", left)
 	}
-	if _, err := s.handshake(allowed, nil); err == nil {
+	if _, err := s.handshake(name, nil); err == nil {
 		t.Error("handshake after Stop succeeded, want it refused")
 	}
 }
