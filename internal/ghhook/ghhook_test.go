@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -708,5 +709,37 @@ func TestOneProjectCannotDelayAnother(t *testing.T) {
 	at := slices.IndexFunc(tr, func(t gantry.DeployTrigger) bool { return t.ProjectID == blog.ID })
 	if len(tr) != 21 || at < 0 || at > 1 {
 		t.Fatalf("blog's push was handled %d of %d", at+1, len(tr))
+	}
+}
+
+// staleHookIDs is the store as a delivery sees it while its webhook is
+// being registered: the first look-up by GitHub's hook id misses (the id
+// is saved just after it).
+type staleHookIDs struct {
+	*store.DB
+	misses atomic.Int32
+}
+
+func (s *staleHookIDs) GitHubHookByHookID(ctx context.Context, id int64) (*gantry.GitHubHook, error) {
+	if s.misses.Add(-1) >= 0 {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, "Webhook not found")
+	}
+	return s.DB.GitHubHookByHookID(ctx, id)
+}
+
+// TestPingWhileRegistering: GitHub's ping of a new webhook is looked up
+// by its hook id before the id is stored and by its repository after: it
+// still verifies (the id stored in between does not hide the webhook).
+func TestPingWhileRegistering(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.svc.Register(context.Background(), e.alice, e.project)
+	stale := &staleHookIDs{DB: e.db}
+	stale.misses.Store(1)
+	e.svc.Store = stale
+	ds := e.gh.Deliver(t, "alice-gh/site", "ping", map[string]any{"zen": "Keep it logically awesome.",
+		"repository": map[string]any{"id": e.repo.ID}})
+	if len(ds) != 1 || ds[0].Status != http.StatusOK || ds[0].Answer != ghhook.MsgPong {
+		t.Fatalf("ping %d %s", ds[0].Status, ds[0].Answer)
 	}
 }

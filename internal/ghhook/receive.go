@@ -153,7 +153,8 @@ func (s *Service) claim(ctx context.Context, key string) (bool, error) {
 // signedBy returns the webhook whose secret signed d: the one GitHub's id
 // hookID names, or — GitHub pings a hook as it creates it, before its id
 // is stored — one of the repository's (d.RepoID) whose id is not stored
-// yet. EUNAUTHORIZED MsgBadSignature when none did.
+// yet (or was stored in between the two look-ups). EUNAUTHORIZED
+// MsgBadSignature when none did.
 func (s *Service) signedBy(ctx context.Context, hookID int64, d Delivery, sig []byte) (*gantry.GitHubHook, error) {
 	var candidates []*gantry.GitHubHook
 	h, err := s.Store.GitHubHookByHookID(ctx, hookID)
@@ -172,7 +173,8 @@ func (s *Service) signedBy(ctx context.Context, hookID int64, d Delivery, sig []
 			return nil, err
 		}
 		for _, h := range hooks {
-			if h.HookID == 0 {
+			// 0: not stored yet; hookID: stored since the first look-up.
+			if h.HookID == 0 || h.HookID == hookID {
 				candidates = append(candidates, h)
 			}
 		}
