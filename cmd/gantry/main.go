@@ -41,6 +41,7 @@ import (
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/notify"
+	"github.com/gantryhq/gantry/internal/previewaccess"
 	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
@@ -258,6 +259,17 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
 	liveEdge.ConfigureWake(edge.WakeConfig{Wake: deploys.Wake, PageAfter: cfg.WakePageAfter, Timeout: cfg.AppStartTimeout})
 	srv.LiveHandler = liveEdge
+	// Previews of private repositories are their owner's (issue 24, point
+	// 20): the edge asks for a cookie the platform hands over.
+	previews, err := previewaccess.New(cfg.SecretKey, db, cfg.PublicURL.String(), cfg.LiveURL, logger)
+	if err != nil {
+		return err
+	}
+	if err := previews.Refresh(ctx); err != nil {
+		return fmt.Errorf("load preview labels: %w", err)
+	}
+	liveEdge.ConfigurePreviews(previews)
+	srv.PreviewAccess = previews
 	// Custom domains: the edge answers for them (verified ones show their
 	// project's site), the API adds and checks them, and a background loop
 	// verifies their DNS records. customDomains.AllowCertificate is the
@@ -373,7 +385,8 @@ func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logge
 		// reference the loops are tested against, and the remedy should they
 		// misbehave.
 		loopOpts := edge.LoopOptions{
-			IsLive:            srv.IsLiveHost,
+			// Previews go to net/http, where the edge checks who may see them.
+			IsLive:            func(h string) bool { return srv.IsLiveHost(h) && !liveEdge.GuardsPreview(h) },
 			Log:               api.WriteRequestLine,
 			NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
 			LogOutput:         api.RequestLogWriter(logger.Handler(), m.Stderr), // the loops never wait for the disk

@@ -18,6 +18,7 @@ import (
 	"github.com/gantryhq/gantry/internal/ghlink"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/githost/githubtest"
+	"github.com/gantryhq/gantry/internal/previewaccess"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/secret"
@@ -39,6 +40,13 @@ type pushEnv struct {
 
 func withPushToDeploy(t *testing.T) *pushEnv {
 	t.Helper()
+	return withPushToDeployRepo(t, false)
+}
+
+// withPushToDeployRepo is withPushToDeploy, alice-gh/site private or not.
+// Previews are guarded as cmd/gantry guards them (previewaccess).
+func withPushToDeployRepo(t *testing.T, private bool) *pushEnv {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds in the sandbox")
 	}
@@ -47,7 +55,7 @@ func withPushToDeploy(t *testing.T) *pushEnv {
 	g := &githubEnv{testEnv: e, gh: githubtest.NewServer(t)}
 	g.aliceGH = g.gh.AddUser("alice-gh")
 	g.bobGH = g.gh.AddUser("bob-gh")
-	g.site = g.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "site"}, map[string]string{"index.html": "<h1>v1</h1>"})
+	g.site = g.gh.AddRepo(t, githubtest.Repo{Owner: "alice-gh", Name: "site", Private: private}, map[string]string{"index.html": "<h1>v1</h1>"})
 	hosts, err := githost.New(githost.Config{
 		AllowHosts: []string{"127.0.0.1"}, Sandbox: sb, Detect: build.Suggest, Timeout: 30 * time.Second,
 		GitHubAPIURL: g.gh.APIURL(), GitHubWebURL: g.gh.URL, RedirectURL: callbackURL,
@@ -66,7 +74,14 @@ func withPushToDeploy(t *testing.T) *pushEnv {
 	}
 	e.srv.GitHub = g.link
 	e.srv.Deploys, e.srv.Projects = stack.Deploys, stack.Projects
-	e.srv.LiveHandler = edge.New("localhost", stack.Table, "http://localhost:8080")
+	live := edge.New("localhost", stack.Table, "http://localhost:8080")
+	previews, err := previewaccess.New(testSecret, e.db, "http://localhost:8080",
+		func(label string) string { return "http://" + label + ".localhost:8080" }, e.srv.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.ConfigurePreviews(previews)
+	e.srv.LiveHandler, e.srv.PreviewAccess = live, previews
 
 	ts := httptest.NewServer(e.srv)
 	t.Cleanup(ts.Close)

@@ -63,6 +63,9 @@ type Server struct {
 	// Webhooks is push to deploy from GitHub (deliveries, webhooks, pull
 	// requests); nil answers 503 on its endpoints.
 	Webhooks WebhookService
+	// PreviewAccess keeps previews of private repositories to their
+	// owner; nil answers 503 on its endpoints.
+	PreviewAccess PreviewAccessService
 	// Gallery lists Discover and keeps its views and likes.
 	Gallery gantry.GalleryStore
 	// GalleryWrites limits the views and likes of one client address
@@ -175,6 +178,7 @@ func (s *Server) routes() {
 	s.webhookRoutes()
 	s.galleryRoutes()
 	s.domainRoutes()
+	s.previewAccessRoutes()
 
 	// Anything else under /api is a JSON 404 (or 405 for a known path).
 	s.mux.HandleFunc("/api/", s.handleAPINotFound)

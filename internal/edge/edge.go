@@ -79,6 +79,7 @@ type Edge struct {
 	proxy       proxyState                  // server apps: see proxy.go
 	domains     atomic.Pointer[customHosts] // custom domains: see domains.go
 	wake        WakeConfig                  // sleeping apps: see sleep.go
+	previews    PreviewGuard                // private previews: see previews.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -138,6 +139,8 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sub, ok = e.customDomain(w, r); !ok {
 			return
 		}
+	} else if !e.guardPreview(w, r, sub) {
+		return
 	}
 	var site Site
 	var root *siteRoot

@@ -57,9 +57,9 @@ type Accounts struct {
 	Users Store
 	// Host reaches GitHub: Host.OAuth (nil when no OAuth app is configured)
 	// and Host.GitHub (the REST API).
-	Host     *githost.Service
-	Tokens   *secret.Box // seals access tokens at rest
-	States   *secret.Box // seals OAuth states; a different purpose than Tokens
+	Host   *githost.Service
+	Tokens *secret.Box // seals access tokens at rest
+	States *secret.Box // seals OAuth states; a different purpose than Tokens
 	// Notify tells users their account was connected, disconnected or
 	// revoked. Nil sends nothing.
 	Notify gantry.Notifier

@@ -56,12 +56,13 @@ type Purpose struct{ label string }
 
 // The purposes of the platform secret key.
 var (
-	TokenSigning = Purpose{"gantry token signing v1"}      // sign-in tokens (HS256)
-	GitHubTokens = Purpose{"gantry github tokens v1"}      // GitHub access tokens at rest
-	GitHubStates = Purpose{"gantry github oauth state v1"} // OAuth state parameters
-	EnvSecrets   = Purpose{"gantry env secrets v1"}        // secret environment variables at rest
-	GitHubHooks  = Purpose{"gantry github hooks v1"}       // repository webhook secrets at rest
-	DeployHooks  = Purpose{"gantry deploy hooks v1"}       // deploy hook tokens at rest
+	TokenSigning  = Purpose{"gantry token signing v1"}      // sign-in tokens (HS256)
+	GitHubTokens  = Purpose{"gantry github tokens v1"}      // GitHub access tokens at rest
+	GitHubStates  = Purpose{"gantry github oauth state v1"} // OAuth state parameters
+	EnvSecrets    = Purpose{"gantry env secrets v1"}        // secret environment variables at rest
+	GitHubHooks   = Purpose{"gantry github hooks v1"}       // repository webhook secrets at rest
+	DeployHooks   = Purpose{"gantry deploy hooks v1"}       // deploy hook tokens at rest
+	PreviewAccess = Purpose{"gantry preview access v1"}     // preview hand-off tickets and cookies
 )
 
 // String returns the purpose's label.

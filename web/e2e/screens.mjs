@@ -125,6 +125,20 @@ export const SCREENS = [
     ready: (page) => page.getByText('GitHub authentication failed. Please try again.').waitFor(),
   },
   {
+    // A private repository's preview sent a signed-out browser here.
+    name: 'preview-access-signin',
+    path: '/preview-access?host=portfolio--pr-12.localhost%3A8080&to=%2F',
+    ready: h1('Sign in to open this preview'),
+  },
+  {
+    // Signed in, but not the preview's owner (no such preview here).
+    name: 'preview-access-refused',
+    path: '/preview-access?host=portfolio--pr-12.localhost%3A8080&to=%2F',
+    auth: true,
+    full: false,
+    ready: (page) => page.getByText('This preview cannot be opened').waitFor(),
+  },
+  {
     // The sign-in finished by the session that started it: here the server
     // refuses it (no OAuth app on the screens' server) and says why.
     name: 'github-callback-refused',

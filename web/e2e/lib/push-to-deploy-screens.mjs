@@ -32,7 +32,7 @@ function project(page, overrides = {}) {
       fullName: 'maya-chen/portfolio',
       description: 'My personal portfolio',
       defaultBranch: 'main',
-      private: false,
+      private: Boolean(page?.privateRepository),
       url: 'https://github.com/maya-chen/portfolio',
       cloneUrl: 'https://github.com/maya-chen/portfolio.git',
       lastCommit: { message: 'Add contact form and dark mode', author: 'Maya Chen', date: ago(2 * HOUR), sha: '9f4c2e1a7b3d5f6e8a0c1b2d3e4f5a6b7c8d9e0f' },
@@ -173,6 +173,8 @@ export async function withPushToDeploy(page, path) {
       else if (method === 'GET' && p === `/api/projects/${PROJECT_ID}`) answer = ok({ project: project(page) })
       else if (method === 'GET' && p === `/api/projects/${PROJECT_ID}/previews`) answer = ok({ previews: previews(page) })
       else if (method === 'GET' && p === `/api/projects/${PROJECT_ID}/github`) answer = ok(GITHUB())
+      else if (method === 'GET' && p === `/api/projects/${PROJECT_ID}/preview-access`)
+        answer = ok({ access: { private: Boolean(page.privateRepository), open: false } })
       else if (method === 'GET' && p === `/api/projects/${PROJECT_ID}/env`)
         answer = ok({
           variables: [
@@ -223,6 +225,20 @@ export const PUSH_TO_DEPLOY_SCREENS = [
       await page.getByRole('button', { name: 'Approve 5e81b0c and build' }).waitFor()
     },
     element: (page) => page.getByTestId('git-card'),
+  },
+  {
+    // A private repository: its previews ask for the owner's sign-in, and
+    // the owner's switch opens them (issue 24).
+    name: 'ptd-project-private-previews',
+    path: '/projects',
+    auth: true,
+    ready,
+    act: async (page) => {
+      page.privateRepository = true
+      await withPushToDeploy(page, `/projects/${PROJECT_ID}`)
+      await page.getByRole('switch', { name: 'Anyone with the link can open previews' }).waitFor()
+      await page.getByTestId('preview-row').first().scrollIntoViewIfNeeded()
+    },
   },
   {
     name: 'ptd-project-promote',

@@ -30,6 +30,7 @@ import { GitHubIntegrationRoute } from './routes/github-integration'
 import { LandingRoute } from './routes/landing'
 import { LoginRoute } from './routes/login'
 import { NotificationsRoute } from './routes/notifications'
+import { PreviewAccessRoute } from './routes/preview-access'
 import { ProfileRoute } from './routes/profile'
 import { EditProjectRoute } from './routes/project-edit'
 import { ProjectDetailRoute } from './routes/project-detail'
@@ -151,6 +152,7 @@ export const routes: RouteObject[] = [
         ],
       },
       { path: paths.githubCallback.path, element: <GitHubCallbackRoute /> },
+      { path: paths.previewAccess.path, element: <PreviewAccessRoute /> },
       { path: paths.dashboard.path, element: <Dashboard /> },
       {
         element: <EitherLayout />,

@@ -5,6 +5,7 @@ export const paths = {
   login: { path: '/login', getHref: () => '/login' },
   register: { path: '/register', getHref: () => '/register' },
   githubCallback: { path: '/github-callback', getHref: () => '/github-callback' },
+  previewAccess: { path: '/preview-access', getHref: () => '/preview-access' },
 
   dashboard: { path: '/dashboard', getHref: () => '/dashboard' },
   discover: { path: '/discover', getHref: () => '/discover' },

@@ -10,4 +10,6 @@ export const deploymentKeys = {
   detail: (id: string) => [...deploymentKeys.details(), id] as const,
   /** A project's live previews (GET /api/projects/{id}/previews). */
   previews: (projectId: string) => [...deploymentKeys.all, 'previews', projectId] as const,
+  /** Who can open a project's previews (GET /api/projects/{id}/preview-access). */
+  previewAccess: (projectId: string) => [...deploymentKeys.all, 'preview-access', projectId] as const,
 }

@@ -1,11 +1,13 @@
 import { Link } from 'react-router'
-import { ExternalLink, GitBranch, GitPullRequest } from 'lucide-react'
+import { ExternalLink, GitBranch, GitPullRequest, Lock } from 'lucide-react'
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card'
 import { EmptyState } from '@/components/ui/empty-state'
 import { Skeleton } from '@/components/ui/skeleton'
+import { Switch } from '@/components/ui/switch'
 import { paths } from '@/config/paths'
 import { formatRelativeTime } from '@/utils/format'
 import { usePreviews } from '../api/get-previews'
+import { usePreviewAccess, useSetPreviewsOpen } from '../api/preview-access'
 import { canVisit } from '../status'
 import { previewSource } from '../trigger'
 import { DeploymentStatusBadge } from './deployment-status'
@@ -24,6 +26,7 @@ export function PreviewsCard({ projectId }: { projectId: string }) {
         <CardDescription>Every other branch and pull request gets an address of its own.</CardDescription>
       </CardHeader>
       <CardContent>
+        <PreviewAccessSwitch projectId={projectId} />
         {query.isError ? (
           <p role="alert" className="text-sm text-red-600 dark:text-red-400">
             The previews could not be loaded.
@@ -91,5 +94,33 @@ export function PreviewsCard({ projectId }: { projectId: string }) {
         )}
       </CardContent>
     </Card>
+  )
+}
+
+/**
+ * For a private repository: previews need the owner's sign-in unless the
+ * owner opens them to anyone with the link (issue 24). Nothing for a
+ * public repository, whose previews are public like its code.
+ */
+function PreviewAccessSwitch({ projectId }: { projectId: string }) {
+  const access = usePreviewAccess(projectId)
+  const setOpen = useSetPreviewsOpen(projectId)
+  if (!access.data?.private) return null
+  const open = setOpen.isPending && setOpen.variables !== undefined ? setOpen.variables : access.data.open
+  return (
+    <div className="mb-4 flex items-start gap-3 rounded-lg border border-zinc-200 bg-zinc-50 p-3 dark:border-zinc-800 dark:bg-zinc-900/50">
+      <Lock className="mt-0.5 size-4 shrink-0 text-zinc-400" aria-hidden="true" />
+      <Switch
+        checked={open}
+        disabled={setOpen.isPending}
+        onChange={(next) => setOpen.mutate(next)}
+        label="Anyone with the link can open previews"
+        hint={
+          open
+            ? 'Previews of this private repository are open to anyone who has their address.'
+            : 'This repository is private: its previews ask for your Gantry sign-in, and only you can open them.'
+        }
+      />
+    </div>
   )
 }

@@ -152,6 +152,25 @@ describe('Previews card', () => {
     setup({ 'GET /api/projects/p1/previews': ok({ previews: [] }) })
     expect(await screen.findByText('No previews yet')).toBeInTheDocument()
   })
+
+  it("opens a private repository's previews to anyone with the link, on the owner's word", async () => {
+    const { calls } = setup({
+      'GET /api/projects/p1/preview-access': ok({ access: { private: true, open: false } }),
+      'PUT /api/projects/p1/preview-access': ok({ access: { private: true, open: true } }),
+    })
+    const toggle = await screen.findByRole('switch', { name: 'Anyone with the link can open previews' })
+    expect(toggle).toHaveAttribute('aria-checked', 'false')
+    expect(screen.getByText(/its previews ask for your Gantry sign-in/)).toBeInTheDocument()
+    await userEvent.click(toggle)
+    await waitFor(() => expect(toggle).toHaveAttribute('aria-checked', 'true'))
+    expect(calls.find((c) => c.method === 'PUT' && c.path === '/api/projects/p1/preview-access')?.body).toEqual({ open: true })
+  })
+
+  it('shows no switch for a public repository', async () => {
+    setup({ 'GET /api/projects/p1/preview-access': ok({ access: { private: false, open: false } }) })
+    await screen.findAllByTestId('preview-row')
+    expect(screen.queryByRole('switch', { name: 'Anyone with the link can open previews' })).not.toBeInTheDocument()
+  })
 })
 
 describe('History card', () => {
