@@ -406,6 +406,10 @@ type DeploymentStore interface {
 	// as pruned at now (FilesSize 0, PrunedAt set) and returns them: the
 	// caller removes their files. One that went live meanwhile is skipped.
 	PruneDeployments(ctx context.Context, projectID string, now time.Time) ([]*Deployment, error)
+	// PruneDeployment marks one stopped or failed deployment as pruned at
+	// now (its project's active one too) and reports whether it did; one
+	// restarted or pruned meanwhile is left alone.
+	PruneDeployment(ctx context.Context, id string, now time.Time) (bool, error)
 	// StorageUsage sums the storage the owner's deployments use (recorded
 	// file sizes and log bytes) and reads the owner's budget.
 	StorageUsage(ctx context.Context, userID string) (*StorageUsage, error)

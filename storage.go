@@ -2,6 +2,7 @@ package gantry
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,8 +10,10 @@ import (
 
 // Storage budgets per plan: what an account's deployments may keep on the
 // data disk — published sites, the workspaces server apps run from, the
-// text of their log entries, and the projects' build caches. A deploy is refused while the account
-// uses its whole budget (see StorageUsage.Full).
+// text of their log entries, and the projects' build caches. A deploy
+// that finds the account's budget used up first removes what was only kept
+// for rollback and the build caches (RoomOrder); it is refused only when
+// live deployments and logs fill the budget on their own (StorageFullError).
 const (
 	GiB = int64(1) << 30
 
@@ -43,16 +46,65 @@ type StorageUsage struct {
 }
 
 // Full reports whether the account uses its whole budget or more: a new
-// deployment is refused then. The check is made before the build, when its
-// size is not known yet, so the deployment that crosses the budget is the
-// last one allowed.
+// deployment has room made for it then (see RoomOrder), and is refused
+// only when what cannot be freed for it fills the budget on its own. The
+// check is made before the build, when its size is not known yet, so the
+// deployment that crosses the budget is the last one allowed.
 func (u StorageUsage) Full() bool { return u.Used >= u.Budget }
 
-// StorageFullError is the EFORBIDDEN a deploy gets when u is Full.
-func StorageFullError(u StorageUsage) error {
+// ProjectUsage is what one project keeps that making room cannot free:
+// the files of its live (and in-progress) deployments and its logs.
+type ProjectUsage struct {
+	Name  string
+	Bytes int64
+}
+
+// StorageFullError is the EFORBIDDEN a deploy gets when, with every
+// deployment kept for rollback and every build cache counted as freed, u
+// is still Full: it names the biggest projects (top, biggest first, at
+// most three shown) and what each uses.
+func StorageFullError(u StorageUsage, top []ProjectUsage) error {
+	var names []string
+	for _, p := range top[:min(len(top), 3)] {
+		names = append(names, p.Name+" "+FormatSize(p.Bytes))
+	}
+	biggest := ""
+	if len(names) > 0 {
+		biggest = " (" + strings.Join(names, ", ") + ")"
+	}
 	return Errorf(EFORBIDDEN,
-		"Your projects use %s of your %s storage. Delete old deployments or projects to free space, then deploy again.",
-		FormatSize(u.Used), FormatSize(u.Budget))
+		"Your projects use %s of your %s storage, all of it in live deployments and logs%s. Stop or delete a project, or clear its logs, then deploy again.",
+		FormatSize(u.Used), FormatSize(u.Budget), biggest)
+}
+
+// RoomOrder lists, from an account's deployments newest first, the ones
+// whose files can be removed to make room for a new deployment, each list
+// oldest first: rollbacks are the stopped and failed deployments beyond
+// their project's newest stopped one; last are the rest — each project's
+// newest stopped deployment and the stopped one its subdomain last served
+// (active) — taken only when the rollbacks and the build caches were not
+// enough. Live and in-progress deployments, and those without files, are
+// never in either.
+func RoomOrder(ds []*Deployment, active map[string]bool) (rollbacks, last []*Deployment) {
+	sawStopped := map[string]bool{}
+	for _, d := range ds {
+		if d.PrunedAt != nil || d.FilesSize <= 0 ||
+			(d.Status != DeploymentStopped && d.Status != DeploymentFailed) {
+			continue
+		}
+		newest := d.Status == DeploymentStopped && !sawStopped[d.ProjectID]
+		if d.Status == DeploymentStopped {
+			sawStopped[d.ProjectID] = true
+		}
+		if newest || active[d.ID] {
+			last = append(last, d)
+		} else {
+			rollbacks = append(rollbacks, d)
+		}
+	}
+	slices.Reverse(rollbacks)
+	slices.Reverse(last)
+	return rollbacks, last
 }
 
 // BuildCache is what a project's build caches take on the data disk, and

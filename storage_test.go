@@ -1,7 +1,9 @@
 package gantry_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry"
 )
@@ -47,9 +49,44 @@ func TestStorageFull(t *testing.T) {
 	if !u.Full() || (gantry.StorageUsage{Used: gantry.GiB - 1, Budget: gantry.GiB}).Full() {
 		t.Fatal("Full: want true at or over the budget only")
 	}
-	err := gantry.StorageFullError(u)
-	want := "Your projects use 1.02 GB of your 1 GB storage. Delete old deployments or projects to free space, then deploy again."
+	err := gantry.StorageFullError(u, []gantry.ProjectUsage{{Name: "shop", Bytes: 700 << 20}, {Name: "blog", Bytes: 300 << 20},
+		{Name: "api", Bytes: 44 << 20}, {Name: "docs", Bytes: 1 << 10}})
+	want := "Your projects use 1.02 GB of your 1 GB storage, all of it in live deployments and logs (shop 700 MB, blog 300 MB, api 44 MB). Stop or delete a project, or clear its logs, then deploy again."
 	if gantry.ErrorCode(err) != gantry.EFORBIDDEN || gantry.ErrorMessage(err) != want {
 		t.Fatalf("got %v, want EFORBIDDEN %q", err, want)
+	}
+}
+
+func TestRoomOrder(t *testing.T) {
+	t.Parallel()
+	pruned := time.Now()
+	d := func(id, project, status string, files int64) *gantry.Deployment {
+		return &gantry.Deployment{ID: id, ProjectID: project, Status: status, FilesSize: files}
+	}
+	// Newest first, as the store lists them.
+	ds := []*gantry.Deployment{
+		d("a5", "a", gantry.DeploymentLive, 1),
+		d("b3", "b", gantry.DeploymentStopped, 1), // b's active (stopped project)
+		d("a4", "a", gantry.DeploymentFailed, 1),
+		d("a3", "a", gantry.DeploymentStopped, 1), // a's newest stopped
+		d("b2", "b", gantry.DeploymentStopped, 1),
+		d("a2", "a", gantry.DeploymentStopped, 0), // keeps no files
+		d("a1", "a", gantry.DeploymentStopped, 1),
+		d("b1", "b", gantry.DeploymentBuilding, 1),
+		{ID: "a0", ProjectID: "a", Status: gantry.DeploymentStopped, FilesSize: 1, PrunedAt: &pruned},
+	}
+	rollbacks, last := gantry.RoomOrder(ds, map[string]bool{"b3": true})
+	names := func(ds []*gantry.Deployment) string {
+		var s []string
+		for _, d := range ds {
+			s = append(s, d.ID)
+		}
+		return strings.Join(s, " ")
+	}
+	if got := names(rollbacks); got != "a1 b2 a4" {
+		t.Errorf("rollbacks: got %q, want oldest first %q", got, "a1 b2 a4")
+	}
+	if got := names(last); got != "a3 b3" {
+		t.Errorf("last: got %q, want %q", got, "a3 b3")
 	}
 }

@@ -48,7 +48,7 @@ func TestStorageBudget(t *testing.T) {
 	e := newEnv(t)
 	d := withDeploys(t, e, false)
 	project := d.createProject(t, d.site(t, "site", "first"), "My Site")
-	storedDeployment(t, d, project, gantry.DeploymentLive, 600<<20)
+	live := storedDeployment(t, d, project, gantry.DeploymentLive, 600<<20)
 	old := storedDeployment(t, d, project, gantry.DeploymentStopped, 444<<20)
 	if err := d.db.AppendLog(context.Background(), old.ID, &gantry.LogEntry{Level: "info", Type: "deployment", Message: "Build started"}); err != nil {
 		t.Fatal(err)
@@ -66,30 +66,35 @@ func TestStorageBudget(t *testing.T) {
 		t.Fatalf("me: got subscription %+v, want maxStorage 1 GiB", u.Subscription)
 	}
 
-	// Over the budget: the deploy is refused and nothing is queued.
+	// Over the budget, with a stopped deployment kept only for rollback:
+	// its files make room and the deploy goes through.
 	rec = e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `","version":"1.0.0"}`})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("deploy over budget with a rollback: got %d %s, want 201", rec.Code, rec.Body.String())
+	}
+	rec = e.do(request{method: "GET", url: "/api/deployments/" + old.ID, headers: bearer(e.token)})
+	if dep := dataField[gantry.Deployment](t, rec, "deployment"); dep.PrunedAt == nil || dep.FilesSize != 0 {
+		t.Fatalf("the rollback: got pruned at %v, files %d; want pruned", dep.PrunedAt, dep.FilesSize)
+	}
+	rec = e.do(request{method: "GET", url: "/api/users/stats", headers: bearer(e.token)})
+	if got := dataField[gantry.UserStats](t, rec, "stats").Storage.Files; got != 600<<20 {
+		t.Fatalf("after making room: files %d, want 600 MiB", got)
+	}
+
+	// Live deployments alone over the budget: refused, the project named,
+	// nothing queued.
+	if err := d.db.SetDeploymentFiles(context.Background(), live.ID, gantry.GiB+gantry.GiB/10); err != nil {
+		t.Fatal(err)
+	}
+	rec = e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
 	a := decodeAnswer(t, rec)
-	wantMsg := "Your projects use 1.02 GB of your 1 GB storage. Delete old deployments or projects to free space, then deploy again."
+	wantMsg := "Your projects use 1.1 GB of your 1 GB storage, all of it in live deployments and logs (My Site 1.1 GB). Stop or delete a project, or clear its logs, then deploy again."
 	if rec.Code != http.StatusForbidden || a.Success || a.Message != wantMsg {
 		t.Fatalf("deploy over budget: got %d %q, want 403 %q", rec.Code, a.Message, wantMsg)
 	}
 	rec = e.do(request{method: "GET", url: "/api/deployments", headers: bearer(e.token)})
-	if ds := dataField[[]gantry.Deployment](t, rec, "deployments"); len(ds) != 2 {
-		t.Fatalf("got %d deployments after the refusal, want 2", len(ds))
-	}
-
-	// Deleting the old deployment frees its space: the deploy goes through.
-	rec = e.do(request{method: "DELETE", url: "/api/deployments/" + old.ID, headers: bearer(e.token)})
-	if rec.Code != 200 {
-		t.Fatalf("delete: %d %s", rec.Code, rec.Body.String())
-	}
-	rec = e.do(request{method: "GET", url: "/api/users/stats", headers: bearer(e.token)})
-	if got := dataField[gantry.UserStats](t, rec, "stats").Storage.Used; got != 600<<20 {
-		t.Fatalf("after delete: used %d, want 600 MiB", got)
-	}
-	rec = e.do(request{method: "POST", url: "/api/deployments", headers: bearer(e.token), body: `{"projectId":"` + project + `"}`})
-	if rec.Code != http.StatusCreated {
-		t.Fatalf("deploy under budget: got %d %s, want 201", rec.Code, rec.Body.String())
+	if ds := dataField[[]gantry.Deployment](t, rec, "deployments"); len(ds) != 3 {
+		t.Fatalf("got %d deployments after the refusal, want 3", len(ds))
 	}
 }
 

@@ -55,7 +55,8 @@ func (r *CreateRequest) Check() error {
 // as pending; a worker builds it. Going over the plan's number of live
 // deployments is EFORBIDDEN (a project's redeploy replaces its own live
 // deployment, so it never counts twice), and so is deploying while the
-// account's storage is full (usage ≥ budget: see checkStorage); having
+// account's live deployments and logs fill its storage budget (what was
+// kept for rollback makes room first: see checkStorage); having
 // MaxPending builds waiting already is ETOOMANY. This is the only way a
 // build is queued: project creation, restart and rollback never build.
 func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) (*gantry.Deployment, error) {
@@ -69,7 +70,8 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	if err := s.checkLiveLimit(ctx, userID, p, &gantry.Deployment{Target: gantry.TargetProduction}); err != nil {
 		return nil, err
 	}
-	if err := s.checkStorage(ctx, userID); err != nil {
+	made, err := s.checkStorage(ctx, userID)
+	if err != nil {
 		return nil, err
 	}
 	d := &gantry.Deployment{
@@ -98,6 +100,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		msg = fmt.Sprintf("Deployment queued: position %d, waiting for %d build%s ahead", pos, pos-1, plural(pos-1))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
+	s.logRoom(ctx, d.ID, made)
 	s.kick()
 	// Answer what was created (pending), not a re-read: a worker may have
 	// claimed it already.
@@ -280,6 +283,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	s.recordFiles(ctx, d)
 	s.tidyCaches(p.ID)
 	s.recordCache(ctx, p, build.CacheSize(s.CacheDir(p.ID))) // every target's; 0: it has none (forgotten)
+	// Its real size is known now: over the budget, older rollbacks make
+	// room before it starts (a server app's volume is sized to what is left).
+	s.makeRoomFor(ctx, d)
 	if p.Type == "" || p.Type == "github" {
 		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
 			s.logger().Error("project type", "project", p.ID, "err", err)
@@ -335,6 +341,8 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
 	s.finished(ctx, d)
 	s.prune(ctx, d.ProjectID)
+	// The deployment it replaced is now the project's newest stopped one.
+	s.makeRoomFor(ctx, d)
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }

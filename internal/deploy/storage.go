@@ -1,11 +1,15 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,18 +25,219 @@ import (
 // project when a build saves them (caches.go) and added to the same sum;
 // a static site's build volume is removed once it is published.
 
-// checkStorage refuses a deployment while the account already uses its
-// whole storage budget. A build's size is not known before it runs, so the
-// deployment that crosses the budget is the last one allowed.
-func (s *Service) checkStorage(ctx context.Context, userID string) error {
+// room is what makeRoom freed: deployments whose files it removed and
+// projects whose build caches it dropped.
+type room struct {
+	pruned []*gantry.Deployment
+	caches []gantry.BuildCache
+	names  map[string]string // project id → name
+	freed  int64
+}
+
+// checkStorage makes room for a new deployment of userID's (makeRoom) and
+// refuses it (StorageFullError) only when the account's live deployments
+// and logs fill its budget on their own. What it freed is logged to the
+// new deployment once it is queued (logRoom).
+func (s *Service) checkStorage(ctx context.Context, userID string) (*room, error) {
+	return s.makeRoom(ctx, userID, true)
+}
+
+// makeRoom brings userID's storage back under its budget when it is full
+// (used ≥ budget), removing, in this order and each oldest first until
+// it is not: the files of the stopped and failed deployments kept for
+// rollback beyond each project's newest stopped one; the projects' build
+// caches (least recently used first: a build without them is only
+// slower); then each project's newest stopped deployment and the stopped
+// one a stopped project's subdomain last served. Live and in-progress
+// deployments and logs are never touched. When even all of that would
+// not bring the account under its budget, nothing is removed and, with
+// refuse, the answer is StorageFullError naming the biggest projects.
+// A removed deployment keeps its record, marked pruned, with a line in
+// its own log saying why.
+func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*room, error) {
 	u, err := s.Store.StorageUsage(ctx, userID)
+	if err != nil || !u.Full() {
+		return nil, err
+	}
+	// One account's passes one at a time: a second finds the room made.
+	l := s.appLock("room " + userID)
+	l.Lock()
+	defer l.Unlock()
+	if u, err = s.Store.StorageUsage(ctx, userID); err != nil || !u.Full() {
+		return nil, err
+	}
+	ds, err := s.Store.ListDeployments(ctx, userID, gantry.DeploymentFilter{})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if u.Full() {
-		return gantry.StorageFullError(*u)
+	ps, err := s.Store.ListProjects(ctx, userID)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	caches, err := s.Store.BuildCaches(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	active := map[string]bool{}
+	r := &room{names: map[string]string{}}
+	for _, p := range ps {
+		r.names[p.ID] = p.Name
+		if p.ActiveDeployment != nil && p.ActiveDeployment.ID != "" {
+			active[p.ActiveDeployment.ID] = true
+		}
+	}
+	rollbacks, last := gantry.RoomOrder(ds, active)
+	var freeable int64
+	freeing := map[string]bool{}
+	for _, d := range append(slices.Clone(rollbacks), last...) {
+		freeable += d.FilesSize
+		freeing[d.ID] = true
+	}
+	for _, c := range caches {
+		freeable += c.Bytes
+	}
+	if u.Used-freeable >= u.Budget {
+		if !refuse {
+			return nil, nil
+		}
+		return nil, gantry.StorageFullError(*u, kept(ds, freeing, r.names))
+	}
+	over := u.Used - u.Budget + 1
+	ctx = context.WithoutCancel(ctx)
+	prune := func(d *gantry.Deployment) {
+		if over <= 0 {
+			return
+		}
+		ok, err := s.Store.PruneDeployment(ctx, d.ID, s.now())
+		if err != nil {
+			s.logger().Error("make room", "deployment", d.ID, "err", err)
+		}
+		if !ok {
+			return // restarted or removed meanwhile
+		}
+		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, MsgRoomLine)
+		s.removeFiles(d.ID)
+		r.pruned = append(r.pruned, d)
+		r.freed += d.FilesSize
+		over -= d.FilesSize
+	}
+	for _, d := range rollbacks {
+		prune(d)
+	}
+	for _, c := range caches {
+		if over <= 0 {
+			break
+		}
+		s.dropCache(ctx, c.ProjectID)
+		r.caches = append(r.caches, c)
+		r.freed += c.Bytes
+		over -= c.Bytes
+	}
+	for _, d := range last {
+		prune(d)
+	}
+	if len(r.pruned) > 0 || len(r.caches) > 0 {
+		ids := make([]string, 0, len(r.pruned))
+		for _, d := range r.pruned {
+			ids = append(ids, d.ID)
+		}
+		s.logger().Info("storage: made room", "user", userID, "pruned", ids, "caches", len(r.caches), "freed", r.freed)
+	}
+	if refuse {
+		if u, err := s.Store.StorageUsage(ctx, userID); err == nil && u.Full() {
+			// Restarts or builds took the room meanwhile.
+			ds, _ := s.Store.ListDeployments(ctx, userID, gantry.DeploymentFilter{})
+			return r, gantry.StorageFullError(*u, kept(ds, nil, r.names))
+		}
+	}
+	return r, nil
+}
+
+// makeRoomFor makes room (never refusing) once d's files are counted, and
+// logs to d what it freed.
+func (s *Service) makeRoomFor(ctx context.Context, d *gantry.Deployment) {
+	r, err := s.makeRoom(ctx, d.UserID, false)
+	if err != nil {
+		s.logger().Error("make room", "deployment", d.ID, "err", err)
+	}
+	s.logRoom(ctx, d.ID, r)
+}
+
+// kept sums, per project, what making room cannot free (the files of ds
+// but those in freeing, and every log) and lists the projects biggest first.
+func kept(ds []*gantry.Deployment, freeing map[string]bool, names map[string]string) []gantry.ProjectUsage {
+	by := map[string]int64{}
+	for _, d := range ds {
+		by[d.ProjectID] += d.LogSize
+		if !freeing[d.ID] {
+			by[d.ProjectID] += d.FilesSize
+		}
+	}
+	out := make([]gantry.ProjectUsage, 0, len(by))
+	for id, n := range by {
+		name := names[id]
+		if name == "" && len(ds) > 0 {
+			name = id
+		}
+		out = append(out, gantry.ProjectUsage{Name: name, Bytes: n})
+	}
+	slices.SortFunc(out, func(a, b gantry.ProjectUsage) int {
+		if c := cmp.Compare(b.Bytes, a.Bytes); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// MsgRoomLine is the log line of a deployment whose files were removed to
+// make room for a new deployment.
+const MsgRoomLine = "Files removed to make room for a new deployment: the account's storage was full, and this deployment was only kept for rollback. Deploy again to run this version."
+
+// logRoom writes to deployment id's log what was freed for it, naming
+// each deployment whose files were removed.
+func (s *Service) logRoom(ctx context.Context, id string, r *room) {
+	if r == nil || (len(r.pruned) == 0 && len(r.caches) == 0) {
+		return
+	}
+	var parts []string
+	if len(r.pruned) > 0 {
+		names := make([]string, 0, len(r.pruned))
+		for _, d := range r.pruned {
+			names = append(names, describeKept(d, r.names[d.ProjectID]))
+		}
+		parts = append(parts, fmt.Sprintf("removed the files of %d older deployment%s kept for rollback: %s",
+			len(r.pruned), plural(len(r.pruned)), strings.Join(names, "; ")))
+	}
+	if len(r.caches) > 0 {
+		names := make([]string, 0, len(r.caches))
+		for _, c := range r.caches {
+			names = append(names, fmt.Sprintf("%s (%s)", gantry.FirstNonBlank(r.names[c.ProjectID], c.ProjectID), gantry.FormatSize(c.Bytes)))
+		}
+		parts = append(parts, "dropped the build caches of "+strings.Join(names, ", "))
+	}
+	msg := fmt.Sprintf("Storage was full, so %s (%s freed).", strings.Join(parts, ", and "), gantry.FormatSize(r.freed))
+	if len(r.pruned) > 0 {
+		msg += " Their records stay; deploy again to run one of them."
+	}
+	s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, msg)
+}
+
+// describeKept names a deployment in a log line: its project, version,
+// commit and the day it was made, and what its files took.
+func describeKept(d *gantry.Deployment, project string) string {
+	var b strings.Builder
+	b.WriteString(gantry.FirstNonBlank(project, d.ProjectID))
+	if d.Version != "" {
+		b.WriteString(" " + d.Version)
+	}
+	b.WriteString(" (")
+	if c := gantry.ShortSHA(d.Metadata.CommitHash); c != "" {
+		b.WriteString("commit " + c + ", ")
+	}
+	b.WriteString(d.Status + " deployment of " + d.CreatedAt.UTC().Format("2006-01-02 15:04") + " UTC, ")
+	b.WriteString(gantry.FormatSize(d.FilesSize) + ")")
+	return b.String()
 }
 
 // filesOf is where d's kept files are: a static site's published folder,

@@ -160,7 +160,7 @@ func TestDeployRefusedWhenStorageFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.svc.Create(ctx, e.user.ID, deploy.CreateRequest{ProjectID: e.p.ID})
-	want := "Your projects use 1.02 GB of your 1 GB storage. Delete old deployments or projects to free space, then deploy again."
+	want := "Your projects use 1.02 GB of your 1 GB storage, all of it in live deployments and logs (site 1.02 GB). Stop or delete a project, or clear its logs, then deploy again."
 	if gantry.ErrorCode(err) != gantry.EFORBIDDEN || gantry.ErrorMessage(err) != want {
 		t.Fatalf("got %v, want EFORBIDDEN %q", err, want)
 	}

@@ -468,6 +468,17 @@ func (db *DB) PruneDeployments(ctx context.Context, projectID string, now time.T
 	return out, tx.Commit()
 }
 
+// PruneDeployment marks one deployment pruned at now, with no files,
+// while it is still stopped or failed and unpruned (the project's active
+// deployment included: making room for a new deployment may take it), and
+// reports whether it did: one restarted meanwhile keeps its files.
+func (db *DB) PruneDeployment(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := db.execCount(ctx, `UPDATE deployments SET files_size = 0, pruned_at = ?
+		WHERE id = ? AND pruned_at IS NULL AND status IN (?, ?)`,
+		now.UTC().Truncate(time.Millisecond), id, gantry.DeploymentStopped, gantry.DeploymentFailed)
+	return n == 1, err
+}
+
 // AppendLog stores e as the deployment's next entry, setting e.Seq, and
 // adds the bytes of its message to the deployment's log size.
 func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogEntry) error {

@@ -163,7 +163,7 @@ func (db *DB) execCount(ctx context.Context, query string, args ...any) (int, er
 	defer rollback(tx)
 	res, err := tx.exec(ctx, query, args...)
 	if err != nil {
-		return 0, fmt.Errorf("notifications: %w", err)
+		return 0, fmt.Errorf("%s: %w", query[:min(len(query), 24)], err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {

@@ -251,3 +251,37 @@ func ids(ds []*gantry.Deployment) string {
 	}
 	return s
 }
+
+// PruneDeployment takes one stopped or failed deployment's files, the
+// project's active one included, and leaves live and pruned ones alone.
+func TestPruneDeployment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	tickingClock(db)
+	alice := mustCreateUser(t, db, "alice")
+	p := mustCreateProject(t, db, alice.ID, "site")
+	stopped := mustBuilt(t, db, p, gantry.DeploymentStopped, 10<<20, false)
+	live := mustBuilt(t, db, p, gantry.DeploymentLive, 20<<20, false)
+	if err := db.SetActiveDeployment(ctx, p.ID, stopped.ID); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		d    *gantry.Deployment
+		want bool
+	}{{live, false}, {stopped, true}, {stopped, false}} {
+		if ok, err := db.PruneDeployment(ctx, tc.d.ID, at); err != nil || ok != tc.want {
+			t.Fatalf("prune %s: got %v, %v; want %v", tc.d.Status, ok, err, tc.want)
+		}
+	}
+	if got, _ := db.FindDeployment(ctx, alice.ID, stopped.ID); got.PrunedAt == nil || !got.PrunedAt.Equal(at.Truncate(time.Millisecond)) || got.FilesSize != 0 {
+		t.Fatalf("stopped: pruned at %v, files %d; want pruned at %v, 0", got.PrunedAt, got.FilesSize, at)
+	}
+	if got := mustUsage(t, db, alice.ID).Files; got != 20<<20 {
+		t.Fatalf("usage: got %d, want the live 20 MiB", got)
+	}
+	if ok, err := db.PruneDeployment(ctx, "nope", at); ok || err != nil {
+		t.Fatalf("unknown: got %v, %v; want false, nil", ok, err)
+	}
+}
