@@ -34,8 +34,12 @@ const watchWorkers = 4
 // never answers holds one watcher worker this long at most.
 const DefaultWatchTimeout = 20 * time.Second
 
+// watchPerHost is how many workers check projects of one git host at
+// once: a host that stalls holds at most this many of watchWorkers.
+const watchPerHost = 2
+
 // watchHostBusyDelay is how soon a project whose git host is being checked
-// by another worker is tried again.
+// by watchPerHost workers already is tried again.
 const watchHostBusyDelay = 5 * time.Second
 
 // watch is the commit watcher: one per process, started by Open when
@@ -52,12 +56,13 @@ const watchHostBusyDelay = 5 * time.Second
 //
 // watchWorkers workers check at once, each ls-remote is bounded by
 // WatchTimeout (DefaultWatchTimeout), and one git host (host:port of the
-// repository's URL) is checked by one worker at a time: a project claimed
-// while its host is busy is put back for watchHostBusyDelay. So a stalled
-// host delays its own projects, never the others' (issue 24, point 18).
+// repository's URL) is checked by at most watchPerHost workers at a time:
+// a project claimed while its host is busy is put back for
+// watchHostBusyDelay. So a stalled host delays its own projects, never the
+// others' (issue 24, point 18).
 func (s *Service) watch(ctx context.Context, ws WatchStore) {
 	defer s.wg.Done()
-	hosts := &watchHosts{busy: map[string]bool{}}
+	hosts := &watchHosts{busy: map[string]int{}}
 	var wg sync.WaitGroup
 	for range watchWorkers {
 		wg.Add(1)
@@ -69,27 +74,29 @@ func (s *Service) watch(ctx context.Context, ws WatchStore) {
 	wg.Wait()
 }
 
-// watchHosts are the git hosts a watcher worker is checking now.
+// watchHosts counts the checks running now, by git host.
 type watchHosts struct {
 	mu   sync.Mutex
-	busy map[string]bool
+	busy map[string]int
 }
 
-// take marks host busy; false when it was already.
+// take counts one more check of host; false when watchPerHost run already.
 func (h *watchHosts) take(host string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.busy[host] {
+	if h.busy[host] >= watchPerHost {
 		return false
 	}
-	h.busy[host] = true
+	h.busy[host]++
 	return true
 }
 
 func (h *watchHosts) release(host string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.busy, host)
+	if h.busy[host]--; h.busy[host] <= 0 {
+		delete(h.busy, host)
+	}
 }
 
 // watchHost is the git host of repository URL raw: its host:port in lower
@@ -128,8 +135,8 @@ func (s *Service) watchWorker(ctx context.Context, ws WatchStore, hosts *watchHo
 }
 
 // check runs one check of w's project and records it; a project whose git
-// host another worker is checking goes back for watchHostBusyDelay,
-// unchanged.
+// host watchPerHost workers are checking goes back for
+// watchHostBusyDelay, unchanged.
 func (s *Service) check(ctx context.Context, ws WatchStore, w *gantry.WatchState, hosts *watchHosts) {
 	interval := s.WatchInterval
 	next := func(head string, backoff time.Duration) {
