@@ -143,6 +143,7 @@ async function journey() {
     await page.waitForURL(/\/projects\/new\?repo=\d+$/)
 
     await pushToDeploy(page, server, gh, stored)
+    await privatePreview(page, browser, server, gh, stored)
 
     await page.goto('/github-integration')
     await page.getByRole('button', { name: 'Refresh Repositories' }).click()
@@ -158,6 +159,84 @@ async function journey() {
     gh.stop()
     if (buildDir) await rm(buildDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A private repository's preview (issue 24): a stranger's browser is asked
+ * to sign in and never sees it; the owner's browser is let in through the
+ * platform's hand-off (a cookie on the preview's own host); once the owner
+ * flips "Anyone with the link can open previews", the stranger sees it too.
+ */
+async function privatePreview(page, browser, server, gh, token) {
+  const { user } = await apiGet(server, token, '/api/auth/me')
+  const repo = user.github.repos.find((r) => r.fullName === 'maya-chen/thesis-dashboard')
+  assert.ok(repo?.private, 'thesis-dashboard is private')
+  const created = await fetch(`${server.apiURL}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ repositoryId: repo.id, name: 'Thesis' }),
+  })
+  assert.equal(created.status, 201, `create the thesis project: ${created.status}`)
+  const { project } = (await created.json()).data
+  const pushed = await fetch(`${gh.url}/_githubtest/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      repo: 'maya-chen/thesis-dashboard',
+      branch: 'draft',
+      message: 'Draft of chapter 3',
+      files: { 'index.html': '<!doctype html><title>Thesis</title><h1>Draft chapter</h1>' },
+    }),
+  })
+  assert.equal(pushed.status, 200, `the fake's push: ${pushed.status}`)
+  let preview
+  for (const until = Date.now() + 90_000; Date.now() < until; await new Promise((r) => setTimeout(r, 300))) {
+    preview = (await apiGet(server, token, `/api/projects/${project._id}/previews`)).previews[0]
+    if (preview && !['queued', 'building', 'deploying'].includes(preview.status)) break
+  }
+  assert.equal(preview?.status, 'live', `the draft's preview: ${JSON.stringify(preview)}`)
+
+  // A stranger: sent to sign in; the page never reaches them.
+  const raw = await getRaw(preview.url)
+  assert.equal(raw.status, 302, 'a stranger is redirected')
+  assert.ok(raw.location.startsWith(`${server.baseURL}/preview-access?`), `redirected to ${raw.location}`)
+  assert.ok(!raw.body.includes('Draft chapter'))
+  const stranger = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const other = await stranger.newPage()
+  await other.goto(preview.url)
+  await other.getByRole('heading', { name: 'Sign in to open this preview' }).waitFor()
+  assert.equal(await other.getByText('Draft chapter').count(), 0)
+
+  // The owner: through the hand-off to the page, with a cookie of that host only.
+  await page.goto(preview.url)
+  await page.getByRole('heading', { name: 'Draft chapter' }).waitFor({ timeout: 15_000 })
+  assert.equal(new URL(page.url()).host, new URL(preview.url).host)
+  const cookies = await page.context().cookies(preview.url)
+  const pass = cookies.find((c) => c.name === '__Host-gantry_preview')
+  assert.ok(pass?.secure && pass.httpOnly && pass.path === '/', `the preview's cookie: ${JSON.stringify(cookies)}`)
+
+  // Opened by its owner, the preview is anyone's.
+  await page.goto(`/projects/${project._id}`)
+  const toggle = page.getByRole('switch', { name: 'Anyone with the link can open previews' })
+  await toggle.click()
+  await page.getByText('Previews are open to anyone with the link').waitFor()
+  await other.goto(preview.url)
+  await other.getByRole('heading', { name: 'Draft chapter' }).waitFor({ timeout: 10_000 })
+  await stranger.close()
+}
+
+/** GETs url from 127.0.0.1 (its host in the Host header) without following redirects. */
+function getRaw(url) {
+  const u = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port: u.port, path: u.pathname, headers: { host: u.host } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode, location: res.headers.location ?? '', body }))
+    })
+    req.on('error', reject)
+  })
 }
 
 /** GET path on the API with the session's token; answers the data. */
