@@ -386,6 +386,10 @@ func (r *run) steps() (*Result, error) {
 		// is the build's.
 		r.saveCache()
 		res.CacheSize = r.cacheSize()
+		// Saved whole above, node_modules is then cut down to what runs.
+		if err := r.prune(det, cfg); err != nil {
+			return nil, err
+		}
 		r.dropTmpCaches()
 		res.Size = workspaceSize(ws)
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Server app ready to start: %s (%s)", cfg.StartCommand, formatSize(res.Size)))

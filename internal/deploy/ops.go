@@ -297,7 +297,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	var run *appRun // a server app's
 	if IsApp(d) {
 		keepWorkspace = true // kept for restarts, also when stopped while starting
-		run, err = s.startApp(ctx, d, nil)
+		run, err = s.startBuilt(ctx, d)
 		switch {
 		case err == nil:
 		case errors.Is(context.Cause(ctx), errStopped):
@@ -560,7 +560,7 @@ func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deploy
 	}
 	var run *appRun
 	if IsApp(d) {
-		run, err = s.startApp(context.WithoutCancel(ctx), d, nil)
+		run, err = s.startBuilt(context.WithoutCancel(ctx), d)
 		if err != nil {
 			if gantry.ErrorCode(err) == gantry.EINTERNAL {
 				s.logger().Error("start app again", "deployment", d.ID, "err", err)

@@ -582,3 +582,25 @@ func inIdleClass(f func() error) error {
 	}()
 	return <-done
 }
+
+// Trim gives the blocks freed inside the Volume mounted at path back to
+// the disk (fstrim: the loop device punches holes in the image), so that
+// what was deleted stops counting in the image's size. A folder that is
+// no mounted Volume (mode none) has nothing to trim.
+func Trim(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if !mounted(abs) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sbin("fstrim"), abs)
+	cmd.Env = []string{"PATH=/usr/sbin:/sbin:/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("volume: fstrim %s: %w: %s", abs, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
