@@ -84,11 +84,14 @@ type Commit struct {
 
 // BuildConfig is how a project is installed, built and (for server apps)
 // started. An empty StartCommand means the output is served statically.
+// KeepDevDependencies keeps a Node server app's devDependencies in the
+// workspace it runs from (they are pruned after the build otherwise).
 type BuildConfig struct {
-	InstallCommand  string `json:"installCommand"`
-	BuildCommand    string `json:"buildCommand"`
-	OutputDirectory string `json:"outputDirectory"`
-	StartCommand    string `json:"startCommand,omitempty"`
+	InstallCommand      string `json:"installCommand"`
+	BuildCommand        string `json:"buildCommand"`
+	OutputDirectory     string `json:"outputDirectory"`
+	StartCommand        string `json:"startCommand,omitempty"`
+	KeepDevDependencies bool   `json:"keepDevDependencies,omitempty"`
 }
 
 // Limits of a project's fields, in characters. The name's is SPEC §9's

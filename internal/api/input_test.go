@@ -436,3 +436,52 @@ func TestShowInDiscover(t *testing.T) {
 		t.Fatalf("bob hides alice's app: got %d", rec.Code)
 	}
 }
+
+// TestKeepDevDependencies: the project setting is a boolean inside
+// buildConfig; anything else is refused with the field named and changes
+// nothing, and true is kept (and answered) until a buildConfig without it.
+func TestKeepDevDependencies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	withDeploys(t, e, false)
+	ctx := context.Background()
+	alice, err := e.db.FindUserByID(ctx, e.alice.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := storetest.MustCreateApp(t, e.db, storetest.App{Owner: alice, Name: "Api", Type: "express"})
+	put := func(body string) *httptest.ResponseRecorder {
+		return e.do(request{method: "PUT", url: "/api/projects/" + p.ID, headers: bearer(e.token), body: body})
+	}
+	stored := func() gantry.BuildConfig {
+		t.Helper()
+		got, err := e.db.FindProject(ctx, alice.ID, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.BuildConfig
+	}
+	for _, bad := range []string{`"yes"`, `1`, `"true"`, `{}`} {
+		rec := put(`{"name":"Renamed","buildConfig":{"startCommand":"npm start","keepDevDependencies":` + bad + `}}`)
+		a := decodeAnswer(t, rec)
+		if rec.Code != 400 || a.Success || a.Message != `Invalid value for field "buildConfig.keepDevDependencies": expected boolean` {
+			t.Fatalf("keepDevDependencies %s: got %d %+v", bad, rec.Code, a)
+		}
+	}
+	if got := stored(); got.KeepDevDependencies || got.StartCommand != "" {
+		t.Fatalf("a refused update changed the project: %+v", got)
+	}
+	rec := put(`{"buildConfig":{"installCommand":"","buildCommand":"","outputDirectory":"","startCommand":"npm start","keepDevDependencies":true}}`)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"keepDevDependencies":true`) {
+		t.Fatalf("turning it on: %d %s", rec.Code, rec.Body.String())
+	}
+	if got := stored(); !got.KeepDevDependencies || got.StartCommand != "npm start" {
+		t.Fatalf("stored %+v", got)
+	}
+	if rec := put(`{"name":"Renamed"}`); rec.Code != 200 || !stored().KeepDevDependencies {
+		t.Fatalf("a rename turned it off: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := put(`{"buildConfig":{"startCommand":"npm start","keepDevDependencies":false}}`); rec.Code != 200 || stored().KeepDevDependencies {
+		t.Fatalf("turning it off: %d %s", rec.Code, rec.Body.String())
+	}
+}

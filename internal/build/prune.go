@@ -81,6 +81,10 @@ func (r *run) prune(det Detection, cfg gantry.BuildConfig) error {
 		return nil
 	}
 	command := pruneCommand(det, cfg.InstallCommand, ws)
+	keep := r.job.Project.KeepDevDependencies
+	if keep {
+		command = ""
+	}
 	before := packages(ws)
 	size := workspaceSize(filepath.Join(ws, "node_modules"))
 	root, err := os.OpenRoot(r.vol.Path)
@@ -89,9 +93,12 @@ func (r *run) prune(det Detection, cfg gantry.BuildConfig) error {
 	}
 	defer root.Close()
 	_ = root.RemoveAll(HeldFolder)
-	if command == "" {
+	switch {
+	case keep:
+		r.log.step(gantry.LevelInfo, "Dev dependencies kept: the project's setting \"Keep dev dependencies\" is on")
+	case command == "":
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Dev dependencies kept: %s is not pruned by this platform (it prunes npm, pnpm and Yarn 1 installs)", shorten(cfg.InstallCommand, 100)))
-	} else {
+	default:
 		r.log.step(gantry.LevelInfo, "Removing dev dependencies: "+command)
 		env := append(append([]string{"CI=true", "npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"},
 			r.registryEnv()...), userEnv(r.job.Env, true)...)
@@ -137,7 +144,9 @@ func (r *run) prune(det Detection, cfg gantry.BuildConfig) error {
 	saved := size - workspaceSize(filepath.Join(ws, "node_modules"))
 	if len(dev) == 0 && len(other) == 0 {
 		_ = root.RemoveAll(HeldFolder)
-		r.log.step(gantry.LevelInfo, "Nothing to prune: node_modules holds only what the app runs with")
+		if command != "" {
+			r.log.step(gantry.LevelInfo, "Nothing to prune: node_modules holds only what the app runs with")
+		}
 		return nil
 	}
 	var parts []string

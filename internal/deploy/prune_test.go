@@ -17,7 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/project"
 )
 
 // localRegistry serves packages (name → files, package/ in the tarball)
@@ -180,5 +182,38 @@ func TestServerAppWhoseStartNeedsADevDependencyGoesLive(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(vol, build.HeldFolder)); err == nil {
 		t.Errorf("the held node_modules is still there beside the restored one")
+	}
+}
+
+// TestServerAppKeepsDevDependenciesWhenTheProjectSaysSo: with the
+// project's "Keep dev dependencies" on, the dev dependency stays in the
+// live workspace (an app may load one only on a request), and packages for
+// other platforms still go.
+func TestServerAppKeepsDevDependenciesWhenTheProjectSaysSo(t *testing.T) {
+	e := newEnv(t)
+	e.svc.NpmRegistry = pruneRegistry(t)
+	p := e.project("Keeps Dev", nodeApp(`"gantry-greeting"`, false))
+	if _, err := e.projects().UpdateProject(context.Background(), e.user.ID, p.ID, project.Input{
+		BuildConfig: &gantry.BuildConfig{KeepDevDependencies: true}}); err != nil {
+		t.Fatal(err)
+	}
+	d := e.deploy(p)
+	e.mustLive(d)
+	if code, body := e.get(p.Subdomain, "/"); code != http.StatusOK || body != "hello from a dependency" {
+		t.Fatalf("the app answers %d %q", code, body)
+	}
+	nm := filepath.Join(e.svc.WorkDir(d.ID), "workspace", "node_modules")
+	if _, err := os.Lstat(filepath.Join(nm, "gantry-devtool", "blob.txt")); err != nil {
+		t.Errorf("the kept dev dependency is gone: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(nm, "gantry-native-linux-x64-musl")); err == nil {
+		t.Errorf("the package for another C library is still there")
+	}
+	logs := strings.Join(e.logs(d.ID), "\n")
+	for _, want := range []string{`info: Dev dependencies kept: the project's setting "Keep dev dependencies" is on`,
+		"info: Pruned 2 packages for other platforms (gantry-native-linux-x64-musl, gantry-native-win32-x64): node_modules "} {
+		if !strings.Contains(logs, want) {
+			t.Fatalf("no %q in the log:\n%s", want, logs)
+		}
 	}
 }

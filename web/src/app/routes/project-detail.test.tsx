@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { HIDDEN_FROM_DISCOVER, SHOWN_IN_DISCOVER } from '@/features/projects/api/update-project'
-import { EDIT_TIPS } from '@/features/projects/components/edit-project-form'
+import { EDIT_TIPS, KEEP_DEV_DEPENDENCIES, KEEP_DEV_DEPENDENCIES_HINT } from '@/features/projects/components/edit-project-form'
 import { showInDiscoverHint } from '@/features/projects/components/show-in-discover'
 import { makeProject } from '@/test/fixtures'
 import { fail, mockApi, ok, renderApp, testUser, unreachable, type FakeHandler } from '@/test/utils'
@@ -206,10 +206,27 @@ describe('project edit', () => {
       name: 'Renamed',
       description: 'My personal portfolio',
       branch: 'main',
-      buildConfig: { installCommand: '', buildCommand: 'npm run build', outputDirectory: '.', startCommand: '' },
+      buildConfig: {
+        installCommand: '',
+        buildCommand: 'npm run build',
+        outputDirectory: '.',
+        startCommand: '',
+        keepDevDependencies: false,
+      },
       showInDiscover: true,
     })
     await waitFor(() => expect(router.state.location.pathname).toBe('/projects/p1'))
+  })
+
+  it('saves "Keep dev dependencies" in the build settings', async () => {
+    const { calls } = setup('/projects/p1/edit', { 'PUT /api/projects/p1': ok({ project: makeProject() }) })
+    const toggle = await screen.findByRole('switch', { name: KEEP_DEV_DEPENDENCIES })
+    expect(toggle).toHaveAttribute('aria-checked', 'false')
+    expect(toggle).toHaveAccessibleDescription(KEEP_DEV_DEPENDENCIES_HINT)
+    await userEvent.click(toggle)
+    await userEvent.click(screen.getByRole('button', { name: 'Save Changes' }))
+    expect(await screen.findByText('Project updated successfully!')).toBeInTheDocument()
+    expect(calls.find((c) => c.method === 'PUT')?.body).toMatchObject({ buildConfig: { keepDevDependencies: true } })
   })
 
   it('saves "Show in Discover" with the other settings', async () => {

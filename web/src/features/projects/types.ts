@@ -28,6 +28,8 @@ export type BuildConfig = {
   outputDirectory: string
   /** Only for server apps. */
   startCommand?: string
+  /** A Node server app keeps its devDependencies (pruned after the build otherwise). */
+  keepDevDependencies?: boolean
 }
 
 export type ActiveDeployment = { _id?: string; subdomain: string; url?: string }

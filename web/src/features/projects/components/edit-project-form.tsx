@@ -6,6 +6,7 @@ import { Button, buttonClasses } from '@/components/ui/button'
 import { Card, CardContent, CardDescription, CardFooter, CardHeader, CardTitle } from '@/components/ui/card'
 import { DetailList } from '@/components/ui/detail-list'
 import { Input } from '@/components/ui/input'
+import { Switch } from '@/components/ui/switch'
 import { Textarea } from '@/components/ui/textarea'
 import { paths } from '@/config/paths'
 import { useUpdateProject } from '../api/update-project'
@@ -21,6 +22,11 @@ export const EDIT_TIPS = [
   'Use yarn (yarn install, yarn build) if your repository has a yarn.lock file.',
 ]
 
+export const KEEP_DEV_DEPENDENCIES = 'Keep dev dependencies'
+
+export const KEEP_DEV_DEPENDENCIES_HINT =
+  'Node server apps: devDependencies are removed after the build to save storage, and put back if the app does not start without them. Turn this on if it loads one while it runs.'
+
 /** The Project edit form (SPEC §2): editable settings, read-only repository, tips. */
 export function EditProjectForm({ project }: { project: Project }) {
   const navigate = useNavigate()
@@ -35,6 +41,7 @@ export function EditProjectForm({ project }: { project: Project }) {
     outputDirectory: project.buildConfig?.outputDirectory ?? '',
     startCommand: project.buildConfig?.startCommand ?? '',
   })
+  const [keepDev, setKeepDev] = useState(Boolean(project.buildConfig?.keepDevDependencies))
   const update = useUpdateProject(project._id, {
     onSuccess: () => navigate(paths.project.getHref(project._id)),
   })
@@ -50,6 +57,7 @@ export function EditProjectForm({ project }: { project: Project }) {
         buildCommand: build.buildCommand.trim(),
         outputDirectory: build.outputDirectory.trim(),
         startCommand: build.startCommand.trim(),
+        keepDevDependencies: keepDev,
       },
       showInDiscover,
       // Sent only when changed: the free plan is refused "always on".
@@ -103,6 +111,13 @@ export function EditProjectForm({ project }: { project: Project }) {
               <div>
                 <h3 className="mb-3 text-sm font-semibold text-zinc-900 dark:text-zinc-50">Build settings</h3>
                 <BuildSettingsFields values={build} onChange={(f, v) => setBuild((b) => ({ ...b, [f]: v }))} />
+                <Switch
+                  className="mt-5"
+                  checked={keepDev}
+                  onChange={setKeepDev}
+                  label={KEEP_DEV_DEPENDENCIES}
+                  hint={KEEP_DEV_DEPENDENCIES_HINT}
+                />
               </div>
             </CardContent>
             <CardFooter className="justify-end">
