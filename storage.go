@@ -43,6 +43,13 @@ type StorageUsage struct {
 	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk
 	Logs   int64 `json:"logs"`   // bytes of log message text
 	Caches int64 `json:"caches"` // the projects' build caches, as stored
+	// Files split (filled by the profile's statistics, Files = their
+	// sum): live and in-progress static sites, live and in-progress
+	// server apps, and the stopped and failed deployments kept for
+	// rollback, which a deploy into a full budget removes first.
+	Sites     int64 `json:"sites"`
+	Apps      int64 `json:"apps"`
+	Rollbacks int64 `json:"rollbacks"`
 }
 
 // Full reports whether the account uses its whole budget or more: a new

@@ -57,7 +57,7 @@ func TestStorageBudget(t *testing.T) {
 	// The profile's statistics carry the usage and the budget.
 	rec := e.do(request{method: "GET", url: "/api/users/stats", headers: bearer(e.token)})
 	stats := dataField[gantry.UserStats](t, rec, "stats")
-	want := gantry.StorageUsage{Used: 1044<<20 + 13, Budget: 1 << 30, Files: 1044 << 20, Logs: 13}
+	want := gantry.StorageUsage{Used: 1044<<20 + 13, Budget: 1 << 30, Files: 1044 << 20, Logs: 13, Sites: 600 << 20, Rollbacks: 444 << 20}
 	if rec.Code != 200 || stats.Storage != want {
 		t.Fatalf("stats: got %d %+v, want storage %+v", rec.Code, stats.Storage, want)
 	}

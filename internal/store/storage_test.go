@@ -67,6 +67,10 @@ func TestStorageUsage(t *testing.T) {
 	if got := mustUsage(t, db, alice.ID); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
+	mustBuilt(t, db, blog, gantry.DeploymentFailed, 0, true) // keeps nothing
+	// The profile's statistics split the files: live sites, live apps and
+	// what is kept for rollback.
+	want.Sites, want.Apps, want.Rollbacks = 300<<20, 50<<20, 200<<20
 	stats, err := db.UserStats(ctx, alice.ID, t0)
 	if err != nil || stats.Storage != want {
 		t.Fatalf("stats storage: got %+v, %v; want %+v", stats.Storage, err, want)

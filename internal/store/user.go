@@ -205,8 +205,48 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 	if age := now.Sub(created); age > 0 {
 		s.AccountAge = int(age / (24 * time.Hour))
 	}
+	if err := db.splitFiles(ctx, id, &s.Storage); err != nil {
+		return nil, err
+	}
 	s.Storage.Used = s.Storage.Files + s.Storage.Logs + s.Storage.Caches
 	return &s, nil
+}
+
+// splitFiles fills u's Sites, Apps and Rollbacks from the user's
+// deployments that keep files, and makes Files their sum: a server app
+// is a deployment whose build info has a start command.
+func (db *DB) splitFiles(ctx context.Context, userID string, u *gantry.StorageUsage) error {
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT status, files_size, build_info FROM deployments
+		WHERE user_id = ? AND files_size > 0`), userID)
+	if err != nil {
+		return fmt.Errorf("storage split: %w", err)
+	}
+	defer rows.Close()
+	u.Sites, u.Apps, u.Rollbacks = 0, 0, 0
+	for rows.Next() {
+		var status, info string
+		var size int64
+		if err := rows.Scan(&status, &size, &info); err != nil {
+			return fmt.Errorf("storage split: %w", err)
+		}
+		var bi struct {
+			StartCommand string `json:"startCommand"`
+		}
+		_ = json.Unmarshal([]byte(info), &bi) // unreadable: counted as a site
+		switch {
+		case status == gantry.DeploymentStopped || status == gantry.DeploymentFailed:
+			u.Rollbacks += size
+		case bi.StartCommand != "":
+			u.Apps += size
+		default:
+			u.Sites += size
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("storage split: %w", err)
+	}
+	u.Files = u.Sites + u.Apps + u.Rollbacks
+	return nil
 }
 
 // checkUserUnique returns ECONFLICT when another user than selfID holds

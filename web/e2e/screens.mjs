@@ -85,8 +85,20 @@ function withStorage(storage) {
     await answered
   }
 }
-const STORAGE_SOME = { used: 412 * MiB, budget: 1024 * MiB, files: 398 * MiB, logs: 14 * MiB }
-const STORAGE_FULL = { used: 1044 * MiB, budget: 1024 * MiB, files: 1020 * MiB, logs: 24 * MiB }
+const STORAGE_SOME = {
+  used: 412 * MiB, budget: 1024 * MiB, files: 368 * MiB, logs: 14 * MiB, caches: 30 * MiB,
+  sites: 2 * MiB, apps: 241 * MiB, rollbacks: 125 * MiB,
+}
+// Live deployments alone fill it: deploys are refused.
+const STORAGE_FULL = {
+  used: 1044 * MiB, budget: 1024 * MiB, files: 1020 * MiB, logs: 24 * MiB, caches: 0,
+  sites: 279 * MiB, apps: 741 * MiB, rollbacks: 0,
+}
+// Issue 32's lock-out: one Next.js app and its rollback; a deploy makes room.
+const STORAGE_ROLLBACKS = {
+  used: 1413 * MiB, budget: 1024 * MiB, files: 1383 * MiB, logs: 2 * MiB, caches: 28 * MiB,
+  sites: 0, apps: 741 * MiB, rollbacks: 642 * MiB,
+}
 
 /**
  * The screens. `auth` screens are taken signed in. `ready` waits for the
@@ -210,6 +222,16 @@ export const SCREENS = [
     act: async (page) => {
       await withStorage(STORAGE_FULL)(page)
       await page.getByText('Your storage is full', { exact: false }).waitFor()
+    },
+  },
+  {
+    name: 'profile-storage-rollbacks',
+    path: '/profile',
+    auth: true,
+    ready: h1('Profile'),
+    act: async (page) => {
+      await withStorage(STORAGE_ROLLBACKS)(page)
+      await page.getByText('Your next deploy first removes', { exact: false }).waitFor()
     },
   },
   {

@@ -53,6 +53,12 @@ export type StorageUsage = {
   logs: number
   /** The projects' build caches. */
   caches?: number
+  /** `files` split: live (and building) static sites, */
+  sites?: number
+  /** live, sleeping (and building) server apps' workspaces, */
+  apps?: number
+  /** and stopped or failed deployments kept for rollback (a deploy into a full budget removes them first). */
+  rollbacks?: number
 }
 
 export type UserStats = {

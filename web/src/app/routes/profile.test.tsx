@@ -126,14 +126,33 @@ describe('profile screen', () => {
     const MiB = 2 ** 20
     api({
       'GET /api/users/stats': ok({
-        stats: { ...stats, storage: { used: 412 * MiB, budget: 1024 * MiB, files: 400 * MiB, logs: 12 * MiB } },
+        stats: {
+          ...stats,
+          storage: {
+            used: 412 * MiB,
+            budget: 1024 * MiB,
+            files: 380 * MiB,
+            logs: 12 * MiB,
+            caches: 20 * MiB,
+            sites: 30 * MiB,
+            apps: 300 * MiB,
+            rollbacks: 50 * MiB,
+          },
+        },
       }),
     })
     renderApp('/profile', { user: testUser })
     const card = (await screen.findByRole('heading', { name: 'Storage' })).closest('div')!.parentElement!
     expect(await within(card).findByTestId('storage-total')).toHaveTextContent('412 MB of 1 GB')
-    expect(within(card).getByText('Sites and app builds').nextSibling).toHaveTextContent('400 MB')
-    expect(within(card).getByText('Logs').nextSibling).toHaveTextContent('12 MB')
+    expect(within(card).getByTestId('storage-split')).toHaveTextContent(
+      'Live sites30 MBLive apps300 MBKept for rollbackremoved first when space runs out50 MB' +
+        'Build cachesmake builds faster20 MBLogs12 MB',
+    )
+    // One segment per part that holds something, sized on the budget.
+    const segments = within(card).getByTestId('storage-split-bar').children
+    expect([...segments].map((s) => (s as HTMLElement).style.width)).toEqual(
+      [30, 300, 50, 20, 12].map((n) => `${(n / 1024) * 100}%`),
+    )
     expect(within(card).getByText(/newest 10 stopped deployments/)).toBeInTheDocument()
     expect(within(card).queryByText(/storage is (full|almost full)/)).not.toBeInTheDocument()
     const meter = within(card).getByRole('meter', { name: 'Storage used' })
@@ -145,16 +164,21 @@ describe('profile screen', () => {
     expect(within(plan).queryByText(/Full/)).not.toBeInTheDocument()
   })
 
-  it('says when the storage is full', async () => {
+  it('says when the storage is full of live deployments', async () => {
     const GiB = 2 ** 30
     api({
       'GET /api/users/stats': ok({
-        stats: { ...stats, storage: { used: GiB + GiB / 50, budget: GiB, files: GiB + GiB / 50, logs: 0 } },
+        stats: {
+          ...stats,
+          storage: { used: GiB + GiB / 50, budget: GiB, files: GiB + GiB / 50, logs: 0, caches: 0, sites: GiB + GiB / 50, apps: 0, rollbacks: 0 },
+        },
       }),
     })
     renderApp('/profile', { user: testUser })
     expect(
-      await screen.findByText('Your storage is full, so new deployments are refused. Delete old deployments or projects to free space.'),
+      await screen.findByText(
+        'Your storage is full of live deployments and logs, so new deployments are refused. Stop or delete a project, or clear its logs, to free space.',
+      ),
     ).toBeInTheDocument()
     expect(screen.getByTestId('storage-total')).toHaveTextContent('1.02 GB of 1 GB')
     const plan = screen.getByTestId('plan-storage')
@@ -162,5 +186,26 @@ describe('profile screen', () => {
     expect(within(plan).getByText('Full: free space to deploy again.')).toBeInTheDocument()
     // The bar stops at the budget.
     expect(within(plan).getByRole('meter')).toHaveAttribute('aria-valuenow', String(GiB))
+  })
+
+  it('says a deploy makes room when rollbacks fill the storage', async () => {
+    const MiB = 2 ** 20
+    api({
+      'GET /api/users/stats': ok({
+        stats: {
+          ...stats,
+          storage: { used: 1400 * MiB, budget: 1024 * MiB, files: 1390 * MiB, logs: 10 * MiB, caches: 0, sites: 0, apps: 700 * MiB, rollbacks: 690 * MiB },
+        },
+      }),
+    })
+    renderApp('/profile', { user: testUser })
+    expect(
+      await screen.findByText(
+        'Your storage is full. Your next deploy first removes the oldest deployments kept for rollback (and build caches if needed) to make room.',
+      ),
+    ).toBeInTheDocument()
+    expect(screen.queryByText(/refused/)).not.toBeInTheDocument()
+    const plan = screen.getByTestId('plan-storage')
+    expect(within(plan).getByText('Full: a deploy removes old rollbacks.')).toBeInTheDocument()
   })
 })
