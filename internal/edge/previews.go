@@ -11,8 +11,12 @@ import (
 // PreviewGuard decides who sees previews of private repositories
 // (previewaccess.Service is the real one; issue 24, point 20).
 type PreviewGuard interface {
-	// Open reports whether anyone may see preview label.
-	Open(label string) bool
+	// Open reports whether anyone may see preview label, and whether the
+	// guard knows the label (without reading the store).
+	Open(label string) (open, known bool)
+	// Reload reads the store again for a label Open does not know but the
+	// edge serves, and reports whether it is open.
+	Reload(label string) bool
 	// Check reports whether a cookie value lets its browser see label.
 	Check(label, cookie string) bool
 	// Redeem trades a hand-off ticket for label's cookie value.
@@ -57,7 +61,7 @@ func (e *Edge) GuardsPreview(host string) bool {
 // redirect to the platform's sign-in hand-off, or a 401 page — and
 // returns false.
 func (e *Edge) guardPreview(w http.ResponseWriter, r *http.Request, sub string) bool {
-	if e.previews == nil || !gantry.IsPreviewLabel(sub) || e.previews.Open(sub) {
+	if e.previews == nil || !gantry.IsPreviewLabel(sub) || e.previewOpen(sub) {
 		return true
 	}
 	h := w.Header()
@@ -87,6 +91,20 @@ func (e *Edge) guardPreview(w http.ResponseWriter, r *http.Request, sub string) 
 	}
 	e.page(w, r, http.StatusUnauthorized, pagePrivatePreview, sub+e.suffix)
 	return false
+}
+
+// previewOpen asks the guard whether anyone may see preview sub. A label
+// the guard does not know is guarded, unless the edge serves a site under
+// it: then its route is in the store already, and the guard reads it.
+func (e *Edge) previewOpen(sub string) bool {
+	open, known := e.previews.Open(sub)
+	if known {
+		return open
+	}
+	if _, ok := e.resolver.Lookup(sub); !ok {
+		return false
+	}
+	return e.previews.Reload(sub)
 }
 
 // previewCookieName is previewCookie where the browser keeps Secure

@@ -14,10 +14,12 @@
 //     the browser on to the page it asked for; later requests carry the
 //     cookie (Check), which the edge takes out before the app sees them.
 //
-// Labels are read from the store (PreviewRoutes): which are open, which
-// are guarded. A preview label the service does not know yet counts as
-// guarded (fail closed) and makes it read the store again, at most once a
-// second, so a new preview of a public repository is open at once.
+// Labels are read from the store (PreviewLabels): which are open, which
+// are guarded. A label the service does not know yet is guarded (fail
+// closed); when the edge already serves a site under it, its route is in
+// the store (a route reaches the edge only after its transaction), so the
+// edge asks Reload, which reads the store again (at most once a second
+// per label): a new preview of a public repository is open at once.
 package previewaccess
 
 import (
@@ -55,8 +57,8 @@ const CookieTTL = 12 * time.Hour
 // ticket for the cookie.
 const Path = "/.gantry/preview-access"
 
-// refreshEvery bounds how often an unknown label reads the store again.
-const refreshEvery = time.Second
+// reloadEvery bounds how often one unknown label reads the store again.
+const reloadEvery = time.Second
 
 // Service decides who may see previews. Create it with New.
 type Service struct {
@@ -71,10 +73,10 @@ type Service struct {
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 
-	key    []byte
-	labels atomic.Pointer[map[string]bool] // label → open
-	mu     sync.Mutex                      // one refresh at a time
-	last   time.Time                       // of the last refresh (under mu)
+	key      []byte
+	labels   atomic.Pointer[map[string]bool] // label → open
+	mu       sync.Mutex                      // one refresh at a time
+	reloaded map[string]time.Time            // label → its last Reload's refresh (under mu)
 }
 
 // New returns a service signing with a key derived from the platform
@@ -96,7 +98,6 @@ func (s *Service) Refresh(ctx context.Context) error {
 }
 
 func (s *Service) refreshLocked(ctx context.Context) error {
-	s.last = s.Now()
 	routes, err := s.Store.PreviewLabels(ctx)
 	if err != nil {
 		return err
@@ -109,32 +110,40 @@ func (s *Service) refreshLocked(ctx context.Context) error {
 	return nil
 }
 
-// Open reports whether anyone may see preview label. A label the service
-// does not know reads the store again (at most once a second); still
-// unknown, it is not open.
-func (s *Service) Open(label string) bool {
+// Open reports whether anyone may see preview label, and whether the
+// service knows the label at all (it never reads the store).
+func (s *Service) Open(label string) (open, known bool) {
 	if m := s.labels.Load(); m != nil {
-		if open, ok := (*m)[label]; ok {
-			return open
-		}
+		open, known = (*m)[label]
 	}
+	return open, known
+}
+
+// Reload reads the store again for a label Open does not know but the edge
+// serves, and reports whether it is open: at most once a second per label
+// (more often, it answers false: guarded).
+func (s *Service) Reload(label string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := s.labels.Load(); m != nil {
-		if open, ok := (*m)[label]; ok {
-			return open
-		}
+	if open, known := s.Open(label); known {
+		return open // read meanwhile
 	}
-	if s.Now().Sub(s.last) < refreshEvery {
+	now := s.Now()
+	if now.Sub(s.reloaded[label]) < reloadEvery {
 		return false
 	}
+	if s.reloaded == nil || len(s.reloaded) > 1000 {
+		s.reloaded = map[string]time.Time{}
+	}
+	s.reloaded[label] = now
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.refreshLocked(ctx); err != nil {
 		s.logger().Warn("preview access: reading the preview labels failed", "err", err)
 		return false
 	}
-	return (*s.labels.Load())[label]
+	open, _ := s.Open(label)
+	return open
 }
 
 func (s *Service) logger() *slog.Logger {

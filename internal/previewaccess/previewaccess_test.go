@@ -68,8 +68,9 @@ func TestTicketsAndCookies(t *testing.T) {
 	}
 }
 
-// TestOpenFailsClosed: an unknown label reads the store again (once a
-// second at most) and stays guarded while the store does not know it.
+// TestOpenFailsClosed: Open never reads the store; Reload does, at most
+// once a second per label, and a label the store does not know stays
+// guarded.
 func TestOpenFailsClosed(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	st := &fakeStore{}
@@ -78,15 +79,21 @@ func TestOpenFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Now = func() time.Time { return now }
-	if s.Open("site--new") || st.reads != 1 {
+	if open, known := s.Open("site--new"); open || known || st.reads != 0 {
+		t.Fatalf("Open: %v %v, %d reads", open, known, st.reads)
+	}
+	if s.Reload("site--new") || st.reads != 1 {
 		t.Fatalf("unknown label: open, %d reads", st.reads)
 	}
-	st.routes = []gantry.PreviewRoute{{Label: "site--new", Open: true}}
-	if s.Open("site--new") || st.reads != 1 {
+	st.routes = []gantry.PreviewRoute{{Label: "site--new", Open: true}, {Label: "site--other", Open: false}}
+	if s.Reload("site--new") || st.reads != 1 {
 		t.Fatalf("read again within the second (%d reads)", st.reads)
 	}
-	now = now.Add(time.Second)
-	if !s.Open("site--new") || st.reads != 2 {
-		t.Fatalf("a public repository's new preview is not open (%d reads)", st.reads)
+	// Another label reads at once: a preview that just went live is open.
+	if s.Reload("site--other") || st.reads != 2 {
+		t.Fatalf("another label (%d reads)", st.reads)
+	}
+	if open, known := s.Open("site--new"); !open || !known {
+		t.Fatalf("a public repository's new preview is not open")
 	}
 }
