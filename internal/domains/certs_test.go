@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -31,15 +32,27 @@ type edge struct {
 	roots     *x509.CertPool
 }
 
-func startEdge(t *testing.T, ca *acmednstest.CA, httpPort int, storage string, svc *domains.Service) *edge {
+func startEdge(t *testing.T, ca *acmednstest.CA, httpPort int, storage string, svc *domains.Service, tune ...func(*tlsedge.Config)) *edge {
 	t.Helper()
 	e := &edge{httpsPort: acmednstest.FreePort(t), roots: ca.IssuerRoots(t)}
-	m, err := tlsedge.New(tlsedge.Config{
+	cfg := tlsedge.Config{
 		Mode: tlsedge.ModeACME, LiveDomain: "gantry.test", PublicHost: "app.gantry.test",
 		HTTPSPort: strconv.Itoa(e.httpsPort), Storage: storage, CA: ca.DirectoryURL, CARoots: ca.APIRoots,
 		DNS: ca.Provider(), Resolvers: []string{ca.DNSServer(t, "gantry.test")}, HTTPPort: httpPort,
 		Allow: svc.AllowCertificate, AllowIssue: svc.AllowIssue,
+	}
+	// What the TLS layer and certmagic log, shown when the test fails.
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("tlsedge log (tail):\n%s", logs.tail(8000))
+		}
 	})
+	for _, f := range tune {
+		f(&cfg)
+	}
+	m, err := tlsedge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +75,26 @@ func startEdge(t *testing.T, ca *acmednstest.CA, httpPort int, storage string, s
 	}
 	t.Cleanup(e.stop)
 	return e
+}
+
+// syncBuffer is an io.Writer for loggers of several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *syncBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+// tail returns the last n bytes written, at most.
+func (l *syncBuffer) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b[max(len(l.b)-n, 0):])
 }
 
 // stop ends the edge as a restart would: its listeners, then the Manager.
@@ -135,10 +168,10 @@ func TestCertificatesSurviveRestart(t *testing.T) {
 	ca := acmednstest.Start(t, acmednstest.Options{HTTPPort: httpPort})
 	storage := tlsedge.StorageDir(t.TempDir())
 
-	// First run: budgets wide enough to order them all.
+	// First run: budgets wide enough to order them all at once.
 	e.svc.CertNames, e.svc.CertAccounts, e.svc.CertAll = auth.NewLimiter(100, time.Hour), auth.NewLimiter(100, time.Hour),
 		auth.NewLimiter(100, time.Hour)
-	first := startEdge(t, ca, httpPort, storage, e.svc)
+	first := startEdge(t, ca, httpPort, storage, e.svc, func(c *tlsedge.Config) { c.OnDemandBurst = 100 })
 	serials := map[string]string{}
 	var mu sync.Mutex
 	each(names, func(n string) {
@@ -155,7 +188,7 @@ func TestCertificatesSurviveRestart(t *testing.T) {
 				t.Errorf("first run, %s: %v", n, err)
 				return
 			}
-			time.Sleep(time.Second) // the TLS layer's own rate limit
+			time.Sleep(time.Second)
 		}
 	})
 	if t.Failed() {

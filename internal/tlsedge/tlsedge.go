@@ -135,6 +135,7 @@ type Manager struct {
 	httpCfg *certmagic.Config // on-demand names, by HTTP-01
 	httpIss *certmagic.ACMEIssuer
 	limiter *rate.Limiter
+	issueMu sync.Mutex // one order's admission (issue) at a time
 
 	refusedMu sync.Mutex
 	refused   map[string]time.Time // name → until when Allow's refusal stands
@@ -370,17 +371,25 @@ func (m *Manager) decide(ctx context.Context, name string) error {
 // on-demand name (not a renewal): the rate limit, then Config.AllowIssue.
 // A refusal is certmagic.ErrNoRetry: the handshake that asked fails at
 // once rather than waiting for retries, and nothing is retried behind it.
+//
+// An order AllowIssue refuses takes no token: the bucket is looked at
+// first and taken from after AllowIssue's yes, one order at a time (a
+// reservation given back later restores less than it took once others
+// were made meanwhile, so refusals under load emptied the bucket).
 func (m *Manager) issue(ctx context.Context, name string) error {
-	r := m.limiter.Reserve()
-	if !r.OK() || r.Delay() > 0 {
-		r.Cancel()
-		return certmagic.ErrNoRetry{Err: fmt.Errorf("%s: too many on-demand certificate requests, try again shortly", name)}
+	m.issueMu.Lock()
+	defer m.issueMu.Unlock()
+	tooMany := certmagic.ErrNoRetry{Err: fmt.Errorf("%s: too many on-demand certificate requests, try again shortly", name)}
+	if m.limiter.Tokens() < 1 {
+		return tooMany
 	}
 	if m.cfg.AllowIssue != nil {
 		if err := m.cfg.AllowIssue(ctx, name); err != nil {
-			r.Cancel() // the platform's budget is not spent on a refused order
 			return certmagic.ErrNoRetry{Err: err}
 		}
+	}
+	if !m.limiter.Allow() {
+		return tooMany
 	}
 	return nil
 }
