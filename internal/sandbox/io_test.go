@@ -1,10 +1,12 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -111,5 +113,61 @@ func TestRemoveVolumeInIdleClass(t *testing.T) {
 	}
 	if _, err := os.Stat(v.Path); !os.IsNotExist(err) {
 		t.Errorf("the folder is still there: %v", err)
+	}
+}
+
+// TestRemoveVolumeLeavesRunsAlone: removing workspaces while runs go on
+// kills none of them. Each removal takes an OS thread of the Go runtime
+// into the idle I/O class; a run's bubblewrap dies with the thread that
+// forked it (Pdeathsig), so a removal that let its thread end (as it once
+// did, to shed the class) killed the builds and apps started from that
+// thread: clones and installs ended with exit 137 beside a deletion.
+func TestRemoveVolumeLeavesRunsAlone(t *testing.T) {
+	s := mustSandbox(t)
+	data := platformDir(t)
+	const runs = 6
+	results := make(chan string, runs)
+	for i := range runs {
+		go func() {
+			dir := filepath.Join(data, fmt.Sprintf("run%d", i))
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				results <- err.Error()
+				return
+			}
+			res, err := s.Run(context.Background(), sandbox.Command{
+				Args: []string{"sh", "-c", "sleep 3; echo fine"}, Dir: dir,
+				Limits: sandbox.Limits{Timeout: time.Minute},
+			})
+			switch {
+			case err != nil:
+				results <- fmt.Sprintf("run %d: %v", i, err)
+			case res.ExitCode != 0:
+				results <- fmt.Sprintf("run %d ended with exit code %d", i, res.ExitCode)
+			default:
+				results <- ""
+			}
+		}()
+	}
+	// While they run, remove folders from many goroutines at once, so that
+	// removals land on the threads the runs were forked from.
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for n := 0; time.Now().Before(deadline); n++ {
+		var wg sync.WaitGroup
+		for j := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dir := filepath.Join(data, fmt.Sprintf("gone-%d-%d", n, j))
+				if err := os.Mkdir(dir, 0o755); err == nil {
+					_ = sandbox.RemoveVolume(dir)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for range runs {
+		if msg := <-results; msg != "" {
+			t.Error(msg)
+		}
 	}
 }

@@ -566,15 +566,28 @@ var idleHook func()
 // gantry process that the scheduler left waiting (SCHED_IDLE on a busy
 // machine) would hold up the Go runtime's stop-the-world pauses, and the
 // edge's loops with them, while one waiting on the disk is in a system
-// call, which never does. The thread is never given back to the Go
-// runtime, which discards it when f returns, so no other goroutine
-// inherits its class. Lowering one's own class needs no privilege; where
-// the kernel refuses, f runs anyway.
+// call, which never does.
+//
+// The thread's own class is put back before it is given back to the Go
+// runtime, so no other goroutine inherits the idle class. The thread is
+// never left to end with the goroutine: the runtime's threads are where
+// runs are forked, and a run's bubblewrap gets SIGKILL (Pdeathsig) when
+// the thread that forked it ends, so ending one killed whichever builds
+// and apps had been started from it (TestRemoveVolumeLeavesRunsAlone).
+// Lowering one's own class needs no privilege; where the kernel refuses
+// either change, f runs anyway.
 func inIdleClass(f func() error) error {
 	done := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		_, _, _ = syscall.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, ioprioClassIdle<<ioprioClassShift)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		old, _, errno := syscall.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, 0, 0)
+		if errno == 0 {
+			_, _, errno = syscall.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, ioprioClassIdle<<ioprioClassShift)
+			if errno == 0 {
+				defer syscall.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, 0, old)
+			}
+		}
 		if idleHook != nil {
 			idleHook()
 		}
