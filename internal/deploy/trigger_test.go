@@ -207,6 +207,7 @@ func TestPreviews(t *testing.T) {
 // #1 leaves branch pr-1's preview alone.
 func TestPreviewLabelsDoNotCollide(t *testing.T) {
 	e := newEnv(t)
+	e.withPlan(12) // three projects, nine previews and productions live at once
 	ctx := context.Background()
 	long := strings.Repeat("very long project name ", 3) // 69 characters
 	var labels []string
