@@ -192,7 +192,7 @@ async function privatePreview(page, browser, server, gh, token) {
   let preview
   for (const until = Date.now() + 90_000; Date.now() < until; await new Promise((r) => setTimeout(r, 300))) {
     preview = (await apiGet(server, token, `/api/projects/${project._id}/previews`)).previews[0]
-    if (preview && !['queued', 'building', 'deploying'].includes(preview.status)) break
+    if (preview && !['pending', 'building', 'deploying'].includes(preview.status)) break
   }
   assert.equal(preview?.status, 'live', `the draft's preview: ${JSON.stringify(preview)}`)
 
