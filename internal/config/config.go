@@ -301,8 +301,20 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	bad := func(name, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s (%s): %s", name, EnvName(name), fmt.Sprintf(format, args...)))
 	}
-	var err error
+	c.checkAddrs(v, bad)
+	c.checkSandbox(v, bad)
+	c.checkLimits(v, bad)
+	c.checkHTTP(v, bad)
+	c.checkTLS(bad)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
+	}
+	return c, nil
+}
 
+// checkAddrs validates where Gantry listens, keeps its data and is reached, its keys, and the outside services it talks to.
+func (c *Config) checkAddrs(v func(string) string, bad badSetting) {
+	var err error
 	if c.Addr == "" {
 		bad("addr", "must not be empty")
 	} else if _, _, err := net.SplitHostPort(c.Addr); err != nil {
@@ -367,6 +379,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 			bad("dns-resolver", "%q must be host:port (e.g. 127.0.0.1:53)", c.DNSResolver)
 		}
 	}
+}
+
+// checkSandbox validates how user code is isolated and which package registries it uses.
+func (c *Config) checkSandbox(v func(string) string, bad badSetting) {
+	var err error
 	switch c.Sandbox {
 	case SandboxBwrap, SandboxNone:
 	default:
@@ -385,6 +402,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 			}
 		}
 	}
+}
+
+// checkLimits validates the bounds of builds and apps: time, concurrency, CPU, memory, processes, disk, sleep and uids.
+func (c *Config) checkLimits(v func(string) string, bad badSetting) {
+	var err error
 	if c.BuildTimeout, err = time.ParseDuration(v("build-timeout")); err != nil {
 		bad("build-timeout", "%q is not a duration (e.g. 10m, 90s)", v("build-timeout"))
 	} else if c.BuildTimeout <= 0 {
@@ -463,6 +485,11 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	} else {
 		c.SandboxUIDFirst, c.SandboxUIDCount = first, last-first+1
 	}
+}
+
+// checkHTTP validates sign-in, the HTTP servers' timeouts and logging.
+func (c *Config) checkHTTP(v func(string) string, bad badSetting) {
+	var err error
 	if c.PasswordCost, err = strconv.Atoi(v("password-cost")); err != nil {
 		bad("password-cost", "%q is not a whole number", v("password-cost"))
 	} else if c.PasswordCost < 1 || c.PasswordCost > 1024 {
@@ -503,15 +530,13 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	default:
 		bad("log-level", "%q must be debug, info, warn or error", c.LogLevel)
 	}
-	c.checkTLS(bad)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
-	}
-	return c, nil
 }
 
+// badSetting records that the setting name is invalid, with the reason.
+type badSetting = func(name, format string, args ...any)
+
 // checkTLS validates the HTTPS settings, each fault with its remedy.
-func (c *Config) checkTLS(bad func(name, format string, args ...any)) {
+func (c *Config) checkTLS(bad badSetting) {
 	switch c.TLS {
 	case TLSOff:
 		return

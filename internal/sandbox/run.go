@@ -99,79 +99,117 @@ const (
 // ends without a word on it never started its command.
 const infoFD = 11
 
-// run is one attempt of Run.
+// run is one attempt of Run: it checks the command (prepare), makes the
+// run's cgroup and pipes, starts the gate script under bubblewrap
+// (command), hands the child its options and waits for it (supervise),
+// then says how it ended (outcome).
 func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 	res := Result{ExitCode: -1}
-	if len(c.Args) == 0 {
-		return res, errors.New("sandbox: empty command")
-	}
-	if c.Dir == "" {
-		return res, errors.New("sandbox: no workspace folder")
-	}
-	dir, err := filepath.Abs(c.Dir)
+	pr, err := s.prepare(ctx, c)
 	if err != nil {
-		return res, fmt.Errorf("sandbox: %w", err)
-	}
-	if fi, err := os.Stat(dir); err != nil {
-		return res, fmt.Errorf("sandbox: %w", err)
-	} else if !fi.IsDir() {
-		return res, fmt.Errorf("sandbox: workspace %s is not a folder", dir)
-	}
-	l := c.Limits.withDefaults()
-	if l.CPUWeight > 10000 {
-		return res, fmt.Errorf("sandbox: CPU weight %d is over 10000", l.CPUWeight)
-	}
-	bwrap := s.mode != ModeNone
-	network := s.network
-	if !bwrap {
-		network = NetworkHost
-	}
-	if err := checkForwards(c.Forward, network); err != nil {
 		return res, err
 	}
-	if err := checkLoopbackPorts(c.HostLoopbackPorts, network); err != nil {
-		return res, err
-	}
-	uid, gid := s.owner(c.UID, c.GID)
-	if bwrap && os.Geteuid() != 0 {
-		return res, fmt.Errorf("sandbox: must run as root to switch to uid %d", uid)
-	}
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("sandbox: %w", err)
-	}
-
 	runCtx := ctx
-	if l.Timeout > 0 {
+	if pr.l.Timeout > 0 {
 		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, l.Timeout)
+		runCtx, cancel = context.WithTimeout(ctx, pr.l.Timeout)
 		defer cancel()
 	}
 
 	var cg *cgroup
-	if bwrap {
+	if pr.bwrap {
 		WarmRuntimes() // node's pages stay the platform's, out of the run's reclaim
-		cg, err = newCgroup(s.cgroupRoot, cgroupName(), l)
+		cg, err = newCgroup(s.cgroupRoot, cgroupName(), pr.l)
 		if err != nil {
 			return res, fmt.Errorf("sandbox: %w", err)
 		}
 		defer cg.destroy()
-		cg.limitIO(l, ioDevices(dir, c.Tmp))
+		cg.limitIO(pr.l, ioDevices(pr.dir, c.Tmp))
 	}
 
 	var filter []byte
-	if bwrap && !s.noFilter {
+	if pr.bwrap && !s.noFilter {
 		if filter, err = seccompFilter(); err != nil {
 			return res, err
 		}
 	}
 
-	p, err := newPipes(bwrap, filter != nil)
+	p, err := newPipes(pr.bwrap, filter != nil)
 	if err != nil {
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
 	defer p.closeAll()
 
-	cmd := &exec.Cmd{
+	cmd, argData, cleanup, err := s.command(c, pr, p, filter)
+	if cleanup != nil {
+		defer cleanup()
+	}
+	if err != nil {
+		return res, err
+	}
+	return s.supervise(ctx, runCtx, c, pr, cg, p, cmd, argData, filter)
+}
+
+// prepared is what prepare found out about a command before it runs.
+type prepared struct {
+	dir      string // the workspace, absolute
+	l        Limits // with defaults
+	bwrap    bool   // under bubblewrap (not ModeNone)
+	network  string
+	uid, gid uint32
+}
+
+// prepare checks a command before anything is made for it.
+func (s *Sandbox) prepare(ctx context.Context, c Command) (prepared, error) {
+	var pr prepared
+	if len(c.Args) == 0 {
+		return pr, errors.New("sandbox: empty command")
+	}
+	if c.Dir == "" {
+		return pr, errors.New("sandbox: no workspace folder")
+	}
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return pr, fmt.Errorf("sandbox: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return pr, fmt.Errorf("sandbox: %w", err)
+	} else if !fi.IsDir() {
+		return pr, fmt.Errorf("sandbox: workspace %s is not a folder", dir)
+	}
+	pr.dir = dir
+	pr.l = c.Limits.withDefaults()
+	if pr.l.CPUWeight > 10000 {
+		return pr, fmt.Errorf("sandbox: CPU weight %d is over 10000", pr.l.CPUWeight)
+	}
+	pr.bwrap = s.mode != ModeNone
+	pr.network = s.network
+	if !pr.bwrap {
+		pr.network = NetworkHost
+	}
+	if err := checkForwards(c.Forward, pr.network); err != nil {
+		return pr, err
+	}
+	if err := checkLoopbackPorts(c.HostLoopbackPorts, pr.network); err != nil {
+		return pr, err
+	}
+	pr.uid, pr.gid = s.owner(c.UID, c.GID)
+	if pr.bwrap && os.Geteuid() != 0 {
+		return pr, fmt.Errorf("sandbox: must run as root to switch to uid %d", pr.uid)
+	}
+	if err := ctx.Err(); err != nil {
+		return pr, fmt.Errorf("sandbox: %w", err)
+	}
+	return pr, nil
+}
+
+// command makes the process that runs c: the gate script, then (under
+// bubblewrap) the network wrapper and bubblewrap itself, whose options
+// (argData) are written to it once it started. cleanup, when not nil,
+// removes what command made (the temporary folder of ModeNone).
+func (s *Sandbox) command(c Command, pr prepared, p *pipes, filter []byte) (cmd *exec.Cmd, argData []byte, cleanup func(), err error) {
+	l := pr.l
+	cmd = &exec.Cmd{
 		Path:   "/bin/sh",
 		Stdout: p.outW,
 		Stderr: p.errW,
@@ -180,72 +218,80 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
-	var argData []byte
-	if bwrap {
-		bin, err := exec.LookPath(s.bwrap)
-		if err != nil {
-			return res, ErrNotInstalled
-		}
-		args := []string{"sh", "-c", gateScript(l), "gantry-sandbox"}
-		resolv := "/etc/resolv.conf"
-		if network == NetworkIsolated {
-			var nameservers []netip.Addr
-			if f, ns, err := resolvConf(hostResolvConfs...); err == nil {
-				resolv, nameservers = f, ns
-			}
-			if s.allowErr != nil {
-				return res, fmt.Errorf("sandbox: Config.AllowNets: %w", s.allowErr)
-			}
-			allow, err := cleanPrefixes(append(slices.Clone(c.Allow), s.allow...))
-			if err != nil {
-				return res, fmt.Errorf("sandbox: Command.Allow: %w", err)
-			}
-			wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, allow)
-			if err != nil {
-				return res, err
-			}
-			args = append(args, wrap...)
-		}
-		args = append(args, bin, "--args", "4", "--")
-		cmd.Args = append(args, c.Args...)
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		cmd.Dir = "/"
-		// fds 3 and 4 the gate and bubblewrap's options, 5 to 9 closed,
-		// the filter on filterFD (or closed), bubblewrap's report on infoFD.
-		cmd.ExtraFiles = make([]*os.File, infoFD-2)
-		cmd.ExtraFiles[0], cmd.ExtraFiles[1] = p.gateR, p.argsR
-		if filter != nil {
-			cmd.ExtraFiles[filterFD-3] = p.filterR
-		}
-		cmd.ExtraFiles[infoFD-3] = p.infoW
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
-		argData = nulJoin(bwrapArgs(bwrapOptions{
-			workspace: dir,
-			env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
-			uid:       uid,
-			gid:       gid,
-			tmp:       c.Tmp,
-			shareNet:  network != NetworkNone,
-			resolv:    resolv,
-			seccomp:   filter != nil,
-			info:      true,
-		}))
-	} else {
+	if !pr.bwrap {
 		tmp := c.Tmp
 		if tmp == "" {
 			tmp, err = os.MkdirTemp("", "gantry-run-")
 			if err != nil {
-				return res, fmt.Errorf("sandbox: %w", err)
+				return nil, nil, nil, fmt.Errorf("sandbox: %w", err)
 			}
-			defer os.RemoveAll(tmp)
+			cleanup = func() { os.RemoveAll(tmp) }
 		}
 		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
-		env := s.env(dir, filepath.Join(tmp, ".npm"), c.Env)
+		env := s.env(pr.dir, filepath.Join(tmp, ".npm"), c.Env)
 		cmd.Env = append(env, "TMPDIR="+tmp)
-		cmd.Dir = dir
+		cmd.Dir = pr.dir
 		cmd.ExtraFiles = []*os.File{p.gateR}
+		return cmd, nil, cleanup, nil
 	}
+	bin, err := exec.LookPath(s.bwrap)
+	if err != nil {
+		return nil, nil, nil, ErrNotInstalled
+	}
+	args := []string{"sh", "-c", gateScript(l), "gantry-sandbox"}
+	resolv := "/etc/resolv.conf"
+	if pr.network == NetworkIsolated {
+		var nameservers []netip.Addr
+		if f, ns, err := resolvConf(hostResolvConfs...); err == nil {
+			resolv, nameservers = f, ns
+		}
+		if s.allowErr != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: Config.AllowNets: %w", s.allowErr)
+		}
+		allow, err := cleanPrefixes(append(slices.Clone(c.Allow), s.allow...))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: Command.Allow: %w", err)
+		}
+		wrap, err := s.isolation(c.Forward, c.HostLoopbackPorts, nameservers, allow)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		args = append(args, wrap...)
+	}
+	args = append(args, bin, "--args", "4", "--")
+	cmd.Args = append(args, c.Args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	// fds 3 and 4 the gate and bubblewrap's options, 5 to 9 closed,
+	// the filter on filterFD (or closed), bubblewrap's report on infoFD.
+	cmd.ExtraFiles = make([]*os.File, infoFD-2)
+	cmd.ExtraFiles[0], cmd.ExtraFiles[1] = p.gateR, p.argsR
+	if filter != nil {
+		cmd.ExtraFiles[filterFD-3] = p.filterR
+	}
+	cmd.ExtraFiles[infoFD-3] = p.infoW
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: pr.uid, Gid: pr.gid, Groups: []uint32{}}
+	argData = nulJoin(bwrapArgs(bwrapOptions{
+		workspace: pr.dir,
+		env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
+		uid:       pr.uid,
+		gid:       pr.gid,
+		tmp:       c.Tmp,
+		shareNet:  pr.network != NetworkNone,
+		resolv:    resolv,
+		seccomp:   filter != nil,
+		info:      true,
+	}))
+	return cmd, argData, nil, nil
+}
 
+// supervise starts cmd, puts it in its cgroup (setup), hands bubblewrap
+// its options and the filter, opens the gate, and waits for the run to
+// end: by itself, by Terminate, by reaching its pids limit (EndAtPids) or
+// by runCtx (the timeout, or ctx cancelled).
+func (s *Sandbox) supervise(ctx, runCtx context.Context, c Command, pr prepared, cg *cgroup, p *pipes, cmd *exec.Cmd, argData, filter []byte) (Result, error) {
+	res := Result{ExitCode: -1}
+	l := pr.l
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("sandbox: start: %w", err)
@@ -260,25 +306,15 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 		<-waitc
 		return res, fmt.Errorf("sandbox: %w", err)
 	}
-	if bwrap {
-		w := p.argsW
-		p.argsW = nil
-		go func() {
-			_, _ = w.Write(argData)
-			_ = w.Close()
-		}()
+	if pr.bwrap {
+		feed(&p.argsW, argData)
 		if filter != nil {
-			w := p.filterW
-			p.filterW = nil
-			go func() {
-				_, _ = w.Write(filter)
-				_ = w.Close()
-			}()
+			feed(&p.filterW, filter)
 		}
 	}
-	sink := &lineSink{fn: c.Output, max: l.OutputLines, holding: bwrap}
+	sink := &lineSink{fn: c.Output, max: l.OutputLines, holding: pr.bwrap}
 	started := make(chan bool, 1)
-	if bwrap {
+	if pr.bwrap {
 		go func() { started <- waitStarted(p.infoR, sink) }()
 	} else {
 		started <- true
@@ -293,47 +329,21 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 	_ = p.gateW.Close()
 	p.gateW = nil
 
-	var waitErr error
-	killed := false
-	var pidsTick <-chan time.Time
-	if cg != nil && l.EndAtPids {
-		t := time.NewTicker(pidsPoll)
-		defer t.Stop()
-		pidsTick = t.C
-	}
-	for term, waiting := c.Terminate, true; waiting; {
-		select {
-		case waitErr = <-waitc:
-			waiting = false
-		case <-term:
-			term = nil
-			s.termTree(pid, cg)
-		case <-pidsTick:
-			if cg.pidsHit() {
-				pidsTick = nil
-				s.killTree(pid, cg)
-			}
-		case <-runCtx.Done():
-			killed = true
-			s.killTree(pid, cg)
-			waitErr = <-waitc
-			waiting = false
-		}
-	}
+	waitErr, killed := s.await(runCtx, c.Terminate, pid, cg, l, waitc)
 	res.Duration = time.Since(start)
 
 	// Read the limit counters before cleaning up, which forbids forks.
-	var oom, pidsHit bool
-	code := exitCode(cmd.ProcessState)
+	var ended ending
+	ended.code = exitCode(cmd.ProcessState)
 	if cg != nil {
-		oom = cg.oomKilled(code)
-		pidsHit = cg.pidsHit()
+		ended.oom = cg.oomKilled(ended.code)
+		ended.pidsHit = cg.pidsHit()
 	}
 	// Whatever outlived the first process (none mode, races) goes now.
 	s.killTree(pid, cg)
 	waitReaders(&readers, p)
-	began := waitStart(started, p)
-	if began {
+	ended.began = waitStart(started, p)
+	if ended.began {
 		sink.release()
 	}
 	res.DroppedLines = sink.dropped
@@ -344,22 +354,76 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 		}
 		return res, &TimeoutError{After: l.Timeout}
 	}
-	res.ExitCode = code
-	switch {
-	case waitErr == nil && code == 0:
-		return res, nil
-	case !began:
-		return res, &SetupError{Code: code, Detail: lastMeaningfulLine(sink.heldText())}
-	case oom:
-		return res, &MemoryError{Limit: l.Memory}
-	case pidsHit:
-		return res, &PidsError{Limit: l.Pids}
-	case code == 128+int(syscall.SIGXFSZ):
-		return res, &FileSizeError{Limit: l.FileSize}
-	case code < 0:
-		return res, fmt.Errorf("sandbox: %w", waitErr)
+	ended.waitErr = waitErr
+	res.ExitCode = ended.code
+	return res, ended.err(l, sink)
+}
+
+// feed writes data to the pipe *w in the background and closes it; *w is
+// then nil, so that closeAll leaves it to the writer.
+func feed(w **os.File, data []byte) {
+	f := *w
+	*w = nil
+	go func() {
+		_, _ = f.Write(data)
+		_ = f.Close()
+	}()
+}
+
+// await waits for the run's first process to end, terminating its tree
+// when terminate fires, killing it when its cgroup reached its pids limit
+// (Limits.EndAtPids) or when runCtx ends (killed).
+func (s *Sandbox) await(runCtx context.Context, terminate <-chan struct{}, pid int, cg *cgroup, l Limits, waitc <-chan error) (waitErr error, killed bool) {
+	var pidsTick <-chan time.Time
+	if cg != nil && l.EndAtPids {
+		t := time.NewTicker(pidsPoll)
+		defer t.Stop()
+		pidsTick = t.C
 	}
-	return res, &ExitError{Code: code}
+	term := terminate
+	for {
+		select {
+		case waitErr = <-waitc:
+			return waitErr, false
+		case <-term:
+			term = nil
+			s.termTree(pid, cg)
+		case <-pidsTick:
+			if cg.pidsHit() {
+				pidsTick = nil
+				s.killTree(pid, cg)
+			}
+		case <-runCtx.Done():
+			s.killTree(pid, cg)
+			return <-waitc, true
+		}
+	}
+}
+
+// ending is how a run that was not killed ended.
+type ending struct {
+	code                int
+	waitErr             error
+	oom, pidsHit, began bool
+}
+
+// err is the run's error: nil for exit 0, else why it ended.
+func (e ending) err(l Limits, sink *lineSink) error {
+	switch {
+	case e.waitErr == nil && e.code == 0:
+		return nil
+	case !e.began:
+		return &SetupError{Code: e.code, Detail: lastMeaningfulLine(sink.heldText())}
+	case e.oom:
+		return &MemoryError{Limit: l.Memory}
+	case e.pidsHit:
+		return &PidsError{Limit: l.Pids}
+	case e.code == 128+int(syscall.SIGXFSZ):
+		return &FileSizeError{Limit: l.FileSize}
+	case e.code < 0:
+		return fmt.Errorf("sandbox: %w", e.waitErr)
+	}
+	return &ExitError{Code: e.code}
 }
 
 // pidsPoll is how often a run with Limits.EndAtPids reads its cgroup's
