@@ -226,6 +226,7 @@ func (r *run) cacheEnv() []string {
 // restoreCache unpacks the project's caches into the volume and logs what
 // it restored; it reports whether node_modules was.
 func (r *run) restoreCache() (nodeModules bool) {
+	defer r.phases.since("restore", time.Now())
 	dir := r.job.CacheDir
 	if dir == "" {
 		return false
@@ -405,6 +406,7 @@ func (r *run) unpack(e CacheEntry, file string, uid, gid uint32) error {
 // target's caches, and logs what it saved. The packing runs in the helper
 // process, in the idle classes (see helper.go).
 func (r *run) saveCache() {
+	defer r.phases.since("save", time.Now())
 	dir := r.job.CacheDir
 	if dir == "" {
 		return

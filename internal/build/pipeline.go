@@ -153,6 +153,7 @@ type Result struct {
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
 	CacheSize int64              // bytes the target's build caches take after this build (Job.CacheDir)
+	Phases    Phases             // the time each step took
 }
 
 // Error is a build failure explained to the user. Its Message is also the
@@ -222,7 +223,8 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 	if max <= 0 {
 		max = DefaultMaxLogLines
 	}
-	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}, kept: map[string]bool{}}
+	r := &run{p: p, job: job, ctx: ctx, log: newLogSink(log, max), restored: map[string]bool{}, keys: map[string]string{}, kept: map[string]bool{},
+		phases: Phases{}}
 	var cancel context.CancelFunc
 	r.bctx, cancel = context.WithTimeout(ctx, job.Timeout)
 	defer cancel()
@@ -247,7 +249,7 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 		}
 		return nil, err
 	}
-	res.Duration = time.Since(start)
+	res.Duration, res.Phases = time.Since(start), r.phases
 	r.log.step(gantry.LevelSuccess, fmt.Sprintf("Build completed in %s", roundDuration(res.Duration)))
 	return res, nil
 }
@@ -270,6 +272,8 @@ type run struct {
 	// full is the limit of the volume a command that succeeded left
 	// reached ("bytes", "inodes"; see sandbox.Volume.Full), "" if none.
 	full string
+	// phases: the time each step of the build took (see Phases).
+	phases Phases
 }
 
 func (r *run) steps() (*Result, error) {
@@ -296,30 +300,9 @@ func (r *run) steps() (*Result, error) {
 		repo = repoName(job.CloneURL)
 	}
 	r.log.step(gantry.LevelInfo, fmt.Sprintf("Cloning %s (branch %s)…", repo, job.Branch))
-	var commit *gantry.Commit
-	if job.Commit != "" {
-		cc, ok := r.p.Cloner.(CommitCloner)
-		if !ok {
-			return nil, &Error{Step: "clone", Message: "This platform cannot build a given commit", Platform: true,
-				Err: fmt.Errorf("cloner %T cannot check out commits", r.p.Cloner)}
-		}
-		commit, err = cc.CloneCommit(r.bctx, job.CloneURL, job.Branch, job.Commit, ws, job.Token, job.UID, job.GID)
-	} else {
-		commit, err = r.p.Cloner.Clone(r.bctx, job.CloneURL, job.Branch, ws, job.Token, job.UID, job.GID)
-	}
+	commit, err := r.clone(ws, repo)
 	if err != nil {
-		if e := r.interrupted("clone"); e != nil {
-			return nil, e
-		}
-		// The cloner's sentence; a fault of the platform's own is not
-		// described to the user (Err keeps it for the server log).
-		msg := gantry.ErrorMessage(err)
-		if gantry.ErrorCode(err) == gantry.EINTERNAL {
-			msg = "the platform could not run git; try again, and tell its operator if this persists"
-		}
-		var se *sandbox.SetupError
-		return nil, &Error{Step: "clone", Message: fmt.Sprintf("Could not clone %s (branch %s): %s", repo, job.Branch, msg), Err: err,
-			Platform: errors.As(err, &se)}
+		return nil, err
 	}
 	res.Commit = commit
 	if commit != nil {
@@ -421,9 +404,7 @@ func (r *run) steps() (*Result, error) {
 	if err := r.bctx.Err(); err != nil {
 		return nil, r.interrupted("publish")
 	}
-	pub, err := publish(r.bctx, out, job.SitesDir, job.DeploymentID, out == mustEval(ws), func(msg string) {
-		r.log.step(gantry.LevelWarning, msg)
-	})
+	pub, err := r.publish(out, out == mustEval(ws))
 	if err != nil {
 		if e := r.interrupted("publish"); e != nil {
 			return nil, e
@@ -540,6 +521,7 @@ func lockfileOutOfSync(line string) bool {
 // its output said the npm lockfile is out of sync, and an *Error that says
 // why it failed.
 func (r *run) sandboxed(step, command string, env []string) (outOfSync bool, err error) {
+	defer r.phases.since(step, time.Now())
 	l := r.p.Limits
 	l.Timeout = r.job.Timeout
 	l.Memory = r.job.Memory

@@ -266,13 +266,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		d.Metadata.CommitMessage = c.Message
 		d.Metadata.Author = c.Author
 	}
-	d.BuildInfo.BuildCommand = res.Config.BuildCommand
-	d.BuildInfo.OutputDirectory = res.Config.OutputDirectory
-	d.BuildInfo.InstallCommand = res.Config.InstallCommand
-	d.BuildInfo.StartCommand = res.Config.StartCommand
-	d.BuildInfo.Framework = res.Detection.Framework
-	d.BuildInfo.SPA = res.SPA
-	d.BuildInfo.BuildSize = res.Size
+	builtInfo(&d.BuildInfo, res)
 	d.Status = gantry.DeploymentDeploying
 	if !s.saveBuild(ctx, d) {
 		return
@@ -346,6 +340,19 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }
+
+// builtInfo records in info what the build res says: its settings, size
+// and phases.
+func builtInfo(info *gantry.BuildInfo, res *build.Result) {
+	info.BuildCommand = res.Config.BuildCommand
+	info.OutputDirectory = res.Config.OutputDirectory
+	info.InstallCommand = res.Config.InstallCommand
+	info.StartCommand = res.Config.StartCommand
+	info.Framework = res.Detection.Framework
+	info.SPA = res.SPA
+	info.BuildSize = res.Size
+	info.Phases = res.Phases.Millis()
+}
 
 // saveBuild records d's progress (SaveBuild) while it is still building.
 // False ends the build: a stop or delete came first (it recorded the

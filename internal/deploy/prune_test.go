@@ -153,8 +153,15 @@ func TestServerAppRunsWithoutDevDependencies(t *testing.T) {
 	// What the account is charged for: the volume's image, which gave the
 	// pruned blocks back (a fresh ext4 image holding the app takes about
 	// 2.5 MB).
-	if got, err := e.db.FindDeployment(context.Background(), "", d.ID); err != nil || got.FilesSize > 6<<20 {
+	got, err := e.db.FindDeployment(context.Background(), "", d.ID)
+	if err != nil || got.FilesSize > 6<<20 {
 		t.Errorf("the deployment's files count %d bytes (%v): the pruned 8 MiB are still charged", got.FilesSize, err)
+	}
+	// Each step's time is recorded (bench/redeploy_test.go reports them).
+	for _, step := range []string{"clone", "install", "prune", "start"} {
+		if _, ok := got.BuildInfo.Phases[step]; !ok {
+			t.Errorf("no %q in the build's phases %v", step, got.BuildInfo.Phases)
+		}
 	}
 }
 
