@@ -1,6 +1,7 @@
 package gantry
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -40,7 +41,7 @@ func PlanMaxStorage(plan string) int64 {
 type StorageUsage struct {
 	Used   int64 `json:"used"`   // Files + Logs + Caches
 	Budget int64 `json:"budget"` // subscription.maxStorage
-	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk
+	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk, each stored file (blob) once
 	Logs   int64 `json:"logs"`   // bytes of log message text
 	Caches int64 `json:"caches"` // the projects' build caches, as stored
 	// Files split (filled by the profile's statistics, Files = their
@@ -202,4 +203,28 @@ func FormatSize(n int64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s + " " + units[i]
+}
+
+// BlobRef is one distinct blob (a file stored by content, internal/blobs)
+// a deployment's files link to, and the bytes it takes on disk. An
+// account's storage counts each blob once however many of its
+// deployments link to it.
+type BlobRef struct {
+	Hash  string
+	Bytes int64
+}
+
+// BlobRecords keeps which blobs each deployment links to, for the storage
+// figures (store.DB.Blobs).
+type BlobRecords interface {
+	// Record sets deployment id's blobs and its files' size: the bytes of
+	// those blobs and of what it keeps outside them. ENOTFOUND when the
+	// deployment no longer exists.
+	Record(ctx context.Context, id string, refs []BlobRef, filesSize int64) error
+	// Forget drops deployment id's blobs (its files were removed).
+	Forget(ctx context.Context, id string) error
+	// FilesWithout is what userID's deployment files would take if the
+	// deployments ids kept none: what removing them frees is the
+	// account's Files less this.
+	FilesWithout(ctx context.Context, userID string, ids []string) (int64, error)
 }

@@ -49,6 +49,7 @@ type helperJob struct {
 	// bounds MaxBytes and BestBytes (compressBounds).
 	Src       string `json:"src,omitempty"`
 	SitesDir  string `json:"sitesDir,omitempty"`
+	BlobDir   string `json:"blobDir,omitempty"`
 	ID        string `json:"id,omitempty"`
 	RepoRoot  bool   `json:"repoRoot,omitempty"`
 	MaxBytes  int64  `json:"maxBytes,omitempty"`
@@ -111,7 +112,7 @@ func doHelperJob(job helperJob) helperResult {
 	var res helperResult
 	switch job.Op {
 	case "publish":
-		pub, err := publishTree(job.Src, job.SitesDir, job.ID, job.RepoRoot, bounds{job.MaxBytes, job.BestBytes}, func(w string) {
+		pub, err := publishTree(job.Src, job.SitesDir, job.BlobDir, job.ID, job.RepoRoot, bounds{job.MaxBytes, job.BestBytes}, func(w string) {
 			switch n := len(res.Warnings); {
 			case n < maxPublishWarnings:
 				res.Warnings = append(res.Warnings, w)

@@ -75,7 +75,7 @@ func (r *run) clone(ws, repo string) (*gantry.Commit, error) {
 // is the workspace itself.
 func (r *run) publish(out string, root bool) (*published, error) {
 	defer r.phases.since("publish", time.Now())
-	return publish(r.bctx, out, r.job.SitesDir, r.job.DeploymentID, root, func(msg string) {
+	return publish(r.bctx, out, r.job.SitesDir, r.job.BlobDir, r.job.DeploymentID, root, func(msg string) {
 		r.log.step(gantry.LevelWarning, msg)
 	})
 }

@@ -92,6 +92,10 @@ type Job struct {
 	UID, GID uint32
 	// SitesDir holds published sites; it is created if missing.
 	SitesDir string
+	// BlobDir is the account's blob store (internal/blobs): the published
+	// files are links to their blobs there, with a manifest. "" publishes
+	// plain copies (the layout before blobs, kept for comparisons).
+	BlobDir string
 
 	// Project holds the project's build settings: each non-empty field
 	// replaces what detection found.

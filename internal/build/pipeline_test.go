@@ -119,6 +119,7 @@ func (e *env) job(t *testing.T, id string, files map[string]string) build.Job {
 		Branch:       "main",
 		Workspace:    filepath.Join(e.data, "builds", id),
 		SitesDir:     e.sites,
+		BlobDir:      filepath.Join(e.data, "blobs", "alice"), // as the platform publishes
 		Timeout:      2 * time.Minute,
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/gantryhq/gantry/internal/blobs"
 )
 
 // MinCompressSize and MaxCompressSize bound the files given precompressed
@@ -40,13 +42,14 @@ type published struct {
 	compressible, compressed int
 }
 
-// publish publishes the output folder src as sitesDir/id (publishTree)
+// publish publishes the output folder src as sitesDir/id (publishTree),
+// its files stored by content in the blob store blobDir unless it is "",
 // in the helper process (helper.go): copying and compressing a tenant's
 // files is the platform's work on their behalf, done in the idle
 // scheduling classes on one core. Its warnings (skipped files) are given
 // to warn; when it fails or ctx ends, what it left is removed.
-func publish(ctx context.Context, src, sitesDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
-	res, err := runHelperJob(ctx, helperJob{Op: "publish", Src: src, SitesDir: sitesDir, ID: id, RepoRoot: isRepoRoot,
+func publish(ctx context.Context, src, sitesDir, blobDir, id string, isRepoRoot bool, warn func(string)) (*published, error) {
+	res, err := runHelperJob(ctx, helperJob{Op: "publish", Src: src, SitesDir: sitesDir, BlobDir: blobDir, ID: id, RepoRoot: isRepoRoot,
 		MaxBytes: compressBounds.total, BestBytes: compressBounds.best})
 	for _, w := range res.Warnings {
 		warn(w)
@@ -58,6 +61,9 @@ func publish(ctx context.Context, src, sitesDir, id string, isRepoRoot bool, war
 			for _, l := range left {
 				os.RemoveAll(l)
 			}
+		}
+		if blobDir != "" {
+			_ = (&blobs.Store{Dir: blobDir}).RemoveManifest(id) // its blobs: garbage for the next sweep
 		}
 		return nil, err
 	}
@@ -78,7 +84,12 @@ func publish(ctx context.Context, src, sitesDir, id string, isRepoRoot bool, war
 // of MinCompressSize to MaxCompressSize bytes get .gz and .br siblings when
 // those are smaller, unless the output already has a file of that name,
 // within the bounds b (compressAssets; compressTime).
-func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(string)) (*published, error) {
+//
+// With a blob store (blobDir, see internal/blobs) every file, variants
+// included, is a hard link to its blob (mode 0444), and the manifest of
+// id is written before the folder is renamed into place: a file the
+// account already stores is not stored again.
+func publishTree(src, sitesDir, blobDir, id string, isRepoRoot bool, b bounds, warn func(string)) (*published, error) {
 	if err := os.MkdirAll(sitesDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -100,6 +111,15 @@ func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(
 		return nil, err
 	}
 	defer root.Close()
+
+	var store *blobs.Session
+	var manifest []blobs.Entry
+	if blobDir != "" {
+		if store, err = (&blobs.Store{Dir: blobDir}).Begin(); err != nil {
+			return nil, err
+		}
+		defer store.Close()
+	}
 
 	pub := &published{}
 	names := make(map[string]bool) // every published path, to avoid clobbering with variants
@@ -137,7 +157,7 @@ func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(
 			warn(fmt.Sprintf("Skipped '%s': not a regular file", rel))
 			return nil
 		}
-		n, err := copyFile(root, rel, dst)
+		n, err := copyFile(root, rel, dst, store, &manifest)
 		if err != nil {
 			return err
 		}
@@ -163,6 +183,14 @@ func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(
 	if pub.compressed, err = compressAssets(tmp, toCompress, time.Now().Add(compressTime), b); err != nil {
 		return nil, err
 	}
+	if store != nil {
+		if manifest, err = adoptVariants(store, tmp, toCompress, manifest); err != nil {
+			return nil, err
+		}
+		if err := store.WriteManifest(id, manifest); err != nil {
+			return nil, err
+		}
+	}
 
 	final := filepath.Join(sitesDir, id)
 	if _, err := os.Lstat(final); err == nil {
@@ -183,9 +211,36 @@ func publishTree(src, sitesDir, id string, isRepoRoot bool, b bounds, warn func(
 	return pub, nil
 }
 
+// adoptVariants puts the .gz and .br variants compressAssets wrote for as
+// under dir into store, and adds them to manifest.
+func adoptVariants(store *blobs.Session, dir string, as []helperAsset, manifest []blobs.Entry) ([]blobs.Entry, error) {
+	for _, a := range as {
+		for _, v := range []struct {
+			ext  string
+			made bool
+		}{{".gz", a.GZ}, {".br", a.BR}} {
+			if !v.made {
+				continue // the output's own file of that name: already in
+			}
+			p := filepath.Join(dir, filepath.FromSlash(a.Rel+v.ext))
+			e, err := store.Adopt(p, false)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // not smaller, or not reached
+			}
+			if err != nil {
+				return nil, err
+			}
+			e.Path = a.Rel + v.ext
+			manifest = append(manifest, e)
+		}
+	}
+	return manifest, nil
+}
+
 // copyFile copies root's rel to dst and returns its size, or -1 when rel
-// turned out not to be a regular file once opened.
-func copyFile(root *os.Root, rel, dst string) (int64, error) {
+// turned out not to be a regular file once opened. With store, dst is a
+// link to the file's blob, and its entry is added to manifest.
+func copyFile(root *os.Root, rel, dst string, store *blobs.Session, manifest *[]blobs.Entry) (int64, error) {
 	in, err := root.Open(rel)
 	if err != nil {
 		return 0, err
@@ -197,6 +252,15 @@ func copyFile(root *os.Root, rel, dst string) (int64, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return -1, nil
+	}
+	if store != nil {
+		e, err := store.Copy(in, dst, false)
+		if err != nil {
+			return 0, err
+		}
+		e.Path = filepath.ToSlash(rel)
+		*manifest = append(*manifest, e)
+		return e.Size, nil
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {

@@ -43,6 +43,8 @@ type Store interface {
 	DeleteBuildCache(ctx context.Context, projectID string) error
 	BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCache, error)
 	SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error
+	// Blobs keeps which blobs each deployment's files link to (blobs.go).
+	Blobs() gantry.BlobRecords
 }
 
 // Heads looks branch heads up; *githost.Service is the real one.
@@ -122,9 +124,13 @@ type Service struct {
 	// under, one uid per account (store.SandboxSlot). A zero range runs
 	// every account as the sandbox's default uid (tests).
 	SandboxUIDs sandbox.UIDRange
-	// DataDir holds sites/<deployment id>/, builds/<deployment id>/ and
-	// caches/<project id>/.
+	// DataDir holds sites/<deployment id>/, builds/<deployment id>/,
+	// caches/<project id>/ and blobs/<user id>/ (internal/blobs).
 	DataDir string
+	// FlatFiles publishes plain copies of each deployment's files, the
+	// layout before blobs, instead of links to the account's blobs (for
+	// comparisons: bench/storagebench).
+	FlatFiles bool
 	// NpmRegistry and PipIndexURL are the package registries builds use
 	// (GANTRY_NPM_REGISTRY, GANTRY_PIP_INDEX_URL); empty: the tools' own.
 	NpmRegistry string
@@ -575,6 +581,7 @@ var dataDirModes = map[string]os.FileMode{
 	"sites":  0o700,
 	"builds": 0o711,
 	"caches": 0o700, // the platform's only: restores copy into the volumes
+	"blobs":  0o700, // the platform's only: deployments' folders link to them
 }
 
 // privateDir creates dir with mode, or gives an existing one exactly that

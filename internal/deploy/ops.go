@@ -208,7 +208,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		KeepWorkspace: true,
 		StorageLeft:   s.storageLeft(ctx, d.UserID),
 		NpmRegistry:   s.NpmRegistry,
-		PipIndexURL:   s.PipIndexURL,
+		PipIndexURL:   s.PipIndexURL, BlobDir: blobDir(s, d.UserID),
 	}
 	// Caches per target: a preview never writes what production restores;
 	// a fork's pull request has none.
@@ -613,7 +613,7 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	// A restart that went live before the delete committed started the
 	// app again: the store's outcome (gone) wins.
 	s.stopApp(d.ID, false)
-	s.removeFiles(d.ID)
+	s.removeFiles(d)
 	s.publishDeleted(d.ID)
 	return nil
 }
@@ -628,12 +628,15 @@ func (s *Service) publishDeleted(id string) {
 	}
 }
 
-func (s *Service) removeFiles(id string) {
-	for _, dir := range []string{s.SiteDir(id), s.WorkDir(id)} {
+// removeFiles removes d's published folder and workspace volume, and its
+// manifest: its blobs no other deployment links to go with it.
+func (s *Service) removeFiles(d *gantry.Deployment) {
+	for _, dir := range []string{s.SiteDir(d.ID), s.WorkDir(d.ID)} {
 		if err := sandbox.RemoveVolume(dir); err != nil {
 			s.logger().Error("remove deployment files", "dir", dir, "err", err)
 		}
 	}
+	forgetBlobs(s, d)
 }
 
 // RemoveProject stops and removes every deployment of p, then p itself
@@ -659,7 +662,7 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 	}
 	for _, d := range ds {
 		s.stopApp(d.ID, false) // started again by a restart that committed first
-		s.removeFiles(d.ID)
+		s.removeFiles(d)
 		s.publishDeleted(d.ID)
 	}
 	s.dropCache(ctx, p.ID) // its record went with the project

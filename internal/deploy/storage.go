@@ -87,16 +87,20 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 		}
 	}
 	rollbacks, last := gantry.RoomOrder(ds, active)
-	var freeable int64
+	// What is left once every candidate's files and every cache are gone:
+	// a blob a live deployment links to too stays (FilesWithout).
 	freeing := map[string]bool{}
+	var ids []string
 	for _, d := range append(slices.Clone(rollbacks), last...) {
-		freeable += d.FilesSize
 		freeing[d.ID] = true
+		ids = append(ids, d.ID)
 	}
-	for _, c := range caches {
-		freeable += c.Bytes
+	left, err := s.Store.Blobs().FilesWithout(ctx, userID, ids)
+	if err != nil {
+		return nil, err
 	}
-	if u.Used-freeable >= u.Budget {
+	left += u.Logs
+	if left >= u.Budget {
 		if !refuse {
 			return nil, nil
 		}
@@ -116,10 +120,15 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 			return // restarted or removed meanwhile
 		}
 		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, MsgRoomLine)
-		s.removeFiles(d.ID)
+		s.removeFiles(d)
 		r.pruned = append(r.pruned, d)
-		r.freed += d.FilesSize
-		over -= d.FilesSize
+		// What it freed: its blobs other deployments link to stay.
+		freed := d.FilesSize
+		if now, err := s.Store.StorageUsage(ctx, userID); err == nil {
+			freed = over - (now.Used - u.Budget + 1)
+		}
+		r.freed += freed
+		over -= freed
 	}
 	for _, d := range rollbacks {
 		prune(d)
@@ -259,8 +268,13 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// recordFiles measures d's kept files and records their size.
+// recordFiles measures d's kept files and records their size: the blobs
+// they link to, when they have a manifest (recordBlobs), or what they
+// take on disk.
 func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
+	if recordBlobs(ctx, s, d) {
+		return
+	}
 	d.FilesSize = diskUsage(s.filesOf(d))
 	if err := s.Store.SetDeploymentFiles(context.WithoutCancel(ctx), d.ID, d.FilesSize); err != nil {
 		s.logger().Error("record deployment size", "deployment", d.ID, "err", err)
@@ -270,7 +284,7 @@ func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
 // dropFiles removes d's published folder and workspace volume and records
 // that it keeps nothing.
 func (s *Service) dropFiles(ctx context.Context, d *gantry.Deployment) {
-	s.removeFiles(d.ID)
+	s.removeFiles(d)
 	if d.FilesSize != 0 {
 		d.FilesSize = 0
 		if err := s.Store.SetDeploymentFiles(context.WithoutCancel(ctx), d.ID, 0); err != nil &&
@@ -323,7 +337,7 @@ func (s *Service) prune(ctx context.Context, projectID string) {
 		// The line first: it is stored once the files are gone for good
 		// (marked pruned above), so whoever sees them gone finds it.
 		s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, MsgPrunedLine)
-		s.removeFiles(d.ID)
+		s.removeFiles(d)
 	}
 }
 

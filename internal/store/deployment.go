@@ -378,10 +378,10 @@ func checkLiveLimit(ctx context.Context, tx *Tx, userID string) error {
 }
 
 // storageColumns reads, for a user row u, the storage budget, the bytes of
-// the deployments' kept files and of their log messages, and the bytes of
-// the projects' build caches.
-const storageColumns = `u.max_storage,
-	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
+// the deployments' kept files (each blob once: dupBlobBytes) and of their
+// log messages, and the bytes of the projects' build caches.
+var storageColumns = `u.max_storage,
+	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id) - ` + dupBlobBytes("", "") + `,
 	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
 	(SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM build_caches WHERE user_id = u.id)`
 

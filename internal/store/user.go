@@ -214,19 +214,23 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 
 // splitFiles fills u's Sites, Apps and Rollbacks from the user's
 // deployments that keep files, and makes Files their sum: a server app
-// is a deployment whose build info has a start command.
+// is a deployment whose build info has a start command. A blob several
+// deployments link to counts once, in the first of sites, apps and
+// rollbacks that links to it.
 func (db *DB) splitFiles(ctx context.Context, userID string, u *gantry.StorageUsage) error {
-	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT status, files_size, build_info FROM deployments
+	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT id, status, files_size, build_info FROM deployments
 		WHERE user_id = ? AND files_size > 0`), userID)
 	if err != nil {
 		return fmt.Errorf("storage split: %w", err)
 	}
 	defer rows.Close()
-	u.Sites, u.Apps, u.Rollbacks = 0, 0, 0
+	const sites, apps, rollbacks = 0, 1, 2
+	var by [3]int64
+	kind := map[string]int{}
 	for rows.Next() {
-		var status, info string
+		var id, status, info string
 		var size int64
-		if err := rows.Scan(&status, &size, &info); err != nil {
+		if err := rows.Scan(&id, &status, &size, &info); err != nil {
 			return fmt.Errorf("storage split: %w", err)
 		}
 		var bi struct {
@@ -235,17 +239,62 @@ func (db *DB) splitFiles(ctx context.Context, userID string, u *gantry.StorageUs
 		_ = json.Unmarshal([]byte(info), &bi) // unreadable: counted as a site
 		switch {
 		case status == gantry.DeploymentStopped || status == gantry.DeploymentFailed:
-			u.Rollbacks += size
+			kind[id] = rollbacks
 		case bi.StartCommand != "":
-			u.Apps += size
+			kind[id] = apps
 		default:
-			u.Sites += size
+			kind[id] = sites
+		}
+		by[kind[id]] += size
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("storage split: %w", err)
+	}
+	rows.Close()
+	if err := (&Blobs{db}).split(ctx, userID, kind, &by); err != nil {
+		return err
+	}
+	u.Sites, u.Apps, u.Rollbacks = by[sites], by[apps], by[rollbacks]
+	u.Files = u.Sites + u.Apps + u.Rollbacks
+	return nil
+}
+
+// split takes out of by (per kind of deployment, see splitFiles) the
+// blob bytes counted more than once: each blob stays in the first kind
+// that links to it.
+func (b *Blobs) split(ctx context.Context, userID string, kind map[string]int, by *[3]int64) error {
+	rows, err := b.db.db.QueryContext(ctx, b.db.rebind(`SELECT deployment_id, hash, bytes FROM deployment_blobs
+		WHERE user_id = ?`), userID)
+	if err != nil {
+		return fmt.Errorf("storage split: %w", err)
+	}
+	defer rows.Close()
+	type blob struct {
+		kind  int
+		bytes int64
+	}
+	first := map[string]blob{}
+	for rows.Next() {
+		var id, hash string
+		var n int64
+		if err := rows.Scan(&id, &hash, &n); err != nil {
+			return fmt.Errorf("storage split: %w", err)
+		}
+		k, ok := kind[id]
+		if !ok {
+			continue // keeps no files
+		}
+		by[k] -= n
+		if f, seen := first[hash]; !seen || k < f.kind {
+			first[hash] = blob{k, n}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("storage split: %w", err)
 	}
-	u.Files = u.Sites + u.Apps + u.Rollbacks
+	for _, f := range first {
+		by[f.kind] += f.bytes
+	}
 	return nil
 }
 

@@ -1,0 +1,441 @@
+// Package blobs stores deployments' files by content: each distinct file
+// of an account is one blob, named by the SHA-256 of its bytes, and each
+// deployment has a manifest (path → blob, mode, size). A deployment's
+// folder (a published site, or the tree a server app's workspace is made
+// from) holds hard links to its blobs, so the edge and the runtime read
+// real files in a real folder as before, and a file that did not change
+// between two deployments, or that two projects share, takes its space
+// once.
+//
+// An account's store is one folder on the data volume (hard links need
+// the same filesystem as the deployments' folders):
+//
+//	objects/ab/cdef…   the blobs (…x: an executable one), mode 0444 or 0555
+//	manifests/<id>.json the deployments' manifests
+//	tmp/                files being written
+//	lock                flock(2): shared while a Session adds files,
+//	                    exclusive while Sweep deletes
+//
+// A blob is deleted when no manifest names it (Sweep, a mark and sweep).
+// Sweep takes the lock exclusively, and a Session holds it shared from
+// its first blob until it has written its manifest (or given up), so no
+// blob a build may link is deleted under it; a process that dies drops
+// its lock with it. What a crash leaves — files in tmp, blobs no manifest
+// names yet — is garbage the next Sweep removes; a manifest whose
+// deployment is gone is removed by whoever removes the deployment.
+//
+// Blobs are shared between deployments, so nothing may write them: they
+// belong to the platform, read-only, and are never mounted into a
+// sandbox (a server app sees them through an overlay, whose writes copy
+// the file up first: see docs/architecture.md).
+package blobs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Store is one account's blob store, the folder Dir.
+type Store struct {
+	Dir string
+}
+
+// Open returns the store of account userID under root (the data folder's
+// blobs/).
+func Open(root, userID string) *Store {
+	return &Store{Dir: filepath.Join(root, userID)}
+}
+
+// Entry is one file of a manifest: its path (slash-separated, relative
+// to the deployment's folder), the blob holding its bytes ("" for an empty
+// file, or for one kept as a private copy when its blob had as many links
+// as the filesystem allows), its mode and its size in bytes.
+type Entry struct {
+	Path string      `json:"path"`
+	Blob string      `json:"blob,omitempty"`
+	Mode fs.FileMode `json:"mode"`
+	Size int64       `json:"size"`
+}
+
+// Manifest lists a deployment's files.
+type Manifest struct {
+	Deployment string  `json:"deployment"`
+	Files      []Entry `json:"files"`
+}
+
+// Ref is one distinct blob a manifest names and the bytes it takes on
+// disk (allocated blocks).
+type Ref struct {
+	Hash  string
+	Bytes int64
+}
+
+// ErrBusy is Sweep's answer while a Session holds the store: it deletes
+// nothing then, and the next Sweep does the work.
+var ErrBusy = errors.New("blobs: a build is adding files to the store")
+
+func (s *Store) objects() string   { return filepath.Join(s.Dir, "objects") }
+func (s *Store) manifests() string { return filepath.Join(s.Dir, "manifests") }
+func (s *Store) tmp() string       { return filepath.Join(s.Dir, "tmp") }
+func (s *Store) manifest(id string) string {
+	return filepath.Join(s.manifests(), id+".json")
+}
+
+// Path is where blob lives.
+func (s *Store) Path(blob string) string {
+	if len(blob) < 3 {
+		return filepath.Join(s.objects(), "_", blob)
+	}
+	return filepath.Join(s.objects(), blob[:2], blob[2:])
+}
+
+// lock opens the store's lock file and takes it (how: unix.LOCK_SH or
+// LOCK_EX, with LOCK_NB or not).
+func (s *Store) lock(how int) (*os.File, error) {
+	for _, d := range []string{s.Dir, s.objects(), s.manifests(), s.tmp()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("blobs: %w", err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("blobs: %w", err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, ErrBusy
+		}
+		return nil, fmt.Errorf("blobs: lock: %w", err)
+	}
+	return f, nil
+}
+
+// Session adds files to a store for one deployment. It holds the store's
+// lock shared until Close, so no Sweep runs meanwhile.
+type Session struct {
+	s    *Store
+	lock *os.File
+}
+
+// Begin starts adding files to the store, waiting for a running Sweep.
+func (s *Store) Begin() (*Session, error) {
+	f, err := s.lock(unix.LOCK_SH)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{s: s, lock: f}, nil
+}
+
+// Close ends the session.
+func (w *Session) Close() error {
+	if w.lock == nil {
+		return nil
+	}
+	err := w.lock.Close() // drops the lock
+	w.lock = nil
+	return err
+}
+
+// blobMode is the mode of a blob: read-only, executable when exec.
+func blobMode(exec bool) fs.FileMode {
+	if exec {
+		return 0o555
+	}
+	return 0o444
+}
+
+// name is a blob's name: the hex SHA-256 of its bytes, with an x when it
+// is executable (the mode is the inode's, shared by every link).
+func name(sum []byte, exec bool) string {
+	n := hex.EncodeToString(sum)
+	if exec {
+		n += "x"
+	}
+	return n
+}
+
+// Copy reads in (a regular file of size bytes, or less) into the store
+// and links its blob at dst, which must not exist; exec makes it an
+// executable file (mode 0555, else 0444).
+func (w *Session) Copy(in io.Reader, dst string, exec bool) (Entry, error) {
+	tmp, err := os.CreateTemp(w.s.tmp(), "blob-")
+	if err != nil {
+		return Entry{}, fmt.Errorf("blobs: %w", err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return Entry{}, err
+	}
+	return w.commit(tmp.Name(), name(h.Sum(nil), exec), n, dst, exec)
+}
+
+// Adopt puts the file already written at path (on the store's filesystem)
+// into the store: path becomes a link to its blob.
+func (w *Session) Adopt(path string, exec bool) (Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Entry{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	f.Close()
+	if err != nil {
+		return Entry{}, err
+	}
+	// Moved aside first, so that path is free for the link.
+	tmp := filepath.Join(w.s.tmp(), "adopt-"+filepath.Base(path)+"-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if err := os.Rename(path, tmp); err != nil {
+		return Entry{}, err
+	}
+	return w.commit(tmp, name(h.Sum(nil), exec), n, path, exec)
+}
+
+// commit makes the file tmp, of size bytes, the blob named blob (unless
+// that blob is there already: then tmp is dropped) and links it at dst.
+func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool) (Entry, error) {
+	e := Entry{Blob: blob, Mode: 0o644, Size: size}
+	if exec {
+		e.Mode = 0o755
+	}
+	if size == 0 { // nothing to share: an empty file of its own
+		e.Blob = ""
+		return e, place(tmp, dst, e.Mode)
+	}
+	obj := w.s.Path(blob)
+	if err := os.MkdirAll(filepath.Dir(obj), 0o700); err != nil {
+		os.Remove(tmp)
+		return e, fmt.Errorf("blobs: %w", err)
+	}
+	if _, err := os.Lstat(obj); err == nil {
+		os.Remove(tmp)
+	} else {
+		if err := os.Chmod(tmp, blobMode(exec)); err != nil {
+			os.Remove(tmp)
+			return e, fmt.Errorf("blobs: %w", err)
+		}
+		// Link, not rename: a blob another session just made stays as it
+		// is (EEXIST), and tmp is dropped either way.
+		err := os.Link(tmp, obj)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			os.Remove(tmp)
+			return e, fmt.Errorf("blobs: %w", err)
+		}
+		os.Remove(tmp)
+	}
+	err := os.Link(obj, dst)
+	if errors.Is(err, syscall.EMLINK) {
+		// The blob has as many links as the filesystem allows (65,000 on
+		// ext4): this file gets a copy of its own.
+		e.Blob = ""
+		return e, copyPrivate(obj, dst, e.Mode)
+	}
+	if err != nil {
+		return e, fmt.Errorf("blobs: %w", err)
+	}
+	return e, nil
+}
+
+// place renames tmp to dst with mode.
+func place(tmp, dst string, mode fs.FileMode) error {
+	if err := os.Chmod(tmp, mode); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// copyPrivate copies src to a new file dst of mode.
+func copyPrivate(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteManifest records the files of deployment id (replacing an earlier
+// manifest of id), atomically: a reader finds the old one or the new one.
+func (w *Session) WriteManifest(id string, files []Entry) error {
+	b, err := json.Marshal(Manifest{Deployment: id, Files: files})
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(w.s.tmp(), "manifest-")
+	if err != nil {
+		return fmt.Errorf("blobs: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), w.s.manifest(id))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("blobs: manifest: %w", err)
+	}
+	return nil
+}
+
+// ReadManifest returns deployment id's manifest; fs.ErrNotExist when it
+// has none (a deployment published before blobs, or removed).
+func (s *Store) ReadManifest(id string) (*Manifest, error) {
+	b, err := os.ReadFile(s.manifest(id))
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("blobs: manifest %s: %w", id, err)
+	}
+	return &m, nil
+}
+
+// RemoveManifest forgets deployment id's files: its blobs go at the next
+// Sweep when no other manifest names them. Missing is not an error.
+func (s *Store) RemoveManifest(id string) error {
+	if err := os.Remove(s.manifest(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Refs lists the distinct blobs of m and what each takes on disk, and the
+// bytes of its files kept outside blobs (Private: empty files, copies).
+func (s *Store) Refs(m *Manifest) (refs []Ref, private int64) {
+	seen := map[string]bool{}
+	for _, e := range m.Files {
+		if e.Blob == "" {
+			private += roundBlock(e.Size)
+			continue
+		}
+		if seen[e.Blob] {
+			continue
+		}
+		seen[e.Blob] = true
+		n := roundBlock(e.Size)
+		if fi, err := os.Lstat(s.Path(e.Blob)); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				n = st.Blocks * 512
+			}
+		}
+		refs = append(refs, Ref{Hash: e.Blob, Bytes: n})
+	}
+	return refs, private
+}
+
+// roundBlock is size rounded up to whole 4 KiB blocks.
+func roundBlock(size int64) int64 { return (size + 4095) / 4096 * 4096 }
+
+// Swept is what a Sweep removed.
+type Swept struct {
+	Blobs int
+	Bytes int64
+}
+
+// Sweep deletes the blobs no manifest names and what crashed sessions
+// left in tmp. While a Session holds the store it deletes nothing and
+// returns ErrBusy.
+func (s *Store) Sweep() (Swept, error) {
+	var out Swept
+	if _, err := os.Stat(s.Dir); errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	lock, err := s.lock(unix.LOCK_EX | unix.LOCK_NB)
+	if err != nil {
+		return out, err
+	}
+	defer lock.Close()
+	live := map[string]bool{}
+	ms, err := os.ReadDir(s.manifests())
+	if err != nil {
+		return out, fmt.Errorf("blobs: %w", err)
+	}
+	for _, e := range ms {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		m, err := s.ReadManifest(id)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, err // an unreadable manifest: delete nothing
+		}
+		for _, f := range m.Files {
+			if f.Blob != "" {
+				live[f.Blob] = true
+			}
+		}
+	}
+	err = filepath.WalkDir(s.objects(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(s.objects(), p)
+		if live[strings.ReplaceAll(rel, string(filepath.Separator), "")] {
+			return nil
+		}
+		var n int64
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				n = st.Blocks * 512
+			}
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		out.Blobs++
+		out.Bytes += n
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("blobs: sweep: %w", err)
+	}
+	left, _ := os.ReadDir(s.tmp())
+	for _, e := range left {
+		os.RemoveAll(filepath.Join(s.tmp(), e.Name()))
+	}
+	return out, nil
+}

@@ -1,0 +1,91 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/blobs"
+)
+
+// Deployments' files are stored by content (internal/blobs): one blob
+// store per account under the data folder's blobs/, a manifest per
+// deployment, and the deployment's folder made of hard links to its
+// blobs. The store's records (Store.Blobs) make an account's storage
+// count each blob once: a redeploy of an unchanged commit adds almost
+// nothing, and two projects sharing files pay for them once.
+
+// blobStore is userID's blob store.
+func blobStore(s *Service, userID string) *blobs.Store {
+	return blobs.Open(filepath.Join(s.DataDir, "blobs"), userID)
+}
+
+// blobDir is the blob store a build of userID's publishes into: "" (plain
+// copies, the layout before blobs) with FlatFiles.
+func blobDir(s *Service, userID string) string {
+	if s.FlatFiles {
+		return ""
+	}
+	return blobStore(s, userID).Dir
+}
+
+// recordBlobs records, when d's files have a manifest, the blobs they
+// link to and their size (the blobs' bytes and those of the files kept
+// outside blobs), and reports whether they had one.
+func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
+	if IsApp(d) {
+		return false
+	}
+	st := blobStore(s, d.UserID)
+	m, err := st.ReadManifest(d.ID)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.logger().Error("read manifest", "deployment", d.ID, "err", err)
+		}
+		return false
+	}
+	refs, size := st.Refs(m)
+	rs := make([]gantry.BlobRef, len(refs))
+	for i, r := range refs {
+		rs[i] = gantry.BlobRef{Hash: r.Hash, Bytes: r.Bytes}
+		size += r.Bytes
+	}
+	// A deployment that keeps files has a size: only empty files (no
+	// block) still count one byte.
+	d.FilesSize = max(size, 1)
+	if err := s.Store.Blobs().Record(context.WithoutCancel(ctx), d.ID, rs, d.FilesSize); err != nil &&
+		gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		s.logger().Error("record deployment blobs", "deployment", d.ID, "err", err)
+	}
+	sweepBlobs(s, d.UserID) // what earlier sweeps left while builds ran
+	return true
+}
+
+// forgetBlobs removes d's manifest and blob records, and deletes the
+// blobs of d's account that no deployment links to any more.
+func forgetBlobs(s *Service, d *gantry.Deployment) {
+	st := blobStore(s, d.UserID)
+	if err := st.RemoveManifest(d.ID); err != nil {
+		s.logger().Error("remove manifest", "deployment", d.ID, "err", err)
+	}
+	if err := s.Store.Blobs().Forget(context.Background(), d.ID); err != nil {
+		s.logger().Error("forget deployment blobs", "deployment", d.ID, "err", err)
+	}
+	sweepBlobs(s, d.UserID)
+}
+
+// sweepBlobs deletes the blobs of userID's store no manifest names. While
+// a build of the account is adding files it deletes nothing: the next
+// sweep (after the next build or removal) does.
+func sweepBlobs(s *Service, userID string) {
+	swept, err := blobStore(s, userID).Sweep()
+	switch {
+	case errors.Is(err, blobs.ErrBusy):
+	case err != nil:
+		s.logger().Error("sweep blobs", "user", userID, "err", err)
+	case swept.Blobs > 0:
+		s.logger().Info("blobs swept", "user", userID, "blobs", swept.Blobs, "bytes", swept.Bytes)
+	}
+}
