@@ -83,6 +83,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 	case config.TLSFiles:
 		logger.Info("HTTPS with certificate files, reloaded when they change", "cert", cfg.TLSCert, "key", cfg.TLSKey)
 	}
+	tlsedge.LogKernelTLS(logger)
 	return m, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry/internal/acmedns/acmednstest"
+	"github.com/gantryhq/gantry/internal/tlsedge"
 )
 
 // selfSigned writes a certificate for names and its key into dir.
@@ -129,6 +130,19 @@ func TestServeTLSFiles(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusPermanentRedirect || res.Header.Get("Location") != "https://blog.apps.test/x?y=1" {
 		t.Errorf("plain HTTP: got %d %q, want 308 to https://blog.apps.test/x?y=1", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// One line at start-up says whether HTTPS has kernel TLS, and without
+	// it what is missing and what that costs.
+	var ktls []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "kernel TLS") {
+			ktls = append(ktls, line)
+		}
+	}
+	if k := tlsedge.KernelTLS(); len(ktls) != 1 || !k.Available && (!strings.Contains(ktls[0], "without kernel TLS") ||
+		!strings.Contains(ktls[0], k.Missing[:min(20, len(k.Missing))]) || !strings.Contains(ktls[0], "CPU per request")) {
+		t.Errorf("want one start-up line on kernel TLS (available %v, missing %q); got %d:\n%s", k.Available, k.Missing, len(ktls), strings.Join(ktls, "\n"))
 	}
 
 	cancel()
