@@ -8,13 +8,14 @@ import (
 )
 
 func (s *Server) authRoutes() {
-	s.mux.HandleFunc("POST /api/auth/register", s.handleRegister)
-	s.mux.HandleFunc("POST /api/auth/login", s.handleLogin)
-	s.mux.HandleFunc("GET /api/auth/me", s.requireUser(s.handleMe))
-	s.mux.HandleFunc("PUT /api/auth/profile", s.requireUser(s.handleUpdateProfile))
-	s.mux.HandleFunc("PUT /api/auth/change-password", s.requireSession(s.handleChangePassword))
-	s.mux.HandleFunc("POST /api/auth/logout", s.requireSession(s.handleLogout))
-	s.mux.HandleFunc("POST /api/auth/logout-all", s.requireSession(s.handleLogoutAll))
+	h := accountAPI{s}
+	s.mux.HandleFunc("POST /api/auth/register", h.handleRegister)
+	s.mux.HandleFunc("POST /api/auth/login", h.handleLogin)
+	s.mux.HandleFunc("GET /api/auth/me", s.requireUser(h.handleMe))
+	s.mux.HandleFunc("PUT /api/auth/profile", s.requireUser(h.handleUpdateProfile))
+	s.mux.HandleFunc("PUT /api/auth/change-password", s.requireSession(h.handleChangePassword))
+	s.mux.HandleFunc("POST /api/auth/logout", s.requireSession(h.handleLogout))
+	s.mux.HandleFunc("POST /api/auth/logout-all", s.requireSession(h.handleLogoutAll))
 }
 
 // session is the answer of register and login.
@@ -29,7 +30,7 @@ type userAnswer struct {
 }
 
 // handleRegister creates an account: 201 {user, token}.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) handleRegister(w http.ResponseWriter, r *http.Request) {
 	var req gantry.Registration
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
@@ -50,7 +51,7 @@ type loginRequest struct {
 }
 
 // handleLogin signs a user in: {user, token}.
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+func (s accountAPI) handleLogin(w http.ResponseWriter, r *http.Request) {
 	var req loginRequest
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
@@ -69,7 +70,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleMe answers the signed-in account: {user}.
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s accountAPI) handleMe(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	writeJSON(w, http.StatusOK, userAnswer{User: u})
 }
 
@@ -81,7 +82,7 @@ type changePasswordRequest struct {
 
 // handleChangePassword replaces the signed-in user's password and ends
 // the account's other sessions: {}.
-func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+func (s accountAPI) handleChangePassword(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	var req changePasswordRequest
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
@@ -96,7 +97,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, se
 
 // handleLogout ends the session of the request's token: {}. The token
 // answers 401 from then on. The body, if any, is ignored.
-func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+func (s accountAPI) handleLogout(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	if err := s.Accounts.Logout(r.Context(), sess); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -111,7 +112,7 @@ type logoutAllAnswer struct {
 
 // handleLogoutAll ends every session of the account, the request's own
 // included: {ended}.
-func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+func (s accountAPI) handleLogoutAll(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	n, err := s.Accounts.LogoutAll(r.Context(), sess)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -21,35 +21,41 @@ import (
 
 const hostPrefix = "__Host-"
 
-// platformCookieName is the name a platform cookie (named with the
+// platformCookies sets and reads the platform's cookies for the server's
+// setting of TrustProxy (whether a proxy's X-Forwarded-Proto is believed).
+type platformCookies struct{ trustProxy bool }
+
+func (s *Server) cookies() platformCookies { return platformCookies{trustProxy: s.TrustProxy} }
+
+// name is the name a platform cookie (named with the
 // __Host- prefix) is set and read under for r: with the prefix over https
 // and on a loopback public host, without it otherwise.
-func (s *Server) platformCookieName(r *http.Request, name string) string {
-	if s.securePlatformCookies(r) {
+func (c platformCookies) name(r *http.Request, name string) string {
+	if c.secure(r) {
 		return name
 	}
 	return strings.TrimPrefix(name, hostPrefix)
 }
 
-// securePlatformCookies reports whether r's browser keeps Secure
+// secure reports whether r's browser keeps Secure
 // cookies: it reached us over https, or on a loopback name.
-func (s *Server) securePlatformCookies(r *http.Request) bool {
-	return s.isHTTPS(r) || isLoopbackName(hostName(r.Host))
+func (c platformCookies) secure(r *http.Request) bool {
+	return isHTTPS(r, c.trustProxy) || isLoopbackName(hostName(r.Host))
 }
 
-// setPlatformCookie sets c as a platform cookie: under platformCookieName,
+// set sets ck as a platform cookie: under name,
 // Path=/, no Domain, HttpOnly, and Secure where the browser keeps Secure
 // cookies.
-func (s *Server) setPlatformCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
-	c.Name = s.platformCookieName(r, c.Name)
-	c.Path, c.Domain = "/", ""
-	c.HttpOnly = true
-	c.Secure = s.securePlatformCookies(r)
-	http.SetCookie(w, c)
+func (c platformCookies) set(w http.ResponseWriter, r *http.Request, ck *http.Cookie) {
+	ck.Name = c.name(r, ck.Name)
+	ck.Path, ck.Domain = "/", ""
+	ck.HttpOnly = true
+	ck.Secure = c.secure(r)
+	http.SetCookie(w, ck)
 }
 
 // isHTTPS reports whether the browser reached us over https: directly, or
-// through a trusted proxy that says so.
-func (s *Server) isHTTPS(r *http.Request) bool {
-	return r.TLS != nil || (s.TrustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
+// through a proxy trusted to say so.
+func isHTTPS(r *http.Request, trustProxy bool) bool {
+	return r.TLS != nil || (trustProxy && r.Header.Get("X-Forwarded-Proto") == "https")
 }

@@ -7,12 +7,13 @@ import (
 )
 
 func (s *Server) dashboardRoutes() {
-	s.mux.HandleFunc("GET /api/dashboard", s.requireUser(s.handleDashboard))
+	h := accountAPI{s}
+	s.mux.HandleFunc("GET /api/dashboard", s.requireUser(h.handleDashboard))
 }
 
 // handleDashboard answers the signed-in user's dashboard: {stats,
 // recentProjects, recentDeployments} (gantry.Dashboard).
-func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s accountAPI) handleDashboard(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	d, err := s.Dashboards.Dashboard(r.Context(), u.ID, s.Now())
 	if err != nil {
 		s.writeError(w, r, err)

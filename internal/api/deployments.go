@@ -18,15 +18,16 @@ import (
 const DefaultHeartbeat = 15 * time.Second
 
 func (s *Server) deploymentRoutes() {
-	s.mux.HandleFunc("POST /api/deployments", s.requireUser(s.handleCreateDeployment))
-	s.mux.HandleFunc("GET /api/deployments", s.requireUser(s.handleListDeployments))
-	s.mux.HandleFunc("GET /api/deployments/{id}", s.requireUser(s.handleGetDeployment))
-	s.mux.HandleFunc("DELETE /api/deployments/{id}", s.requireUser(s.handleDeleteDeployment))
-	s.mux.HandleFunc("POST /api/deployments/hosting/stop/{subdomain}", s.requireUser(s.handleStopDeployment))
-	s.mux.HandleFunc("POST /api/deployments/hosting/restart/{subdomain}", s.requireUser(s.handleRestartDeployment))
-	s.mux.HandleFunc("GET /api/deployments/{id}/logs", s.requireUser(s.handleDeploymentLogs))
-	s.mux.HandleFunc("DELETE /api/deployments/{id}/logs", s.requireUser(s.handleClearDeploymentLogs))
-	s.mux.HandleFunc("GET /api/deployments/{id}/logs/stream", s.requireUser(s.handleDeploymentLogStream))
+	h := deploymentAPI{s}
+	s.mux.HandleFunc("POST /api/deployments", s.requireUser(h.handleCreateDeployment))
+	s.mux.HandleFunc("GET /api/deployments", s.requireUser(h.handleListDeployments))
+	s.mux.HandleFunc("GET /api/deployments/{id}", s.requireUser(h.handleGetDeployment))
+	s.mux.HandleFunc("DELETE /api/deployments/{id}", s.requireUser(h.handleDeleteDeployment))
+	s.mux.HandleFunc("POST /api/deployments/hosting/stop/{subdomain}", s.requireUser(h.handleStopDeployment))
+	s.mux.HandleFunc("POST /api/deployments/hosting/restart/{subdomain}", s.requireUser(h.handleRestartDeployment))
+	s.mux.HandleFunc("GET /api/deployments/{id}/logs", s.requireUser(h.handleDeploymentLogs))
+	s.mux.HandleFunc("DELETE /api/deployments/{id}/logs", s.requireUser(h.handleClearDeploymentLogs))
+	s.mux.HandleFunc("GET /api/deployments/{id}/logs/stream", s.requireUser(h.handleDeploymentLogStream))
 }
 
 type deploymentAnswer struct {
@@ -36,7 +37,7 @@ type deploymentAnswer struct {
 // handleCreateDeployment queues a build: {projectId, version,
 // buildCommand?, outputDirectory?} → 201 {deployment} (status pending);
 // 429 when the user already has deploy.Service.MaxPending builds waiting.
-func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleCreateDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var req deploy.CreateRequest
 	if err := decode(w, r, &req); err != nil {
 		s.writeError(w, r, err)
@@ -53,7 +54,7 @@ func (s *Server) handleCreateDeployment(w http.ResponseWriter, r *http.Request, 
 // handleListDeployments answers the user's deployments, newest first:
 // {deployments}. Optional query: status, projectId, target (production or
 // preview), limit.
-func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleListDeployments(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	q := r.URL.Query()
 	f := gantry.DeploymentFilter{ProjectID: q.Get("projectId"), Status: q.Get("status"), Target: q.Get("target")}
 	if err := f.Validate(); err != nil {
@@ -77,7 +78,7 @@ func (s *Server) handleListDeployments(w http.ResponseWriter, r *http.Request, u
 // handleGetDeployment answers one deployment with its project, user, build
 // info, metadata, newest 200 build log entries and environment (secrets
 // masked): {deployment}.
-func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	d, err := s.Deploys.Deployment(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -88,7 +89,7 @@ func (s *Server) handleGetDeployment(w http.ResponseWriter, r *http.Request, u *
 
 // handleDeleteDeployment stops the deployment if it runs, then removes its
 // record, files and logs: {}.
-func (s *Server) handleDeleteDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleDeleteDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if err := s.Deploys.Delete(r.Context(), u.ID, r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -107,7 +108,7 @@ type hostingRequest struct {
 // decodeHosting reads the optional body of stop and restart. A subdomain
 // or deploymentId that could never exist (gantry.ValidID) is "Deployment
 // not found", without asking the database.
-func (s *Server) decodeHosting(w http.ResponseWriter, r *http.Request) (hostingRequest, error) {
+func (s deploymentAPI) decodeHosting(w http.ResponseWriter, r *http.Request) (hostingRequest, error) {
 	var req hostingRequest
 	notFound := gantry.Errorf(gantry.ENOTFOUND, "Deployment not found")
 	if !gantry.ValidID(r.PathValue("subdomain")) {
@@ -125,7 +126,7 @@ func (s *Server) decodeHosting(w http.ResponseWriter, r *http.Request) (hostingR
 	return req, nil
 }
 
-func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleStopDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	req, err := s.decodeHosting(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -139,7 +140,7 @@ func (s *Server) handleStopDeployment(w http.ResponseWriter, r *http.Request, u 
 	writeJSON(w, http.StatusOK, deploymentAnswer{Deployment: d})
 }
 
-func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleRestartDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	req, err := s.decodeHosting(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -155,7 +156,7 @@ func (s *Server) handleRestartDeployment(w http.ResponseWriter, r *http.Request,
 
 // handleDeploymentLogs answers the newest ?limit= entries (default 200, at
 // most 5000) in order, and how many there are: {logs, total}.
-func (s *Server) handleDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	limit := 200
 	if n, set, err := queryNumber(r.URL.Query(), "limit", 1, 5000); err != nil {
 		s.writeError(w, r, err)
@@ -171,7 +172,7 @@ func (s *Server) handleDeploymentLogs(w http.ResponseWriter, r *http.Request, u 
 	writeJSON(w, http.StatusOK, map[string]any{"logs": logs, "total": total})
 }
 
-func (s *Server) handleClearDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleClearDeploymentLogs(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if err := s.Deploys.ClearLogs(r.Context(), u.ID, r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -198,7 +199,7 @@ type streamMessage struct {
 // and heartbeats come from deploy.Service.FollowLogs, which holds the
 // protocol (subscribe before the backlog, gap fill, resubscribe); this
 // handler only writes them out and re-checks the session.
-func (s *Server) handleDeploymentLogStream(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleDeploymentLogStream(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var last int64
 	resume := false
 	if v := r.Header.Get("Last-Event-ID"); v != "" {

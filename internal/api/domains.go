@@ -7,12 +7,13 @@ import (
 )
 
 func (s *Server) domainRoutes() {
-	s.mux.HandleFunc("GET /api/projects/{id}/domains", s.requireUser(s.handleListDomains))
-	s.mux.HandleFunc("POST /api/projects/{id}/domains", s.requireUser(s.handleAddDomain))
-	s.mux.HandleFunc("PUT /api/projects/{id}/domains/{domainId}", s.requireUser(s.handleUpdateDomain))
-	s.mux.HandleFunc("DELETE /api/projects/{id}/domains/{domainId}", s.requireUser(s.handleRemoveDomain))
-	s.mux.HandleFunc("POST /api/projects/{id}/domains/{domainId}/primary", s.requireUser(s.handleDomainPrimary))
-	s.mux.HandleFunc("POST /api/projects/{id}/domains/{domainId}/verify", s.requireUser(s.handleVerifyDomain))
+	h := projectAPI{s}
+	s.mux.HandleFunc("GET /api/projects/{id}/domains", s.requireUser(h.handleListDomains))
+	s.mux.HandleFunc("POST /api/projects/{id}/domains", s.requireUser(h.handleAddDomain))
+	s.mux.HandleFunc("PUT /api/projects/{id}/domains/{domainId}", s.requireUser(h.handleUpdateDomain))
+	s.mux.HandleFunc("DELETE /api/projects/{id}/domains/{domainId}", s.requireUser(h.handleRemoveDomain))
+	s.mux.HandleFunc("POST /api/projects/{id}/domains/{domainId}/primary", s.requireUser(h.handleDomainPrimary))
+	s.mux.HandleFunc("POST /api/projects/{id}/domains/{domainId}/verify", s.requireUser(h.handleVerifyDomain))
 }
 
 type domainAnswer struct {
@@ -20,7 +21,7 @@ type domainAnswer struct {
 }
 
 // domainsOff answers 503 when no domain service is configured.
-func (s *Server) domainsOff(w http.ResponseWriter, r *http.Request) bool {
+func (s projectAPI) domainsOff(w http.ResponseWriter, r *http.Request) bool {
 	if s.Domains == nil {
 		s.writeError(w, r, gantry.Errorf(gantry.EUNAVAILABLE, "Custom domains are not available on this platform"))
 		return true
@@ -30,7 +31,7 @@ func (s *Server) domainsOff(w http.ResponseWriter, r *http.Request) bool {
 
 // handleListDomains answers the project's custom domains, oldest first,
 // each with its records: {domains}.
-func (s *Server) handleListDomains(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleListDomains(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}
@@ -44,7 +45,7 @@ func (s *Server) handleListDomains(w http.ResponseWriter, r *http.Request, u *ga
 
 // handleAddDomain adds a custom domain: {name} → 201 {domain} with the
 // DNS records to create.
-func (s *Server) handleAddDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleAddDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}
@@ -65,7 +66,7 @@ func (s *Server) handleAddDomain(w http.ResponseWriter, r *http.Request, u *gant
 
 // handleUpdateDomain sets a domain's apex ↔ www redirect: {redirect} →
 // {domain}.
-func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleUpdateDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}
@@ -86,7 +87,7 @@ func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, u *g
 
 // handleRemoveDomain removes a custom domain, which stops being served at
 // once: {deleted: true}.
-func (s *Server) handleRemoveDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleRemoveDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}
@@ -98,7 +99,7 @@ func (s *Server) handleRemoveDomain(w http.ResponseWriter, r *http.Request, u *g
 }
 
 // handleDomainPrimary makes a domain the project's primary one: {domain}.
-func (s *Server) handleDomainPrimary(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleDomainPrimary(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}
@@ -112,7 +113,7 @@ func (s *Server) handleDomainPrimary(w http.ResponseWriter, r *http.Request, u *
 
 // handleVerifyDomain checks a domain's DNS records now: {domain} with its
 // new status and, when something is missing, what to fix.
-func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleVerifyDomain(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.domainsOff(w, r) {
 		return
 	}

@@ -7,8 +7,9 @@ import (
 )
 
 func (s *Server) envRoutes() {
-	s.mux.HandleFunc("GET /api/projects/{id}/env", s.requireUser(s.handleGetEnv))
-	s.mux.HandleFunc("PUT /api/projects/{id}/env", s.requireUser(s.handlePutEnv))
+	h := projectAPI{s}
+	s.mux.HandleFunc("GET /api/projects/{id}/env", s.requireUser(h.handleGetEnv))
+	s.mux.HandleFunc("PUT /api/projects/{id}/env", s.requireUser(h.handlePutEnv))
 }
 
 // envBody is the body and answer of the environment calls.
@@ -25,7 +26,7 @@ type envRequest struct {
 
 // handleGetEnv answers the project's variables, secret values masked:
 // {variables: [{key, value, isSecret}]}.
-func (s *Server) handleGetEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleGetEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	vars, err := s.Projects.Env(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -37,7 +38,7 @@ func (s *Server) handleGetEnv(w http.ResponseWriter, r *http.Request, u *gantry.
 // handlePutEnv replaces the project's variables: {variables} → {variables}.
 // A secret sent back masked keeps its value; a body without variables (or
 // with null) is 400, and {"variables":[]} deletes them all.
-func (s *Server) handlePutEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handlePutEnv(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var body envRequest
 	if err := decode(w, r, &body); err != nil {
 		s.writeError(w, r, err)

@@ -15,16 +15,17 @@ import (
 // without a token. Patterns under /api/deployments/public are more specific
 // than /api/deployments/{id}, so ServeMux gives them precedence.
 func (s *Server) galleryRoutes() {
-	s.mux.HandleFunc("GET /api/deployments/public", s.handlePublicDeployments)
-	s.mux.HandleFunc("POST /api/deployments/public/{id}/view", s.handleRecordView)
-	s.mux.HandleFunc("POST /api/deployments/public/{id}/like", s.handleToggleLike)
-	s.mux.HandleFunc("GET /api/deployments/public/{id}/like-status", s.handleLikeStatus)
-	s.mux.HandleFunc("POST /api/deployments/public/{id}/wake", s.handleWakeHint)
+	h := galleryAPI{s}
+	s.mux.HandleFunc("GET /api/deployments/public", h.handlePublicDeployments)
+	s.mux.HandleFunc("POST /api/deployments/public/{id}/view", h.handleRecordView)
+	s.mux.HandleFunc("POST /api/deployments/public/{id}/like", h.handleToggleLike)
+	s.mux.HandleFunc("GET /api/deployments/public/{id}/like-status", h.handleLikeStatus)
+	s.mux.HandleFunc("POST /api/deployments/public/{id}/wake", h.handleWakeHint)
 }
 
 // VisitorCookie names the cookie that identifies a visitor without an
 // account to the gallery: a random id of 16 bytes (base64url, 22
-// characters), a platform cookie (setPlatformCookie: __Host-, Path=/,
+// characters), a platform cookie (platformCookies.set: __Host-, Path=/,
 // HttpOnly, Secure), SameSite=Lax, kept for a year. It carries no other
 // information.
 const VisitorCookie = "__Host-gantry_visitor"
@@ -54,11 +55,11 @@ const (
 // an active account, else "visitor:<id>" from the visitor cookie, which it
 // sets (with a new random id) when missing or malformed. An invalid or
 // expired token counts as no token here: the gallery is public.
-func (s *Server) viewerKey(w http.ResponseWriter, r *http.Request) (string, error) {
+func (s galleryAPI) viewerKey(w http.ResponseWriter, r *http.Request) (string, error) {
 	if u, err := s.currentUser(r); err == nil && u != nil {
 		return "user:" + u.ID, nil
 	}
-	if c, err := r.Cookie(s.platformCookieName(r, VisitorCookie)); err == nil && visitorIDPattern.MatchString(c.Value) {
+	if c, err := r.Cookie(s.cookies().name(r, VisitorCookie)); err == nil && visitorIDPattern.MatchString(c.Value) {
 		return "visitor:" + c.Value, nil
 	}
 	var b [16]byte
@@ -66,7 +67,7 @@ func (s *Server) viewerKey(w http.ResponseWriter, r *http.Request) (string, erro
 		return "", err
 	}
 	id := base64.RawURLEncoding.EncodeToString(b[:])
-	s.setPlatformCookie(w, r, &http.Cookie{
+	s.cookies().set(w, r, &http.Cookie{
 		Name:     VisitorCookie,
 		Value:    id,
 		MaxAge:   int(visitorMaxAge / time.Second),
@@ -123,7 +124,7 @@ type galleryAnswer struct {
 // oldest, name, popular, trending; default recent), limit (1–100, default
 // 24) and page (from 1) or offset (from 0). Each app says whether the
 // caller likes it (liked).
-func (s *Server) handlePublicDeployments(w http.ResponseWriter, r *http.Request) {
+func (s galleryAPI) handlePublicDeployments(w http.ResponseWriter, r *http.Request) {
 	q, err := galleryQuery(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -149,7 +150,7 @@ func (s *Server) handlePublicDeployments(w http.ResponseWriter, r *http.Request)
 
 // allowGalleryWrite takes one write from the client's address and answers
 // 429 when it is over GalleryWriteLimit.
-func (s *Server) allowGalleryWrite(w http.ResponseWriter, r *http.Request) bool {
+func (s galleryAPI) allowGalleryWrite(w http.ResponseWriter, r *http.Request) bool {
 	if s.GalleryWrites.Take(rateKey(s.clientIP(r))) {
 		return true
 	}
@@ -160,7 +161,7 @@ func (s *Server) allowGalleryWrite(w http.ResponseWriter, r *http.Request) bool 
 
 // handleRecordView counts a visit (Visit App) once per visitor, app and
 // hour: {counted}. 404 "App not found" unless the app is listed.
-func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) {
+func (s galleryAPI) handleRecordView(w http.ResponseWriter, r *http.Request) {
 	if !s.allowGalleryWrite(w, r) {
 		return
 	}
@@ -179,7 +180,7 @@ func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) {
 
 // handleToggleLike likes the app for the caller, or takes the like back:
 // {likeCount, liked}. 404 "App not found" unless the app is listed.
-func (s *Server) handleToggleLike(w http.ResponseWriter, r *http.Request) {
+func (s galleryAPI) handleToggleLike(w http.ResponseWriter, r *http.Request) {
 	if !s.allowGalleryWrite(w, r) {
 		return
 	}
@@ -198,7 +199,7 @@ func (s *Server) handleToggleLike(w http.ResponseWriter, r *http.Request) {
 
 // handleLikeStatus answers whether the caller likes the app: {liked}.
 // 404 "App not found" unless the app is listed.
-func (s *Server) handleLikeStatus(w http.ResponseWriter, r *http.Request) {
+func (s galleryAPI) handleLikeStatus(w http.ResponseWriter, r *http.Request) {
 	key, err := s.viewerKey(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -216,7 +217,7 @@ func (s *Server) handleLikeStatus(w http.ResponseWriter, r *http.Request) {
 // sees, so the visit finds it awake: {waking}. Rate-limited per client
 // address like views and likes; 404 "App not found" unless the app is
 // listed.
-func (s *Server) handleWakeHint(w http.ResponseWriter, r *http.Request) {
+func (s galleryAPI) handleWakeHint(w http.ResponseWriter, r *http.Request) {
 	if !s.WakeHints.Take(rateKey(s.clientIP(r))) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(WakeHintWindow/time.Second)))
 		s.writeError(w, r, gantry.Errorf(gantry.ETOOMANY, "Too many requests. Please wait a minute and try again."))

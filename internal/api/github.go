@@ -14,12 +14,13 @@ import (
 )
 
 func (s *Server) githubRoutes() {
-	s.mux.HandleFunc("GET /api/auth/github/url", s.requireSession(s.handleGitHubURL))
-	s.mux.HandleFunc("GET /api/auth/github/callback", s.handleGitHubCallback)
-	s.mux.HandleFunc("POST /api/auth/github/callback", s.requireSession(s.handleGitHubFinish))
-	s.mux.HandleFunc("POST /api/auth/github/refresh", s.requireUser(s.handleGitHubRefresh))
-	s.mux.HandleFunc("POST /api/auth/github/disconnect", s.requireUser(s.handleGitHubDisconnect))
-	s.mux.HandleFunc("POST /api/projects", s.requireUser(s.handleCreateGitHubProject))
+	h := githubAPI{s}
+	s.mux.HandleFunc("GET /api/auth/github/url", s.requireSession(h.handleGitHubURL))
+	s.mux.HandleFunc("GET /api/auth/github/callback", h.handleGitHubCallback)
+	s.mux.HandleFunc("POST /api/auth/github/callback", s.requireSession(h.handleGitHubFinish))
+	s.mux.HandleFunc("POST /api/auth/github/refresh", s.requireUser(h.handleGitHubRefresh))
+	s.mux.HandleFunc("POST /api/auth/github/disconnect", s.requireUser(h.handleGitHubDisconnect))
+	s.mux.HandleFunc("POST /api/projects", s.requireUser(h.handleCreateGitHubProject))
 }
 
 // githubCookie holds the browser's nonce of a GitHub sign-in between GET
@@ -35,7 +36,7 @@ const callbackPage = "/github-callback"
 // handleGitHubURL starts connecting GitHub: {authUrl}, and the nonce
 // cookie that ties the sign-in to this browser (the state ties it to this
 // session). 503 when no OAuth app is configured.
-func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+func (s githubAPI) handleGitHubURL(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	if s.GitHub == nil {
 		s.writeError(w, r, githost.ErrOAuthNotConfigured)
 		return
@@ -45,7 +46,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, sess *a
 		s.writeError(w, r, err)
 		return
 	}
-	s.setPlatformCookie(w, r, &http.Cookie{
+	s.cookies().set(w, r, &http.Cookie{
 		Name: githubCookie, Value: start.Nonce,
 		Expires: start.Expires, MaxAge: int(ghlink.StateTTL / time.Second),
 		SameSite: http.SameSiteStrictMode,
@@ -58,7 +59,7 @@ func (s *Server) handleGitHubURL(w http.ResponseWriter, r *http.Request, sess *a
 // sign-in with its bearer token (handleGitHubFinish): 302 to
 // /github-callback?code=…&state=…, or ?error=<short code> for GitHub's
 // error. Neither the code nor the state is logged.
-func (s *Server) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
+func (s githubAPI) handleGitHubCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := url.Values{}
 	switch {
@@ -87,18 +88,18 @@ type githubFinish struct {
 // that started it and the nonce cookie → {user}. A state started by
 // another session or browser is refused (400), as is an expired or
 // altered one; the nonce cookie is forgotten whatever happens.
-func (s *Server) handleGitHubFinish(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
+func (s githubAPI) handleGitHubFinish(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 	var in githubFinish
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	cb := ghlink.Callback{Code: in.Code, State: in.State, UserID: sess.User.ID, SessionID: sess.ID}
-	if c, err := r.Cookie(s.platformCookieName(r, githubCookie)); err == nil {
+	if c, err := r.Cookie(s.cookies().name(r, githubCookie)); err == nil {
 		cb.Nonce = c.Value
 	}
 	// The nonce is single-use: the browser forgets it whatever happens.
-	s.setPlatformCookie(w, r, &http.Cookie{Name: githubCookie, Value: "", MaxAge: -1, SameSite: http.SameSiteStrictMode})
+	s.cookies().set(w, r, &http.Cookie{Name: githubCookie, Value: "", MaxAge: -1, SameSite: http.SameSiteStrictMode})
 	if s.GitHub == nil {
 		s.writeError(w, r, githost.ErrOAuthNotConfigured)
 		return
@@ -125,7 +126,7 @@ func (s *Server) handleGitHubFinish(w http.ResponseWriter, r *http.Request, sess
 
 // handleGitHubRefresh fetches the connected account's repositories again:
 // {repos, user}.
-func (s *Server) handleGitHubRefresh(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleGitHubRefresh(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.GitHub == nil {
 		s.writeError(w, r, githost.ErrOAuthNotConfigured)
 		return
@@ -139,7 +140,7 @@ func (s *Server) handleGitHubRefresh(w http.ResponseWriter, r *http.Request, u *
 }
 
 // handleGitHubDisconnect forgets the connected account: {user}.
-func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.GitHub == nil {
 		s.writeError(w, r, githost.ErrOAuthNotConfigured)
 		return
@@ -157,7 +158,7 @@ func (s *Server) handleGitHubDisconnect(w http.ResponseWriter, r *http.Request, 
 // optionally buildConfig, showInDiscover) → 201 {project}. It looks the
 // repository up (a clone), so once the body is valid it counts as a lookup
 // (startLookup).
-func (s *Server) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleCreateGitHubProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in project.GitHubInput
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)

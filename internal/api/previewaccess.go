@@ -20,9 +20,10 @@ type PreviewAccessService interface {
 }
 
 func (s *Server) previewAccessRoutes() {
-	s.mux.HandleFunc("GET /api/projects/{id}/preview-access", s.requireUser(s.handleGetPreviewAccess))
-	s.mux.HandleFunc("PUT /api/projects/{id}/preview-access", s.requireUser(s.handleSetPreviewAccess))
-	s.mux.HandleFunc("POST /api/previews/access", s.requireUser(s.handlePreviewHandOff))
+	h := previewAPI{s}
+	s.mux.HandleFunc("GET /api/projects/{id}/preview-access", s.requireUser(h.handleGetPreviewAccess))
+	s.mux.HandleFunc("PUT /api/projects/{id}/preview-access", s.requireUser(h.handleSetPreviewAccess))
+	s.mux.HandleFunc("POST /api/previews/access", s.requireUser(h.handlePreviewHandOff))
 }
 
 // previewAccess answers 503 while the service is not wired.
@@ -34,7 +35,7 @@ func (s *Server) previewAccess(w http.ResponseWriter, r *http.Request) PreviewAc
 }
 
 // handleGetPreviewAccess: {access: {private, open}} of the user's project.
-func (s *Server) handleGetPreviewAccess(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s previewAPI) handleGetPreviewAccess(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	svc := s.previewAccess(w, r)
 	if svc == nil {
 		return
@@ -49,7 +50,7 @@ func (s *Server) handleGetPreviewAccess(w http.ResponseWriter, r *http.Request, 
 
 // handleSetPreviewAccess: {open: bool} opens (or closes) the project's
 // previews to anyone with their address → {access}.
-func (s *Server) handleSetPreviewAccess(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s previewAPI) handleSetPreviewAccess(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in struct {
 		Open *bool `json:"open"`
 	}
@@ -77,7 +78,7 @@ func (s *Server) handleSetPreviewAccess(w http.ResponseWriter, r *http.Request, 
 // signed in → {url}: the address on the preview's host that lets this
 // browser in (a one-minute ticket) and then shows to. Not a preview
 // address: 400; not the user's preview: 404.
-func (s *Server) handlePreviewHandOff(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s previewAPI) handlePreviewHandOff(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in struct {
 		Host string `json:"host"`
 		To   string `json:"to"`

@@ -61,13 +61,14 @@ func (s *Server) runLookup(w http.ResponseWriter, r *http.Request, u *gantry.Use
 }
 
 func (s *Server) projectRoutes() {
-	s.mux.HandleFunc("GET /api/projects", s.requireUser(s.handleListProjects))
-	s.mux.HandleFunc("GET /api/projects/{id}", s.requireUser(s.handleGetProject))
-	s.mux.HandleFunc("POST /api/projects/public-repo", s.requireUser(s.handleLookupPublicRepo))
-	s.mux.HandleFunc("POST /api/projects/public", s.requireUser(s.handleCreatePublicProject))
-	s.mux.HandleFunc("PUT /api/projects/{id}", s.requireUser(s.handleUpdateProject))
-	s.mux.HandleFunc("POST /api/projects/{id}/sync", s.requireUser(s.handleSyncProject))
-	s.mux.HandleFunc("DELETE /api/projects/{id}", s.requireUser(s.handleDeleteProject))
+	h := projectAPI{s}
+	s.mux.HandleFunc("GET /api/projects", s.requireUser(h.handleListProjects))
+	s.mux.HandleFunc("GET /api/projects/{id}", s.requireUser(h.handleGetProject))
+	s.mux.HandleFunc("POST /api/projects/public-repo", s.requireUser(h.handleLookupPublicRepo))
+	s.mux.HandleFunc("POST /api/projects/public", s.requireUser(h.handleCreatePublicProject))
+	s.mux.HandleFunc("PUT /api/projects/{id}", s.requireUser(h.handleUpdateProject))
+	s.mux.HandleFunc("POST /api/projects/{id}/sync", s.requireUser(h.handleSyncProject))
+	s.mux.HandleFunc("DELETE /api/projects/{id}", s.requireUser(h.handleDeleteProject))
 }
 
 type projectAnswer struct {
@@ -75,7 +76,7 @@ type projectAnswer struct {
 }
 
 // handleListProjects answers the user's projects, newest first: {projects}.
-func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleListProjects(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	ps, err := s.Projects.Projects(r.Context(), u.ID)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -85,7 +86,7 @@ func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, u *g
 }
 
 // handleGetProject answers one project with its newest deployments: {project}.
-func (s *Server) handleGetProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleGetProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	p, err := s.Projects.Project(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -97,7 +98,7 @@ func (s *Server) handleGetProject(w http.ResponseWriter, r *http.Request, u *gan
 // handleLookupPublicRepo describes a public repository: {repoUrl} →
 // {repository, suggestedName, suggestedDescription, buildConfig, framework}.
 // It is a repository lookup (startLookup's limits).
-func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var req struct {
 		RepoURL string `json:"repoUrl"`
 	}
@@ -114,7 +115,7 @@ func (s *Server) handleLookupPublicRepo(w http.ResponseWriter, r *http.Request, 
 // {repository: {url}, name, description, branch, buildConfig,
 // showInDiscover} → 201 {project}. The server looks the URL up itself, so
 // it is a repository lookup (startLookup's limits) once the body is valid.
-func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleCreatePublicProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
@@ -132,7 +133,7 @@ func (s *Server) handleCreatePublicProject(w http.ResponseWriter, r *http.Reques
 
 // handleUpdateProject changes any of {name, description, branch,
 // buildConfig, showInDiscover}: {project}.
-func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var in project.Input
 	if err := decode(w, r, &in); err != nil {
 		s.writeError(w, r, err)
@@ -147,7 +148,7 @@ func (s *Server) handleUpdateProject(w http.ResponseWriter, r *http.Request, u *
 }
 
 // handleSyncProject fetches the branch's latest commit: {project}.
-func (s *Server) handleSyncProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleSyncProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	p, err := s.Projects.SyncProject(r.Context(), u, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -158,7 +159,7 @@ func (s *Server) handleSyncProject(w http.ResponseWriter, r *http.Request, u *ga
 
 // handleDeleteProject stops and removes the project's deployments, then the
 // project: {deleted: true}.
-func (s *Server) handleDeleteProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s projectAPI) handleDeleteProject(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if err := s.Projects.DeleteProject(r.Context(), u.ID, r.PathValue("id")); err != nil {
 		s.writeError(w, r, err)
 		return

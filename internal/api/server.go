@@ -410,3 +410,18 @@ func rateKey(ip string) string {
 	}
 	return parsed.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
+
+// The API's handlers are grouped by what they serve, each group a type
+// that embeds the Server (its services, limits and helpers) and is made by
+// the group's <resource>Routes: accounts (sign-up, sessions, profile,
+// notifications, dashboard), deployments (and their triggers), projects
+// (with their environment and custom domains), GitHub (connect and
+// webhooks), Discover, and preview access.
+type (
+	accountAPI    struct{ *Server }
+	deploymentAPI struct{ *Server }
+	projectAPI    struct{ *Server }
+	githubAPI     struct{ *Server }
+	galleryAPI    struct{ *Server }
+	previewAPI    struct{ *Server }
+)

@@ -24,16 +24,17 @@ const (
 
 // triggerRoutes are push to deploy, previews and rollback (issue 14).
 func (s *Server) triggerRoutes() {
-	s.mux.HandleFunc("POST /api/deployments/{id}/promote", s.requireUser(s.handlePromoteDeployment))
-	s.mux.HandleFunc("POST /api/deployments/{id}/redeploy", s.requireUser(s.handleRedeployDeployment))
-	s.mux.HandleFunc("GET /api/projects/{id}/previews", s.requireUser(s.handleListPreviews))
-	s.mux.HandleFunc("POST /api/projects/{id}/deploy-hook", s.requireUser(s.handleRotateDeployHook))
-	s.mux.HandleFunc("POST /api/hooks/deploy/{token}", s.handleDeployHook)
+	h := deploymentAPI{s}
+	s.mux.HandleFunc("POST /api/deployments/{id}/promote", s.requireUser(h.handlePromoteDeployment))
+	s.mux.HandleFunc("POST /api/deployments/{id}/redeploy", s.requireUser(h.handleRedeployDeployment))
+	s.mux.HandleFunc("GET /api/projects/{id}/previews", s.requireUser(h.handleListPreviews))
+	s.mux.HandleFunc("POST /api/projects/{id}/deploy-hook", s.requireUser(h.handleRotateDeployHook))
+	s.mux.HandleFunc("POST /api/hooks/deploy/{token}", h.handleDeployHook)
 }
 
 // handlePromoteDeployment makes an earlier production deployment live
 // again with no build: {deployment}. A preview is 409.
-func (s *Server) handlePromoteDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handlePromoteDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	d, err := s.Deploys.Promote(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -45,7 +46,7 @@ func (s *Server) handlePromoteDeployment(w http.ResponseWriter, r *http.Request,
 // handleRedeployDeployment queues a new build of a deployment's commit,
 // branch, target and pull request; optional body {noCache}: 201
 // {deployment}.
-func (s *Server) handleRedeployDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleRedeployDeployment(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var body struct {
 		NoCache bool `json:"noCache"`
 	}
@@ -76,7 +77,7 @@ func hasBody(r *http.Request) bool {
 
 // handleListPreviews answers the project's previews, the newest deployment
 // of each preview label, newest first: {previews}.
-func (s *Server) handleListPreviews(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleListPreviews(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	ds, err := s.Deploys.Previews(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -87,7 +88,7 @@ func (s *Server) handleListPreviews(w http.ResponseWriter, r *http.Request, u *g
 
 // handleRotateDeployHook gives the project a new deploy hook URL (the old
 // one stops working): {project}.
-func (s *Server) handleRotateDeployHook(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s deploymentAPI) handleRotateDeployHook(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	p, err := s.Projects.RotateDeployHook(r.Context(), u.ID, r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -125,7 +126,7 @@ type hookDeployment struct {
 // branch, or of ?branch= (which must exist): 201 {deployment: {_id,
 // status, target, branch, commitHash}}. An unknown token is 404; more
 // than DeployHookLimit calls of one token per DeployHookWindow are 429.
-func (s *Server) handleDeployHook(w http.ResponseWriter, r *http.Request) {
+func (s deploymentAPI) handleDeployHook(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if err := hookQuery(q); err != nil {
 		s.writeError(w, r, err)

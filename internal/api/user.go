@@ -7,14 +7,15 @@ import (
 )
 
 func (s *Server) userRoutes() {
-	s.mux.HandleFunc("PUT /api/users/profile", s.requireUser(s.handleUpdateProfile))
-	s.mux.HandleFunc("GET /api/users/stats", s.requireUser(s.handleUserStats))
+	h := accountAPI{s}
+	s.mux.HandleFunc("PUT /api/users/profile", s.requireUser(h.handleUpdateProfile))
+	s.mux.HandleFunc("GET /api/users/stats", s.requireUser(h.handleUserStats))
 }
 
 // handleUpdateProfile changes the signed-in user's full name, username,
 // email or avatar (fields left out are unchanged): {user}. It serves both
 // PUT /api/auth/profile and PUT /api/users/profile.
-func (s *Server) handleUpdateProfile(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s accountAPI) handleUpdateProfile(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	var upd gantry.UserUpdate
 	if err := decode(w, r, &upd); err != nil {
 		s.writeError(w, r, err)
@@ -34,7 +35,7 @@ type statsAnswer struct {
 }
 
 // handleUserStats answers the signed-in user's statistics: {stats}.
-func (s *Server) handleUserStats(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s accountAPI) handleUserStats(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	stats, err := s.Users.UserStats(r.Context(), u.ID, s.Now())
 	if err != nil {
 		s.writeError(w, r, err)

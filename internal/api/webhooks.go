@@ -11,10 +11,11 @@ import (
 )
 
 func (s *Server) webhookRoutes() {
-	s.mux.HandleFunc("POST /api/webhooks/github", s.handleGitHubWebhook)
-	s.mux.HandleFunc("GET /api/projects/{id}/github", s.requireUser(s.handleProjectGitHub))
-	s.mux.HandleFunc("POST /api/projects/{id}/webhook", s.requireUser(s.handleReregisterWebhook))
-	s.mux.HandleFunc("POST /api/projects/{id}/pull-requests/{number}/approve", s.requireUser(s.handleApprovePullRequest))
+	h := githubAPI{s}
+	s.mux.HandleFunc("POST /api/webhooks/github", h.handleGitHubWebhook)
+	s.mux.HandleFunc("GET /api/projects/{id}/github", s.requireUser(h.handleProjectGitHub))
+	s.mux.HandleFunc("POST /api/projects/{id}/webhook", s.requireUser(h.handleReregisterWebhook))
+	s.mux.HandleFunc("POST /api/projects/{id}/pull-requests/{number}/approve", s.requireUser(h.handleApprovePullRequest))
 }
 
 // errWebhooksOff answers the GitHub webhook endpoints when push to deploy
@@ -30,7 +31,7 @@ var errWebhooksOff = gantry.Errorf(gantry.EUNAVAILABLE, "Push to deploy from Git
 // handled"} for a signed body the webhook delivered before, or 200
 // {message: "Pong"} for a ping; 429 past the webhook's rate, 503 when the
 // project's share of the queue is full (ghhook.Service.Receive).
-func (s *Server) handleGitHubWebhook(w http.ResponseWriter, r *http.Request) {
+func (s githubAPI) handleGitHubWebhook(w http.ResponseWriter, r *http.Request) {
 	if s.Webhooks == nil {
 		s.writeError(w, r, errWebhooksOff)
 		return
@@ -68,7 +69,7 @@ func (s *Server) handleGitHubWebhook(w http.ResponseWriter, r *http.Request) {
 
 // handleProjectGitHub answers the GitHub side of the owner's project:
 // {webhook, pullRequests}.
-func (s *Server) handleProjectGitHub(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleProjectGitHub(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.Webhooks == nil {
 		writeJSON(w, http.StatusOK, ghhook.View{PullRequests: []ghhook.PullRequestView{}})
 		return
@@ -83,7 +84,7 @@ func (s *Server) handleProjectGitHub(w http.ResponseWriter, r *http.Request, u *
 
 // handleReregisterWebhook replaces the project's webhook at GitHub with a
 // fresh one: {webhook, pullRequests}.
-func (s *Server) handleReregisterWebhook(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleReregisterWebhook(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.Webhooks == nil {
 		s.writeError(w, r, errWebhooksOff)
 		return
@@ -102,7 +103,7 @@ const maxPullRequestNumber = 1 << 30
 // handleApprovePullRequest builds the head commit of a fork's pull request
 // that waits for the owner's approval, {sha} (the commit the owner
 // reviewed; 409 when the head moved since): {pullRequest}.
-func (s *Server) handleApprovePullRequest(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+func (s githubAPI) handleApprovePullRequest(w http.ResponseWriter, r *http.Request, u *gantry.User) {
 	if s.Webhooks == nil {
 		s.writeError(w, r, errWebhooksOff)
 		return
