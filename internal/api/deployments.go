@@ -204,7 +204,7 @@ func (s deploymentAPI) handleDeploymentLogStream(w http.ResponseWriter, r *http.
 	resume := false
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || !allDigits(v) { // ParseInt takes "+5"
 			s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "Last-Event-ID must be a log entry number"))
 			return
 		}
@@ -258,4 +258,17 @@ func (s deploymentAPI) handleDeploymentLogStream(w http.ResponseWriter, r *http.
 			}
 		}
 	}
+}
+
+// allDigits reports whether v is one or more ASCII digits and nothing else.
+func allDigits(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -203,6 +203,14 @@ func TestLogStream(t *testing.T) {
 	} else {
 		cancel()
 	}
+	// Last-Event-ID is a log entry number: digits only.
+	for _, bad := range []string{"+5", "-1", "5x", "0x10", "1e3"} {
+		res, _, cancel := open(e.token, bad)
+		cancel()
+		if res.StatusCode != 400 {
+			t.Errorf("Last-Event-ID %q: got %d, want 400", bad, res.StatusCode)
+		}
+	}
 	res, events, cancel := open(e.token, "")
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)

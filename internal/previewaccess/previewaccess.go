@@ -77,6 +77,9 @@ type Service struct {
 	labels   atomic.Pointer[map[string]bool] // label → open
 	mu       sync.Mutex                      // one refresh at a time
 	reloaded map[string]time.Time            // label → its last Reload's refresh (under mu)
+
+	redeemMu sync.Mutex
+	redeemed map[string]time.Time // tickets traded already → their expiry (under redeemMu)
 }
 
 // New returns a service signing with a key derived from the platform
@@ -179,11 +182,31 @@ func (s *Service) Ticket(ctx context.Context, userID, label, to string) (string,
 
 // Redeem trades a ticket for label's cookie value; false when the ticket
 // is not label's, altered or expired.
+//
+// A ticket is traded once: a second trade of it (a copied link, a
+// ticket read from a log or a browser's history) is refused, so a
+// ticket that leaks after its owner used it lets nobody in. Traded
+// tickets are remembered until they expire.
 func (s *Service) Redeem(label, ticket string) (string, bool) {
 	if !s.verify("ticket", label, ticket) {
 		return "", false
 	}
-	return s.sign("cookie", label, s.Now().Add(CookieTTL)), true
+	now := s.Now()
+	s.redeemMu.Lock()
+	defer s.redeemMu.Unlock()
+	if _, used := s.redeemed[ticket]; used {
+		return "", false
+	}
+	if s.redeemed == nil {
+		s.redeemed = make(map[string]time.Time)
+	}
+	for t, exp := range s.redeemed {
+		if now.After(exp) {
+			delete(s.redeemed, t)
+		}
+	}
+	s.redeemed[ticket] = now.Add(TicketTTL)
+	return s.sign("cookie", label, now.Add(CookieTTL)), true
 }
 
 // Check reports whether a cookie value lets its browser see label.

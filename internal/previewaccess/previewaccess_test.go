@@ -25,8 +25,8 @@ func (f *fakeStore) SetPreviewsOpen(context.Context, string, string, bool) (gant
 	return gantry.PreviewAccess{}, nil
 }
 
-// TestTicketsAndCookies: a ticket is a key for one minute, to its label
-// only, and is no cookie (nor a cookie a ticket); a cookie for twelve
+// TestTicketsAndCookies: a ticket is a key for one minute, once, to its
+// label only, and is no cookie (nor a cookie a ticket); a cookie for twelve
 // hours; an altered one is nothing.
 func TestTicketsAndCookies(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
@@ -49,6 +49,13 @@ func TestTicketsAndCookies(t *testing.T) {
 	}
 	if _, ok := s.Redeem("site--pr-1", cookie); ok {
 		t.Error("a cookie works as a ticket")
+	}
+	if _, ok := s.Redeem("site--pr-1", ticket); ok {
+		t.Error("a ticket traded once is traded again (a leaked link lets a stranger in)")
+	}
+	other := s.sign("ticket", "site--pr-1", now.Add(TicketTTL-time.Second))
+	if _, ok := s.Redeem("site--pr-1", other); !ok {
+		t.Error("a second, fresh ticket of the same preview is refused")
 	}
 	altered := []byte(cookie)
 	altered[len(altered)-1] ^= 1
