@@ -81,6 +81,7 @@ var causes = []cause{
 	{"timeout", matchTimeout},
 	{"memory", matchMemory},
 	{"disk", matchDisk},
+	{"start-disk", matchStartDisk},
 	{"google-fonts", matchGoogleFonts},
 	{"pip-unreachable", matchPipUnreachable},
 	{"npm-unreachable", matchNpmUnreachable},
@@ -243,6 +244,24 @@ func matchDisk(f *Failure) *Diagnosis {
 		Detail: "Everything the build writes counts: the repository with its .git folder, node_modules, the output and /tmp. Once it is full every write fails (“No space left on device”), " +
 			"so what the build did next was incomplete. Make it write less: leave large files (videos, data sets, archives) out of the repository, and delete temporary files as it goes.",
 		Lines: lines,
+	}
+}
+
+// matchStartDisk: a server app stopped after its writes failed for want
+// of space (its volume full: the build's files and what it wrote since).
+func matchStartDisk(f *Failure) *Diagnosis {
+	if f.Step != "start" {
+		return nil
+	}
+	lines := f.find(reNoSpace)
+	if len(lines) == 0 {
+		return nil
+	}
+	return &Diagnosis{
+		Title: "The app ran out of disk space",
+		Detail: "Its folder holds its build and everything it writes, up to a limit; once that is full every write fails (“No space left on device”) and the app stopped. " +
+			"Make it write less: log to the console rather than to files, bound uploads and caches, delete what it no longer needs; then restart it.",
+		Lines: lastN(lines, 3),
 	}
 }
 
