@@ -20,7 +20,7 @@ export GANTRY_SANDBOX_ALLOW
 
 APT_RUN  := git bubblewrap passt iproute2 e2fsprogs
 APT_TEST := chromium postgresql libnss3-tools
-APT_BENCH := nginx wrk
+APT_BENCH := nginx wrk nghttp2-client
 
 .PHONY: run build dev test test-go test-pg test-web test-e2e bench deps deps-test deps-bench web clean fmt vet
 
@@ -61,13 +61,17 @@ test: deps-test build
 	$(MAKE) test-go test-pg test-web test-e2e
 	@echo "All test suites passed."
 
-# Then the edge loops' parsers against net/http's, fuzzed a while each
-# (seed corpora in internal/edge/testdata/fuzz/; new finds are written there).
+# Then the edge loops' parsers against net/http's, and the kernel-TLS route's
+# handshake reader against crypto/tls reading directly, fuzzed a while each
+# (seed corpora in internal/{edge,tlsedge}/testdata/fuzz/; new finds are written there).
 test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -run=NONE -fuzz='^FuzzLoopRequest$$' -fuzztime=20s ./internal/edge/
 	$(GO) test -run=NONE -fuzz='^FuzzLoopAnswer$$' -fuzztime=20s ./internal/edge/
+	$(GO) test -run=NONE -fuzz='^FuzzRecordReader$$' -fuzztime=10s ./internal/tlsedge/
+	$(GO) test -run=NONE -fuzz='^FuzzKernelHandshakeReader$$' -fuzztime=20s ./internal/tlsedge/
+	$(GO) test -run=NONE -fuzz='^FuzzKeyLogLine$$' -fuzztime=10s ./internal/tlsedge/
 
 # The store, API and deployment suites again, against a throwaway PostgreSQL cluster.
 test-pg:

@@ -423,7 +423,7 @@ func TestKernelTLSProbe(t *testing.T) {
 
 // writeTestCert writes a self-signed ECDSA P-256 certificate for name and
 // its key into a temporary folder.
-func writeTestCert(t *testing.T, name string) (certFile, keyFile string) {
+func writeTestCert(t testing.TB, name string) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
