@@ -75,7 +75,8 @@ test-go:
 
 # The store, API and deployment suites again, against a throwaway PostgreSQL cluster.
 test-pg:
-	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/... ./internal/api/ ./internal/deploy/... ./internal/project/ ./internal/domains/ ./internal/ghhook/
+	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/... ./internal/auth/ ./internal/api/ ./internal/deploy/... ./internal/project/ ./internal/domains/ ./internal/ghhook/
+	scripts/with-postgres $(GO) test -count=1 -run '^TestShareLimits$$' ./cmd/gantry/
 
 test-web:
 	cd web && $(NPM) run typecheck && $(NPM) test

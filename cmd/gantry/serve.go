@@ -203,6 +203,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	}}
 	customDomains := &domains.Service{Store: db, Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
+	shareLimits(db, accounts, srv, customDomains, logger)
 	if err := customDomains.Open(ctx); err != nil {
 		return fmt.Errorf("load custom domains: %w", err)
 	}
@@ -224,6 +225,33 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	srv.BodyTimeout = cfg.BodyTimeout
 	srv.Logger = logger
 	return nil
+}
+
+// shareLimits moves the rate limits that must hold across replicas into
+// the database when it is PostgreSQL (store.RateBuckets, GCRA; SCALING.md
+// §3): sign-in failures and the known addresses that skip them, password
+// checks, sign-ups per address, deploy hooks per token, and on-demand
+// certificates per name, per account and in all. On SQLite, which one
+// process owns, they stay in memory. The per-request limits of Discover,
+// wake hints and repository lookups stay per process by design.
+func shareLimits(db *store.DB, accounts *auth.Service, srv *api.Server, customDomains *domains.Service, logger *slog.Logger) {
+	if db.Dialect() != store.Postgres {
+		return
+	}
+	b := db.RateBuckets()
+	accounts.LoginByIP.Share(b, "login-ip", logger)
+	accounts.LoginByPair.Share(b, "login-pair", logger)
+	accounts.LoginByAccount.Share(b, "login-account", logger)
+	accounts.PasswordChecks.Share(b, "password-checks", logger)
+	accounts.RegisterByIP.Share(b, "register-ip", logger)
+	accounts.KnownAddresses.Share(b, "known-address", logger)
+	srv.DeployHooks.Share(b, "deploy-hook", logger)
+	customDomains.CertNames = auth.NewLimiter(domains.CertsPerName, domains.CertWindow)
+	customDomains.CertAccounts = auth.NewLimiter(domains.CertsPerAccount, domains.CertWindow)
+	customDomains.CertAll = auth.NewLimiter(domains.CertsTotal, domains.CertWindow)
+	customDomains.CertNames.Share(b, "cert-name", logger)
+	customDomains.CertAccounts.Share(b, "cert-account", logger)
+	customDomains.CertAll.Share(b, "cert-all", logger)
 }
 
 // listening is what serve listens with: its servers report on served when

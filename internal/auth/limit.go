@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -24,6 +26,8 @@ type Limiter struct {
 	mu        sync.Mutex
 	events    map[string][]time.Time // oldest first, at most max entries
 	lastSweep time.Time
+
+	shared *sharedLimit // Share: the events are counted in Buckets instead
 }
 
 // NewLimiter returns a limiter allowing max events per key in any window.
@@ -34,6 +38,9 @@ func NewLimiter(max int, window time.Duration) *Limiter {
 // Allow reports whether key has had fewer than max events in the window
 // ending now. It records nothing.
 func (l *Limiter) Allow(key string) bool {
+	if sh := l.shared; sh != nil {
+		return sh.wait(key, l.Now()) == 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.recent(key, l.Now())) < l.max
@@ -41,6 +48,10 @@ func (l *Limiter) Allow(key string) bool {
 
 // Hit records one event for key.
 func (l *Limiter) Hit(key string) {
+	if sh := l.shared; sh != nil {
+		sh.hit(key, l.Now())
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.Now()
@@ -60,6 +71,9 @@ func (l *Limiter) Hit(key string) {
 // past the limit together: count an attempt before its outcome is known,
 // and Return it if it turns out not to count.
 func (l *Limiter) Take(key string) bool {
+	if sh := l.shared; sh != nil {
+		return sh.take(key, l.Now())
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.Now()
@@ -77,6 +91,10 @@ func (l *Limiter) Take(key string) bool {
 // Return removes the newest event of key, undoing a Take whose attempt
 // turned out not to count.
 func (l *Limiter) Return(key string) {
+	if sh := l.shared; sh != nil {
+		sh.giveBack(key)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ev := l.events[key]
@@ -93,6 +111,9 @@ func (l *Limiter) Return(key string) {
 // 0 when it has fewer than max in the window, else the time until its
 // oldest event leaves the window (for a Retry-After header).
 func (l *Limiter) Wait(key string) time.Duration {
+	if sh := l.shared; sh != nil {
+		return sh.wait(key, l.Now())
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.Now()
@@ -105,6 +126,10 @@ func (l *Limiter) Wait(key string) time.Duration {
 
 // Reset forgets key's events.
 func (l *Limiter) Reset(key string) {
+	if sh := l.shared; sh != nil {
+		sh.reset(key)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.events, key)
@@ -176,6 +201,107 @@ func (e *LimitError) Unwrap() error { return e.Err }
 // RetryAfter returns how long the client should wait.
 func (e *LimitError) RetryAfter() time.Duration { return e.Wait }
 
+// Buckets keeps rate limits where every replica counts the same events:
+// store.RateBuckets, a GCRA per key in the database. A limit of max
+// events per window is every = window/max and tolerance = window - every.
+type Buckets interface {
+	Take(ctx context.Context, key string, now time.Time, every, tolerance time.Duration) (bool, error)
+	Hit(ctx context.Context, key string, now time.Time, every, tolerance time.Duration) error
+	Return(ctx context.Context, key string, every time.Duration) error
+	Wait(ctx context.Context, key string, now time.Time, tolerance time.Duration) (time.Duration, error)
+	Reset(ctx context.Context, key string) error
+	Sweep(ctx context.Context, now time.Time) error
+}
+
+// bucketTimeout bounds one shared limit's statement.
+const bucketTimeout = 5 * time.Second
+
+// Share makes l count its events in b, under keys prefixed with name (one
+// name per limiter sharing b), instead of in this process's memory: every
+// replica on the same database then sees the same counts. It is GCRA
+// rather than a sliding window: max events at once, then one each
+// window/max. When b fails, l refuses (Take and Allow report false, Wait
+// the whole window) and logs the error: a limit that cannot be read holds.
+// Call it before l is used.
+func (l *Limiter) Share(b Buckets, name string, logger *slog.Logger) {
+	every := l.window / time.Duration(max(l.max, 1))
+	l.shared = &sharedLimit{b: b, name: name + ":", every: every, tolerance: l.window - every, window: l.window, logger: logger}
+}
+
+// sharedLimit is a Limiter's events in Buckets.
+type sharedLimit struct {
+	b                        Buckets
+	name                     string
+	every, tolerance, window time.Duration
+	logger                   *slog.Logger
+
+	mu        sync.Mutex
+	lastSweep time.Time
+}
+
+func (sh *sharedLimit) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), bucketTimeout)
+}
+
+func (sh *sharedLimit) failed(what string, err error) {
+	if err != nil && sh.logger != nil {
+		sh.logger.Error("rate limit: "+what+" failed: the limit refuses until the database answers", "limit", sh.name, "err", err)
+	}
+}
+
+func (sh *sharedLimit) take(key string, now time.Time) bool {
+	ctx, cancel := sh.ctx()
+	defer cancel()
+	sh.sweep(ctx, now)
+	ok, err := sh.b.Take(ctx, sh.name+key, now, sh.every, sh.tolerance)
+	sh.failed("take", err)
+	return ok && err == nil
+}
+
+func (sh *sharedLimit) hit(key string, now time.Time) {
+	ctx, cancel := sh.ctx()
+	defer cancel()
+	sh.sweep(ctx, now)
+	sh.failed("hit", sh.b.Hit(ctx, sh.name+key, now, sh.every, sh.tolerance))
+}
+
+func (sh *sharedLimit) giveBack(key string) {
+	ctx, cancel := sh.ctx()
+	defer cancel()
+	sh.failed("return", sh.b.Return(ctx, sh.name+key, sh.every))
+}
+
+func (sh *sharedLimit) wait(key string, now time.Time) time.Duration {
+	ctx, cancel := sh.ctx()
+	defer cancel()
+	w, err := sh.b.Wait(ctx, sh.name+key, now, sh.tolerance)
+	if err != nil {
+		sh.failed("read", err)
+		return sh.window
+	}
+	return w
+}
+
+func (sh *sharedLimit) reset(key string) {
+	ctx, cancel := sh.ctx()
+	defer cancel()
+	sh.failed("reset", sh.b.Reset(ctx, sh.name+key))
+}
+
+// sweep deletes the buckets past their window, at most once a window per
+// limiter.
+func (sh *sharedLimit) sweep(ctx context.Context, now time.Time) {
+	sh.mu.Lock()
+	due := now.Sub(sh.lastSweep) > sh.window
+	if due {
+		sh.lastSweep = now
+	}
+	sh.mu.Unlock()
+	if due {
+		sh.failed("sweep", sh.b.Sweep(ctx, now))
+	}
+}
+
 // Known remembers keys for a while after they were last added: here, the
 // (account, address) pairs that signed in successfully. It is a Limiter of
 // one event per key, so it has the Limiter's bound on memory. It is safe
@@ -194,6 +320,9 @@ func (k *Known) Add(key string) { k.seen.Hit(key) }
 
 // Has reports whether key was added less than the ttl ago.
 func (k *Known) Has(key string) bool { return !k.seen.Allow(key) }
+
+// Share keeps k's keys in b under name (Limiter.Share).
+func (k *Known) Share(b Buckets, name string, logger *slog.Logger) { k.seen.Share(b, name, logger) }
 
 // SetNow makes k read the current time from now (for tests).
 func (k *Known) SetNow(now func() time.Time) { k.seen.Now = now }

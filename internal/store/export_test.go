@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // Exec runs a statement written with ? placeholders, for tests that set up
 // rows no store method writes yet.
@@ -36,4 +39,9 @@ func (db *DB) GalleryCount(ctx context.Context) (int, error) {
 	var n int
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM gallery_apps`).Scan(&n)
 	return n, err
+}
+
+// QueryRowForTest runs a single-row query written with ? placeholders.
+func (db *DB) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
+	return db.queryRow(ctx, query, args...)
 }
