@@ -7,6 +7,7 @@ import (
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/auth"
 	"github.com/gantryhq/gantry/internal/domains"
+	"github.com/gantryhq/gantry/internal/previewaccess"
 	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
@@ -28,7 +29,12 @@ func TestShareLimits(t *testing.T) {
 	accounts := auth.NewService(db, passwords, tokens)
 	srv := api.NewServer()
 	custom := &domains.Service{}
-	shareLimits(db, accounts, srv, custom, nil)
+	previews, err := previewaccess.New("a-test-secret-key-that-is-long-enough-0123456789", db, "http://localhost:8080",
+		func(l string) string { return "http://" + l + ".localhost:8080" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shareLimits(db, accounts, srv, custom, previews, nil)
 
 	limits := []struct {
 		name string
@@ -41,6 +47,7 @@ func TestShareLimits(t *testing.T) {
 		{"deploy-hook", srv.DeployHooks, api.DeployHookLimit, api.DeployHookWindow},
 		{"cert-name", custom.CertNames, domains.CertsPerName, domains.CertWindow},
 		{"cert-all", custom.CertAll, domains.CertsTotal, domains.CertWindow},
+		{"preview-ticket", previews.Redeemed, 1, previewaccess.TicketTTL},
 	}
 	for _, lim := range limits {
 		if lim.l == nil {

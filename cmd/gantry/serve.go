@@ -203,7 +203,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	}}
 	customDomains := &domains.Service{Store: db, Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
-	shareLimits(db, accounts, srv, customDomains, logger)
+	shareLimits(db, accounts, srv, customDomains, previews, logger)
 	if err := customDomains.Open(ctx); err != nil {
 		return fmt.Errorf("load custom domains: %w", err)
 	}
@@ -230,11 +230,12 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 // shareLimits moves the rate limits that must hold across replicas into
 // the database when it is PostgreSQL (store.RateBuckets, GCRA; SCALING.md
 // §3): sign-in failures and the known addresses that skip them, password
-// checks, sign-ups per address, deploy hooks per token, and on-demand
-// certificates per name, per account and in all. On SQLite, which one
+// checks, sign-ups per address, deploy hooks per token, on-demand
+// certificates per name, per account and in all, and the preview-access
+// tickets already traded (each is traded once, on any replica). On SQLite, which one
 // process owns, they stay in memory. The per-request limits of Discover,
 // wake hints and repository lookups stay per process by design.
-func shareLimits(db *store.DB, accounts *auth.Service, srv *api.Server, customDomains *domains.Service, logger *slog.Logger) {
+func shareLimits(db *store.DB, accounts *auth.Service, srv *api.Server, customDomains *domains.Service, previews *previewaccess.Service, logger *slog.Logger) {
 	if db.Dialect() != store.Postgres {
 		return
 	}
@@ -252,6 +253,7 @@ func shareLimits(db *store.DB, accounts *auth.Service, srv *api.Server, customDo
 	customDomains.CertNames.Share(b, "cert-name", logger)
 	customDomains.CertAccounts.Share(b, "cert-account", logger)
 	customDomains.CertAll.Share(b, "cert-all", logger)
+	previews.Redeemed.Share(b, "preview-ticket", logger)
 }
 
 // listening is what serve listens with: its servers report on served when

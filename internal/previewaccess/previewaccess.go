@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/auth"
 	"github.com/gantryhq/gantry/internal/secret"
 )
 
@@ -78,8 +79,9 @@ type Service struct {
 	mu       sync.Mutex                      // one refresh at a time
 	reloaded map[string]time.Time            // label → its last Reload's refresh (under mu)
 
-	redeemMu sync.Mutex
-	redeemed map[string]time.Time // tickets traded already → their expiry (under redeemMu)
+	// Redeemed holds the tickets traded already, each for TicketTTL (New
+	// makes it; cmd/gantry shares it between replicas on PostgreSQL).
+	Redeemed *auth.Limiter
 }
 
 // New returns a service signing with a key derived from the platform
@@ -89,8 +91,10 @@ func New(secretKey string, st Store, publicURL string, liveURL func(string) stri
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Store: st, PublicURL: strings.TrimSuffix(publicURL, "/"), LiveURL: liveURL, Logger: logger,
-		Now: time.Now, key: key}, nil
+	s := &Service{Store: st, PublicURL: strings.TrimSuffix(publicURL, "/"), LiveURL: liveURL, Logger: logger,
+		Now: time.Now, key: key, Redeemed: auth.NewLimiter(1, TicketTTL)}
+	s.Redeemed.Now = func() time.Time { return s.Now() }
+	return s, nil
 }
 
 // Refresh reads the preview labels from the store.
@@ -186,27 +190,15 @@ func (s *Service) Ticket(ctx context.Context, userID, label, to string) (string,
 // A ticket is traded once: a second trade of it (a copied link, a
 // ticket read from a log or a browser's history) is refused, so a
 // ticket that leaks after its owner used it lets nobody in. Traded
-// tickets are remembered until they expire.
+// tickets are remembered until they expire (Redeemed).
 func (s *Service) Redeem(label, ticket string) (string, bool) {
 	if !s.verify("ticket", label, ticket) {
 		return "", false
 	}
-	now := s.Now()
-	s.redeemMu.Lock()
-	defer s.redeemMu.Unlock()
-	if _, used := s.redeemed[ticket]; used {
+	if !s.Redeemed.Take(ticket) {
 		return "", false
 	}
-	if s.redeemed == nil {
-		s.redeemed = make(map[string]time.Time)
-	}
-	for t, exp := range s.redeemed {
-		if now.After(exp) {
-			delete(s.redeemed, t)
-		}
-	}
-	s.redeemed[ticket] = now.Add(TicketTTL)
-	return s.sign("cookie", label, now.Add(CookieTTL)), true
+	return s.sign("cookie", label, s.Now().Add(CookieTTL)), true
 }
 
 // Check reports whether a cookie value lets its browser see label.
