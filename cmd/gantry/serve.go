@@ -107,7 +107,10 @@ type platform struct {
 	// verified a moment after a refused handshake gets its certificate at
 	// once.
 	tlsRefusals atomic.Pointer[tlsedge.Manager]
-	closers     []func()
+	// certs is the certificate storage shared by replicas (PostgreSQL);
+	// nil keeps certificates in the data folder.
+	certs   *tlsedge.SharedStorage
+	closers []func()
 }
 
 func (p *platform) onClose(f func()) { p.closers = append(p.closers, f) }
@@ -204,6 +207,9 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	customDomains := &domains.Service{Store: db, Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
 	shareLimits(db, accounts, srv, customDomains, previews, logger)
+	if db.Dialect() == store.Postgres {
+		p.certs = tlsedge.NewSharedStorage(db.TLSObjects())
+	}
 	if err := customDomains.Open(ctx); err != nil {
 		return fmt.Errorf("load custom domains: %w", err)
 	}
@@ -335,7 +341,7 @@ func (m *Main) listenTLS(ctx context.Context, cfg *config.Config, logger *slog.L
 			}
 		}()
 	}
-	tlsMgr, err := openTLS(ctx, cfg, logger, ls.addr.(*net.TCPAddr).Port, customDomains.AllowCertificate,
+	tlsMgr, err := openTLS(ctx, cfg, logger, ls.addr.(*net.TCPAddr).Port, p.certs, customDomains.AllowCertificate,
 		customDomains.AllowIssue, certIssued)
 	if err != nil {
 		return err

@@ -24,7 +24,11 @@ import (
 // (custom domains) may have certificates on demand (nil refuses them
 // all); allowIssue spends the budgets of new orders. Every error is one
 // line naming the setting to fix.
-func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpPort int,
+//
+// shared, when not nil (the database is PostgreSQL), holds certificates
+// and certmagic's locks for every replica; the first start on it imports
+// the certificate folder, so a server moving to it orders nothing anew.
+func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpPort int, shared *tlsedge.SharedStorage,
 	allow, allowIssue func(ctx context.Context, name string) error, onEvent func(tlsedge.Event)) (*tlsedge.Manager, error) {
 	tc := tlsedge.Config{
 		Mode:       cfg.TLS,
@@ -43,6 +47,16 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 		KeyFile:    cfg.TLSKey,
 		Logger:     logger,
 		Debug:      cfg.LogLevel == "debug",
+	}
+	if cfg.TLS == config.TLSACME && shared != nil {
+		n, err := tlsedge.ImportFolder(ctx, tc.Storage, shared)
+		if err != nil {
+			return nil, fmt.Errorf("move the certificates of %s into the database: %w", tc.Storage, err)
+		}
+		if n > 0 {
+			logger.Info("certificates moved into the database, shared by every replica", "files", n, "from", tc.Storage)
+		}
+		tc.Shared = shared
 	}
 	if cfg.TLS == config.TLSACME {
 		if cfg.ACMECARoot != "" {
@@ -78,7 +92,7 @@ func openTLS(ctx context.Context, cfg *config.Config, logger *slog.Logger, httpP
 	switch cfg.TLS {
 	case config.TLSACME:
 		logger.Info("HTTPS with ACME: certificates are requested in the background", "ca", cfg.ACMECA,
-			"wildcard", "*."+cfg.LiveDomain, "dns_provider", cfg.DNSProvider, "storage", tc.Storage,
+			"wildcard", "*."+cfg.LiveDomain, "dns_provider", cfg.DNSProvider, "storage", storageName(tc),
 			"on_demand", allow != nil)
 	case config.TLSFiles:
 		logger.Info("HTTPS with certificate files, reloaded when they change", "cert", cfg.TLSCert, "key", cfg.TLSKey)
@@ -150,4 +164,12 @@ func (w errorLogWriter) Write(p []byte) (int, error) {
 	}
 	w.logger.Log(context.Background(), level, msg)
 	return len(p), nil
+}
+
+// storageName says where certificates are kept, for the start-up line.
+func storageName(tc tlsedge.Config) string {
+	if tc.Shared != nil {
+		return "database (shared by replicas)"
+	}
+	return tc.Storage
 }

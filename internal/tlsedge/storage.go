@@ -11,7 +11,7 @@ import (
 // errStopped answers every storage call made after Manager.Stop.
 var errStopped = errors.New("tls: the certificate manager is stopped")
 
-// gatedStorage is the certificate folder as certmagic sees it, closed by
+// gatedStorage is the certificate storage as certmagic sees it, closed by
 // Manager.Stop. certmagic's goroutines (an order waiting to retry, a
 // renewal in the background, a lock kept fresh) have no handle to wait
 // on and may outlive the Manager: after close, every call that could
@@ -20,7 +20,7 @@ var errStopped = errors.New("tls: the certificate manager is stopped")
 // temporary folder is removed, a restarted process takes over the folder).
 // Unlock and Delete still pass: they only remove files.
 type gatedStorage struct {
-	*certmagic.FileStorage
+	backend
 
 	mu       sync.Mutex
 	closed   bool
@@ -29,14 +29,22 @@ type gatedStorage struct {
 	cancel   context.CancelFunc
 }
 
+// backend is what gatedStorage closes: the certificate folder
+// (certmagic.FileStorage), or the storage replicas share
+// (SharedStorage).
+type backend interface {
+	certmagic.Storage
+	certmagic.TryLocker
+}
+
 var (
 	_ certmagic.Storage   = (*gatedStorage)(nil)
 	_ certmagic.TryLocker = (*gatedStorage)(nil)
 )
 
-func newGatedStorage(path string) *gatedStorage {
+func newGatedStorage(b backend) *gatedStorage {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &gatedStorage{FileStorage: &certmagic.FileStorage{Path: path}, ctx: ctx, cancel: cancel}
+	return &gatedStorage{backend: b, ctx: ctx, cancel: cancel}
 }
 
 // enter admits one call (false after close) and returns its context,
@@ -71,7 +79,7 @@ func (g *gatedStorage) Store(ctx context.Context, key string, value []byte) erro
 		return errStopped
 	}
 	defer done()
-	return g.FileStorage.Store(ctx, key, value)
+	return g.backend.Store(ctx, key, value)
 }
 
 func (g *gatedStorage) Load(ctx context.Context, key string) ([]byte, error) {
@@ -80,7 +88,7 @@ func (g *gatedStorage) Load(ctx context.Context, key string) ([]byte, error) {
 		return nil, errStopped
 	}
 	defer done()
-	return g.FileStorage.Load(ctx, key)
+	return g.backend.Load(ctx, key)
 }
 
 func (g *gatedStorage) Exists(ctx context.Context, key string) bool {
@@ -89,7 +97,7 @@ func (g *gatedStorage) Exists(ctx context.Context, key string) bool {
 		return false
 	}
 	defer done()
-	return g.FileStorage.Exists(ctx, key)
+	return g.backend.Exists(ctx, key)
 }
 
 func (g *gatedStorage) List(ctx context.Context, prefix string, recursive bool) ([]string, error) {
@@ -98,7 +106,7 @@ func (g *gatedStorage) List(ctx context.Context, prefix string, recursive bool) 
 		return nil, errStopped
 	}
 	defer done()
-	return g.FileStorage.List(ctx, prefix, recursive)
+	return g.backend.List(ctx, prefix, recursive)
 }
 
 func (g *gatedStorage) Stat(ctx context.Context, key string) (certmagic.KeyInfo, error) {
@@ -107,7 +115,7 @@ func (g *gatedStorage) Stat(ctx context.Context, key string) (certmagic.KeyInfo,
 		return certmagic.KeyInfo{}, errStopped
 	}
 	defer done()
-	return g.FileStorage.Stat(ctx, key)
+	return g.backend.Stat(ctx, key)
 }
 
 func (g *gatedStorage) Lock(ctx context.Context, name string) error {
@@ -116,7 +124,7 @@ func (g *gatedStorage) Lock(ctx context.Context, name string) error {
 		return errStopped
 	}
 	defer done()
-	return g.FileStorage.Lock(ctx, name)
+	return g.backend.Lock(ctx, name)
 }
 
 func (g *gatedStorage) TryLock(ctx context.Context, name string) (bool, error) {
@@ -125,5 +133,5 @@ func (g *gatedStorage) TryLock(ctx context.Context, name string) (bool, error) {
 		return false, errStopped
 	}
 	defer done()
-	return g.FileStorage.TryLock(ctx, name)
+	return g.backend.TryLock(ctx, name)
 }

@@ -70,7 +70,12 @@ type Config struct {
 	HTTPSPort  string // port plain HTTP redirects to; "" or "443" for none in the URL
 
 	// ACME.
-	Storage   string         // folder of certificates, keys and the account, e.g. <data>/certs
+	Storage string // folder of certificates, keys and the account, e.g. <data>/certs
+	// Shared, when set, holds certificates, keys, the account and
+	// certmagic's locks instead of Storage's folder: every replica on it
+	// serves the same certificates, answers any HTTP-01 challenge, and
+	// one orders each certificate (cmd/gantry sets it on PostgreSQL).
+	Shared    *SharedStorage
 	CA        string         // ACME directory URL
 	Email     string         // contact address, optional
 	CARoots   *x509.CertPool // roots trusted for the CA's API; nil: the system's
@@ -213,7 +218,11 @@ func New(cfg Config) (*Manager, error) {
 		RenewCheckInterval: cfg.RenewCheckInterval,
 		Logger:             m.zapLogger(),
 	})
-	m.storage = newGatedStorage(cfg.Storage)
+	var b backend = &certmagic.FileStorage{Path: cfg.Storage}
+	if cfg.Shared != nil {
+		b = cfg.Shared
+	}
+	m.storage = newGatedStorage(b)
 	base := certmagic.Config{
 		Storage:            m.storage,
 		RenewalWindowRatio: cfg.RenewalWindowRatio,
