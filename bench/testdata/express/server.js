@@ -1,0 +1,5 @@
+const express = require('express')
+const app = express()
+app.get('/', (req, res) => res.send('Hello from Express'))
+app.get('/api/health', (req, res) => res.json({ ok: true }))
+app.listen(process.env.PORT || 3000)
