@@ -137,9 +137,11 @@ type DomainStore interface {
 	// SetDomainStatus moves the domain called name from status from to
 	// status to; a domain in another status is left as it is.
 	SetDomainStatus(ctx context.Context, name, from, to string) error
-	// DueDomains returns up to limit domains waiting for DNS or served
-	// whose next check is at or before now, the earliest first.
-	DueDomains(ctx context.Context, now time.Time, limit int) ([]*Domain, error)
+	// ClaimDueDomains returns up to limit domains waiting for DNS or
+	// served whose next check is at or before now and that no other
+	// checker holds, the earliest first, and holds them for a while, so
+	// that with several replicas each check runs once.
+	ClaimDueDomains(ctx context.Context, now time.Time, limit int) ([]*Domain, error)
 	// DomainRoutes returns every domain with its project's subdomain,
 	// whether it is served and whether the project has a live deployment;
 	// RedirectTo is left to the caller.

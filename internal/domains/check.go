@@ -75,7 +75,7 @@ func (s *Service) notify(ctx context.Context, n *gantry.Notification) {
 // or served and due for its re-check) and saves each outcome.
 func (s *Service) CheckDue(ctx context.Context) {
 	s.init()
-	due, err := s.Store.DueDomains(ctx, s.Now(), 20)
+	due, err := s.Store.ClaimDueDomains(ctx, s.Now(), 20)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.Logger.Error("list custom domains to check", "err", err)

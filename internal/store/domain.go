@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -166,7 +167,9 @@ func (db *DB) SetDomainRedirect(ctx context.Context, userID, projectID, id, redi
 	return tx.Commit()
 }
 
-// SaveDomainCheck writes the outcome of a check of d.ID. When d is now
+// SaveDomainCheck writes the outcome of a check of d.ID, and lets go of
+// its claim (ClaimDueDomains): its next check is due at d.NextCheckAt.
+// When d is now
 // served, any other account's domain of the same name that was served
 // stops being so in the same transaction (status error, with displaced as
 // its reason): those are returned, for their owners to be told.
@@ -204,7 +207,7 @@ func (db *DB) SaveDomainCheck(ctx context.Context, d *gantry.Domain, displaced s
 		}
 	}
 	res, err := tx.exec(ctx, `UPDATE domains SET status = ?, error = ?, next_check_at = ?, attempts = ?,
-		verified_at = ?, failing_since = ? WHERE id = ?`, d.Status, d.Error, d.NextCheckAt, d.Attempts,
+		verified_at = ?, failing_since = ?, check_claimed_until = NULL WHERE id = ?`, d.Status, d.Error, d.NextCheckAt, d.Attempts,
 		nullTime(d.VerifiedAt), nullTime(d.FailingSince), d.ID)
 	if err != nil {
 		return nil, fmt.Errorf("save domain check: %w", err)
@@ -259,17 +262,65 @@ func (db *DB) SetDomainStatus(ctx context.Context, name, from, to string) error 
 	return nil
 }
 
-// DueDomains returns up to limit domains waiting for DNS or served (their
-// re-checks) whose next check is due by now, the earliest first.
-func (db *DB) DueDomains(ctx context.Context, now time.Time, limit int) ([]*gantry.Domain, error) {
-	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+domainColumns+` FROM domains d
-		WHERE d.status IN (?, ?, ?) AND d.next_check_at <= ? ORDER BY d.next_check_at, d.id LIMIT ?`),
-		gantry.DomainWaitingDNS, gantry.DomainVerified, gantry.DomainCertificateIssued,
-		now.UTC().Truncate(time.Millisecond), limit)
+// DomainCheckClaim is how long ClaimDueDomains keeps the domains it
+// hands out from every other caller: longer than a check takes; a replica
+// that dies mid-check lets them go after it.
+const DomainCheckClaim = 2 * time.Minute
+
+// ClaimDueDomains returns up to limit domains waiting for DNS or served
+// (their re-check) whose next check is due at now and that no other
+// checker holds, and holds them for DomainCheckClaim, in one transaction
+// (SKIP LOCKED on PostgreSQL): with several replicas each due check runs
+// once. Saving a check's outcome sets the next one and lets the claim go
+// (SaveDomainCheck).
+func (db *DB) ClaimDueDomains(ctx context.Context, now time.Time, limit int) ([]*gantry.Domain, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rollback(tx)
+	now = now.UTC().Truncate(time.Millisecond)
+	q := `SELECT d.id FROM domains d
+		WHERE d.status IN (?, ?, ?) AND d.next_check_at <= ?
+			AND (d.check_claimed_until IS NULL OR d.check_claimed_until <= ?)
+		ORDER BY d.next_check_at, d.id LIMIT ?`
+	if db.dialect == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := tx.query(ctx, q, gantry.DomainWaitingDNS, gantry.DomainVerified, gantry.DomainCertificateIssued, now, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("due domains: %w", err)
 	}
-	return scanDomains(rows)
+	var ids []any
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("due domains: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("due domains: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, tx.Commit()
+	}
+	in := "?" + strings.Repeat(", ?", len(ids)-1)
+	if _, err := tx.exec(ctx, `UPDATE domains SET check_claimed_until = ? WHERE id IN (`+in+`)`,
+		append([]any{now.Add(DomainCheckClaim)}, ids...)...); err != nil {
+		return nil, fmt.Errorf("claim due domains: %w", err)
+	}
+	rows, err = tx.query(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.id IN (`+in+`) ORDER BY d.next_check_at, d.id`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("due domains: %w", err)
+	}
+	due, err := scanDomains(rows)
+	if err != nil {
+		return nil, err
+	}
+	return due, tx.Commit()
 }
 
 // DomainRoutes returns every domain with its project's subdomain, whether
