@@ -1,6 +1,9 @@
 package gantry
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // GitHubHook is the repository webhook Gantry keeps at GitHub for a project
 // made from a connected GitHub repository (issue 14): GitHub sends push and
@@ -106,4 +109,44 @@ func ValidateGitHubEvent(s string) error {
 		}
 	}
 	return nil
+}
+
+// WebhookJob is a verified GitHub delivery waiting to be handled. It is
+// kept in the database until a worker (on any replica) has handled it, so
+// a delivery answered 202 survives a crash or restart of the process that
+// took it.
+type WebhookJob struct {
+	ID        string // the delivery's key: its webhook, event and body's SHA-256
+	ProjectID string
+	Event     string
+	Payload   []byte
+	// Attempts counts the claims of the job, this one included: more than
+	// one means a worker took it before and stopped before finishing.
+	Attempts int
+}
+
+// Outcomes of WebhookJobStore.Enqueue.
+const (
+	JobQueued    = "queued"    // stored, a worker will take it
+	JobDuplicate = "duplicate" // the same delivery was taken before
+	JobBusy      = "busy"      // the project's share or the whole queue is full
+)
+
+// WebhookJobStore keeps GitHub deliveries as leased jobs (store.DB's
+// WebhookJobs).
+type WebhookJobStore interface {
+	// Enqueue stores j when the delivery is new (JobDuplicate when its id
+	// was taken before: a replay) and there is room: fewer than perProject
+	// jobs of its project and max in all (JobBusy, and the delivery is not
+	// used up, so that GitHub may deliver it again).
+	Enqueue(ctx context.Context, j *WebhookJob, perProject, max int) (string, error)
+	// Claim takes the next job for owner until lease has passed: of the
+	// projects with a job waiting and none being handled, the one whose
+	// turn is oldest, its oldest job. A job whose lease lapsed (its worker
+	// died) is waiting again. ENOTFOUND when none is.
+	Claim(ctx context.Context, owner string, lease time.Duration) (*WebhookJob, error)
+	// Finish deletes job id, handled by owner.
+	Finish(ctx context.Context, id, owner string) error
+	// Count returns how many jobs are stored, waiting or being handled.
+	Count(ctx context.Context) (int, error)
 }

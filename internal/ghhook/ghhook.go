@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -69,13 +70,16 @@ type Store interface {
 	FindGitHubPullRequestByDeployment(ctx context.Context, projectID, deploymentID string) (*gantry.GitHubPullRequest, error)
 	ListGitHubPullRequests(ctx context.Context, projectID string) ([]*gantry.GitHubPullRequest, error)
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
+	// WebhookJobs keeps verified deliveries until a worker (on any
+	// replica) has handled them.
+	WebhookJobs() gantry.WebhookJobStore
 }
 
 // Defaults of Service.
 const (
-	// DefaultQueueSize is how many deliveries may wait to be handled in
-	// all; more are answered 503 (GitHub shows them as failed, to be
-	// redelivered).
+	// DefaultQueueSize is how many deliveries may wait to be handled (or
+	// be handled) in all; more are answered 503 (GitHub shows them as
+	// failed, to be redelivered).
 	DefaultQueueSize = 1024
 	// DefaultProjectQueue is how many of one project's deliveries may
 	// wait; more of that project's are answered 503, others' are not.
@@ -90,6 +94,16 @@ const (
 	recentDeliveries = 4096
 	// DefaultWorkers handle queued deliveries at once.
 	DefaultWorkers = 2
+	// DefaultJobPoll is how often an idle worker looks for deliveries
+	// nobody woke it for: taken by other replicas, or left by a worker
+	// that died (once its lease, JobLease, has passed).
+	DefaultJobPoll = time.Second
+	// DefaultJobLease is how long a worker holds a delivery: longer than
+	// handling one may take (2 CallTimeout).
+	DefaultJobLease = 2*CallTimeout + 30*time.Second
+	// MaxJobAttempts is how many times a delivery is taken: one whose
+	// workers died that often is dropped, recorded as failed.
+	MaxJobAttempts = 3
 	// CallTimeout bounds each GitHub call and each delivery's work.
 	CallTimeout = 30 * time.Second
 	// WebhookPath is where GitHub delivers, under the public URL.
@@ -111,20 +125,23 @@ type Service struct {
 	// PublicURL is where GitHub reaches Gantry and where links in statuses
 	// and comments point (no trailing slash), e.g. https://gantry.example.com.
 	PublicURL string
-	// QueueSize, ProjectQueue, Workers, HookBurst and HookEvery:
-	// DefaultQueueSize, DefaultProjectQueue, DefaultWorkers,
-	// DefaultHookBurst and DefaultHookEvery when 0.
+	// QueueSize, ProjectQueue, Workers, HookBurst, HookEvery, JobPoll and
+	// JobLease: DefaultQueueSize, DefaultProjectQueue, DefaultWorkers,
+	// DefaultHookBurst, DefaultHookEvery, DefaultJobPoll and
+	// DefaultJobLease when 0.
 	QueueSize, ProjectQueue, Workers, HookBurst int
-	HookEvery                                   time.Duration
+	HookEvery, JobPoll, JobLease                time.Duration
 	Logger                                      *slog.Logger
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
 
 	startOnce sync.Once
-	queue     *queue
+	owner     string        // this process's name on the jobs it holds
+	nudge     chan struct{} // wakes an idle worker: a delivery was queued
+	stop      chan struct{} // closed by Close
+	active    atomic.Int32  // deliveries this process's workers are handling
 	recent    *recent
 	limits    *limiters
-	pending   sync.WaitGroup // queued and running deliveries
 	reports   sync.WaitGroup // running DeploymentFinished reports
 	workers   sync.WaitGroup
 	closeOnce sync.Once
@@ -159,7 +176,10 @@ func (s *Service) lock(projectID string) func() {
 // start starts the workers once.
 func (s *Service) start() {
 	s.startOnce.Do(func() {
-		s.queue = newQueue(orInt(s.ProjectQueue, DefaultProjectQueue), orInt(s.QueueSize, DefaultQueueSize))
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		s.owner = hex.EncodeToString(b[:])
+		s.nudge, s.stop = make(chan struct{}, 1), make(chan struct{})
 		s.recent = newRecent(recentDeliveries)
 		every := s.HookEvery
 		if every <= 0 {
@@ -180,21 +200,31 @@ func orInt(v, def int) int {
 	return def
 }
 
-// Wait blocks until every queued delivery has been handled and every
-// finished build reported (for tests and shutdown).
+// Wait blocks until no delivery is waiting or being handled (by any
+// process on the database) and every finished build is reported (for
+// tests).
 func (s *Service) Wait() {
-	s.pending.Wait()
+	s.start()
+	for {
+		n, err := s.Store.WebhookJobs().Count(context.Background())
+		if err == nil && n == 0 && s.active.Load() == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	s.reports.Wait()
 }
 
-// Close stops taking deliveries, lets the queued ones finish and stops the
-// workers. It is safe to call more than once.
+// Close stops taking deliveries, lets the workers finish the ones they
+// are handling and stops them. Deliveries still waiting stay in the
+// database for the next start (or another replica). It is safe to call
+// more than once.
 func (s *Service) Close() {
 	s.closeOnce.Do(func() {
 		s.start()
 		s.mu.Lock()
 		s.closed = true
-		s.queue.close()
+		close(s.stop)
 		s.mu.Unlock()
 		s.workers.Wait()
 		s.reports.Wait()

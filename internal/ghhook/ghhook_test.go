@@ -34,12 +34,16 @@ type fakeDeployer struct {
 	removed  []string // "pr=N" or "branch=B"
 	err      error
 	block    chan struct{} // when set, Trigger waits for it
+	entered  chan string   // when set, Trigger sends the branch on it first
 	// during, when set, runs inside Trigger (as the deploy service calls
 	// Finished there for a build the new one supersedes).
 	during func(t gantry.DeployTrigger)
 }
 
 func (f *fakeDeployer) Trigger(_ context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error) {
+	if f.entered != nil {
+		f.entered <- t.Branch
+	}
 	if f.block != nil {
 		<-f.block
 	}
@@ -741,5 +745,56 @@ func TestPingWhileRegistering(t *testing.T) {
 		"repository": map[string]any{"id": e.repo.ID}})
 	if len(ds) != 1 || ds[0].Status != http.StatusOK || ds[0].Answer != ghhook.MsgPong {
 		t.Fatalf("ping %d %s", ds[0].Status, ds[0].Answer)
+	}
+}
+
+// TestDeliveriesOutliveTheirReplica: a delivery answered 202 is kept in
+// the database until it is handled, so a replica that dies while handling
+// it (here: hangs past its lease, as far as the others can tell) loses
+// nothing: another replica on the same database takes it (attempt 2) and
+// the project's next delivery, which waited behind it, in order; the
+// first replica's late finish changes nothing.
+func TestDeliveriesOutliveTheirReplica(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.svc
+	a.Workers, a.JobLease = 1, time.Second
+	e.dep.block, e.dep.entered = make(chan struct{}), make(chan string, 4)
+	a.Register(ctx, e.alice, e.project)
+	payload := e.gh.PushPayload(t, "alice-gh/site", "main", "")
+	for i := range 2 {
+		payload["n"] = i
+		if d := e.gh.Deliver(t, "alice-gh/site", "push", payload)[0]; d.Status != http.StatusAccepted {
+			t.Fatalf("delivery %d: %d %s", i, d.Status, d.Answer)
+		}
+	}
+	select {
+	case <-e.dep.entered: // replica A is handling the first, and hangs there
+	case <-time.After(10 * time.Second):
+		t.Fatal("replica A never took the first delivery")
+	}
+
+	other := &fakeDeployer{}
+	b := &ghhook.Service{Store: e.db, GitHub: a.GitHub, Deployer: other, Secrets: a.Secrets, Decrypt: a.Decrypt,
+		PublicURL: a.PublicURL, JobPoll: 50 * time.Millisecond, JobLease: time.Second, Logger: a.Logger}
+	t.Cleanup(b.Close)
+	done := make(chan struct{})
+	go func() { b.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("replica B never handled the deliveries replica A took")
+	}
+	if tr := other.Triggers(); len(tr) != 2 {
+		t.Fatalf("replica B triggered %d deployments, want 2 (the hung one's and the next)", len(tr))
+	}
+	close(e.dep.block) // A comes back: its finish finds the delivery handled
+	a.Wait()
+	if tr := other.Triggers(); len(tr) != 2 {
+		t.Fatalf("after A's late finish, B's triggers %d", len(tr))
+	}
+	if last := e.view(t).Webhook.LastDelivery; last == nil || last.Event != "push" {
+		t.Fatalf("last delivery %+v", last)
 	}
 }

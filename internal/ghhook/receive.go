@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +66,9 @@ type job struct {
 // X-GitHub-Delivery (which nobody signs): the same signed body again, under
 // any delivery id, does nothing again. Replays seen lately are answered
 // from memory before the rate is counted; the rate is counted before the
-// delivery is claimed in the database; each project's deliveries wait in
-// a queue of their own, handed to the workers in turn.
+// delivery is claimed in the database. A delivery is stored in the
+// database (gantry.WebhookJobStore) until a worker of any replica has
+// handled it: one project's at a time, projects in turn.
 func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 	if err := gantry.ValidateGitHubEvent(d.Event); err != nil {
 		return "", err
@@ -117,26 +119,38 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 		s.record(ctx, h.ProjectID, "ping", "", gantry.DeliveryOK, "GitHub reached Gantry")
 		return MsgPong, nil
 	}
-	// Hold the project's place in the queue before claiming the delivery,
-	// so a delivery refused for want of room can be redelivered; the lock
-	// keeps Close from closing the queue in between.
+	// The delivery is stored with its claim, in one transaction, only
+	// when its project's share of the queue has room: one refused for
+	// want of room is not used up and may be redelivered.
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return "", gantry.Errorf(gantry.EUNAVAILABLE, "Gantry is shutting down; redeliver this one from GitHub in a minute")
 	}
-	if !s.queue.room(h.ProjectID) {
+	status, err := s.Store.WebhookJobs().Enqueue(ctx, &gantry.WebhookJob{ID: key, ProjectID: h.ProjectID, Event: d.Event, Payload: d.Body},
+		orInt(s.ProjectQueue, DefaultProjectQueue), orInt(s.QueueSize, DefaultQueueSize))
+	if err != nil {
+		return "", err
+	}
+	switch status {
+	case gantry.JobBusy:
 		return "", gantry.Errorf(gantry.EUNAVAILABLE, MsgBusy)
+	case gantry.JobDuplicate:
+		s.recent.add(key)
+		return MsgAlreadyHandled, nil
 	}
-	if fresh, err := s.claim(ctx, key); err != nil || !fresh {
-		return MsgAlreadyHandled, err
-	}
-	s.pending.Add(1)
-	if !s.queue.push(h.ProjectID, job{hook: h, event: d.Event, body: d.Body}) {
-		s.pending.Done()
-		return "", gantry.Errorf(gantry.EUNAVAILABLE, MsgBusy)
-	}
+	s.recent.add(key)
+	s.wakeWorker()
 	return MsgQueued, nil
+}
+
+// wakeWorker wakes an idle worker, if one is waiting.
+func (s *Service) wakeWorker() {
+	select {
+	case s.nudge <- struct{}{}:
+	default:
+	}
 }
 
 // claim claims delivery key in the store (false: handled before) and
@@ -203,18 +217,65 @@ func parseSignature(h string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// work handles queued deliveries until Close.
+// work takes deliveries from the database and handles them until Close:
+// waiting for one when none is (woken by Receive, or every JobPoll).
 func (s *Service) work() {
 	defer s.workers.Done()
-	for {
-		j, ok := s.queue.pop()
-		if !ok {
-			return
-		}
-		s.handle(j)
-		s.queue.done(j.hook.ProjectID)
-		s.pending.Done()
+	poll := s.JobPoll
+	if poll <= 0 {
+		poll = DefaultJobPoll
 	}
+	lease := s.JobLease
+	if lease <= 0 {
+		lease = DefaultJobLease
+	}
+	jobs := s.Store.WebhookJobs()
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		s.active.Add(1)
+		j, err := jobs.Claim(context.Background(), s.owner, lease)
+		if err == nil {
+			s.wakeWorker() // another may be waiting for a job of another project
+			s.handleJob(j)
+			if err := jobs.Finish(context.Background(), j.ID, s.owner); err != nil {
+				s.logger().Error("github webhook: could not finish a delivery", "project", j.ProjectID, "err", err)
+			}
+			s.active.Add(-1)
+			continue
+		}
+		s.active.Add(-1)
+		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
+			s.logger().Error("github webhook: could not take a delivery", "err", err)
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-s.nudge:
+		case <-time.After(poll):
+		}
+	}
+}
+
+// handleJob handles a delivery taken from the database: one taken
+// MaxJobAttempts times before (its workers died on it) is dropped and
+// recorded as failed.
+func (s *Service) handleJob(j *gantry.WebhookJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	defer cancel()
+	h, err := s.Store.FindGitHubHook(ctx, j.ProjectID)
+	if err != nil {
+		return // the project (and its webhook) was deleted meanwhile
+	}
+	if j.Attempts > MaxJobAttempts {
+		s.record(ctx, j.ProjectID, j.Event, "", gantry.DeliveryFailed, fmt.Sprintf(
+			"Gantry stopped %d times while handling this delivery, so it was dropped: redeliver it from GitHub", MaxJobAttempts))
+		return
+	}
+	s.handle(job{hook: h, event: j.Event, body: j.Payload})
 }
 
 // handle does what one delivery asks and records the result on the
