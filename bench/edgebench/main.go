@@ -3,7 +3,13 @@
 // latency and CPU time per request for a small HTML page and a 200 KB
 // asset, and the ratios.
 //
-//	go run ./bench/edgebench [-d 5s] [-c 64] [-t 2] [-rounds 3] [-log=true] [-floor=true]
+//	go run ./bench/edgebench [-d 5s] [-c 64] [-t 2] [-rounds 3] [-log=true] [-floor=true] [-files page,asset] [-cpuprofile FILE]
+//
+// Beside the table it prints, per request, how the work was batched: the
+// loops' rounds of events and blocking epoll_waits (edge.Loop.Stats) and
+// the context switches of Gantry's process and of nginx's workers — where
+// the 200 KB asset's CPU per request goes apart from sendfile itself (see
+// the README's Benchmarks).
 //
 // The servers listen on loopback and are loaded in turn (never at the same
 // time), round after round with the order swapped each round, so that a
@@ -70,6 +76,7 @@ func main() {
 	serve := flag.Bool("serve", false, "start both servers, print their URLs and wait (for strace, perf or a manual wrk)")
 	floorServe := flag.String("floor-serve", "", "(internal) serve this site folder with the bare net/http handler on -floor-addr: the floor's own process")
 	floorAddr := flag.String("floor-addr", "", "(internal) the address for -floor-serve")
+	files := flag.String("files", "page,asset", "the files to load (comma-separated): page (the 400 B HTML page), asset (the 200 KB asset)")
 	flag.Parse()
 	if *floorServe != "" {
 		fln, err := net.Listen("tcp", *floorAddr)
@@ -146,12 +153,14 @@ func main() {
 	fmt.Println()
 
 	type row struct {
-		path string
-		res  map[string]load.Result
+		path  string
+		res   map[string]load.Result
+		batch map[string][]batching // gantry's and nginx's runs
 	}
 	var rows []row
-	for _, path := range []string{"/", load.AssetPath} {
+	for _, path := range filePaths(*files) {
 		runs := map[string][]load.Result{}
+		batches := map[string][]batching{}
 		load.InTurn(*rounds, servers, func(round int, s *server) {
 			stop := func() {}
 			if s.name == "gantry" && *cpuprofile != "" && round == 0 {
@@ -161,11 +170,15 @@ func main() {
 				}
 				stop = load.StartProfile(*cpuprofile + "." + kind)
 			}
+			b0 := measureBatching(s.name, nginxPid)
 			r := s.load(*threads, *conns, *duration, path)
+			if b := measureBatching(s.name, nginxPid); b != nil {
+				batches[s.name] = append(batches[s.name], b.since(b0, r.Requests))
+			}
 			stop()
 			runs[s.name] = append(runs[s.name], r)
 		})
-		rw := row{path: path, res: map[string]load.Result{}}
+		rw := row{path: path, res: map[string]load.Result{}, batch: batches}
 		for name, rs := range runs {
 			rw.res[name] = load.Median(rs)
 		}
@@ -178,6 +191,10 @@ func main() {
 			r := rw.res[s.name]
 			fmt.Printf("%-24s %-10s %10.0f %10s %12.1f\n", rw.path, s.name, r.RPS, r.P99.Round(10*time.Microsecond), r.CPUPerReq)
 		}
+	}
+	fmt.Println("\nper request (medians of the rounds): the loops' rounds of events and blocking epoll_waits, and the server's context switches")
+	for _, rw := range rows {
+		printBatching(rw.path, rw.batch)
 	}
 	if _, withNginx := rows[0].res["nginx"]; withNginx {
 		for _, g := range []struct{ name, title string }{{"gantry", "Gantry / nginx"}, {"gantry-off", "Gantry, loops off / nginx"}} {
@@ -243,4 +260,95 @@ func (s *server) load(threads, conns int, d time.Duration, path string) load.Res
 		r.CPUPerReq = float64(s.cpu()-before) / float64(time.Microsecond) / float64(r.Requests)
 	}
 	return r
+}
+
+// filePaths returns the paths -files names.
+func filePaths(files string) []string {
+	var paths []string
+	for _, f := range strings.Split(files, ",") {
+		switch f {
+		case "page":
+			paths = append(paths, "/")
+		case "asset":
+			paths = append(paths, load.AssetPath)
+		default:
+			load.Fatalf("-files: %q is neither page nor asset", f)
+		}
+	}
+	return paths
+}
+
+// printBatching prints gantry's and nginx's batching for path.
+func printBatching(path string, batch map[string][]batching) {
+	for _, name := range []string{"gantry", "nginx"} {
+		if bs := batch[name]; len(bs) > 0 {
+			fmt.Printf("%-24s %-10s %s\n", path, name, medianBatching(bs))
+		}
+	}
+}
+
+// batching is how a server's work was batched over a run, per request:
+// the loops' rounds of events and blocking waits (Gantry's loops only),
+// and the server's context switches (its threads', or nginx's workers').
+type batching struct {
+	loops                   bool // rounds and waits counted
+	rounds, waits, switches float64
+}
+
+// measureBatching returns the counts so far for gantry or nginx (nil for
+// the other servers).
+func measureBatching(name string, nginxPid int) *batching {
+	switch name {
+	case "gantry":
+		st := load.GantryLoop.Stats()
+		return &batching{loops: true, rounds: float64(st.Rounds), waits: float64(st.Waits), switches: float64(contextSwitches(os.Getpid()))}
+	case "nginx":
+		var n int64
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", nginxPid, nginxPid))
+		for _, k := range strings.Fields(string(kids)) {
+			pid, _ := strconv.Atoi(k)
+			n += contextSwitches(pid)
+		}
+		return &batching{switches: float64(n)}
+	}
+	return nil
+}
+
+// since returns the counts from b0 to b per request.
+func (b *batching) since(b0 *batching, requests int64) batching {
+	n := float64(max(requests, 1))
+	return batching{loops: b.loops, rounds: (b.rounds - b0.rounds) / n, waits: (b.waits - b0.waits) / n, switches: (b.switches - b0.switches) / n}
+}
+
+func medianBatching(bs []batching) string {
+	med := func(f func(batching) float64) float64 {
+		v := make([]float64, len(bs))
+		for i, b := range bs {
+			v[i] = f(b)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	sw := fmt.Sprintf("context switches %.3f", med(func(b batching) float64 { return b.switches }))
+	if !bs[0].loops {
+		return sw
+	}
+	return fmt.Sprintf("rounds %.3f, blocking waits %.3f, %s", med(func(b batching) float64 { return b.rounds }), med(func(b batching) float64 { return b.waits }), sw)
+}
+
+// contextSwitches is the voluntary and involuntary context switches of
+// pid's threads so far.
+func contextSwitches(pid int) int64 {
+	var n int64
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+	}
+	return n
 }

@@ -172,6 +172,7 @@ type evloop struct {
 	logBuf   bytes.Buffer           // lines logged during this round of events
 	logH     slog.Handler           // writes into logBuf
 	iov      []unix.Iovec           // rawWritev's array, reused
+	stats    loopCounters           // for Loop.Stats
 }
 
 func newEvloop(l *Loop) (*evloop, error) {
@@ -225,6 +226,9 @@ func (lp *evloop) run() {
 			return
 		}
 		lp.now = time.Now()
+		if n > 0 {
+			lp.stats.rounds.Add(1)
+		}
 		for i := 0; i < n; i++ {
 			ev := lp.events[i]
 			fd := int(ev.Fd)
@@ -335,6 +339,7 @@ func (lp *evloop) wait() (int, error) {
 	if errno == 0 && r > 0 {
 		return int(r), nil
 	}
+	lp.stats.waits.Add(1)
 	return unix.EpollWait(lp.epfd, lp.events[:], 1000)
 }
 
@@ -566,6 +571,7 @@ func (lp *evloop) serve(c *lconn) {
 			return
 		}
 		c.in = c.in[total:]
+		lp.stats.requests.Add(1)
 		c.reqStart = lp.now // of the next request, if it has begun
 		if c.up != nil {
 			lp.kick(c.up)

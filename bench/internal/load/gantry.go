@@ -40,6 +40,9 @@ func StartGantry(site edge.Site, logFile string) string {
 	return startGantry(site, logFile, true, "127.0.0.1:0")
 }
 
+// GantryLoop is the event loops StartGantry started, for their Stats.
+var GantryLoop *edge.Loop
+
 // childEnv carries, to a benchmark re-executed by StartGantryOff, what to
 // serve (JSON of gantryChild).
 const childEnv = "GANTRY_BENCH_GANTRY_OFF"
@@ -127,6 +130,7 @@ func startGantry(site edge.Site, logFile string, loops bool, addr string) string
 		Loops:             edge.ReserveLoopProcs(),
 	})
 	Must(err)
+	GantryLoop = loop
 	loop.Serve()
 	go hs.Serve(loop.Listener())
 	return addr
