@@ -10,10 +10,11 @@ import (
 )
 
 // Storage budgets per plan: what an account's deployments may keep on the
-// data disk — published sites, the workspaces server apps run from, the
-// text of their log entries, and the projects' build caches. A deploy
-// that finds the account's budget used up first removes what was only kept
-// for rollback and the build caches (RoomOrder); it is refused only when
+// data disk — published sites, the workspaces server apps run from and
+// the text of their log entries (build caches are the platform's, with
+// bounds of their own: not counted). A deploy that finds the account's
+// budget used up first removes what was only kept for rollback
+// (RoomOrder); it is refused only when
 // live deployments and logs fill the budget on their own (StorageFullError).
 const (
 	GiB = int64(1) << 30
@@ -39,11 +40,10 @@ func PlanMaxStorage(plan string) int64 {
 // StorageUsage is what an account's deployments take on the data disk and
 // the budget they share (the answer's stats.storage).
 type StorageUsage struct {
-	Used   int64 `json:"used"`   // Files + Logs + Caches
+	Used   int64 `json:"used"`   // Files + Logs (build caches are the platform's: not counted)
 	Budget int64 `json:"budget"` // subscription.maxStorage
 	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk, each stored file (blob) once
 	Logs   int64 `json:"logs"`   // bytes of log message text
-	Caches int64 `json:"caches"` // the projects' build caches, as stored
 	// Files split (filled by the profile's statistics, Files = their
 	// sum): live and in-progress static sites, live and in-progress
 	// server apps, and the stopped and failed deployments kept for
@@ -124,10 +124,21 @@ type BuildCache struct {
 	UsedAt    time.Time
 }
 
-// Build caches share the storage budget: an account's caches together may
-// take at most CacheShare of it, min(1 GiB, a quarter of the budget), the
-// least recently used project's evicted first when a build goes over.
-func CacheShare(budget int64) int64 { return min(GiB, budget/4) }
+// BuildCacheRecords is the store's side of the build caches' own bounds
+// (the account's list is DeploymentStore's BuildCaches): every account's
+// caches platform-wide, and the evictions that freed room, so that a
+// build whose caches were evicted says so rather than that it has none
+// yet.
+type BuildCacheRecords interface {
+	// All lists every project's build caches, least recently used first.
+	All(ctx context.Context) ([]BuildCache, error)
+	// Evicted forgets the project's build caches and records that they
+	// were evicted at at (the project gone: nothing to do).
+	Evicted(ctx context.Context, projectID string, at time.Time) error
+	// Eviction returns when the project's build caches were last evicted
+	// (zero: never).
+	Eviction(ctx context.Context, projectID string) (time.Time, error)
+}
 
 // Files of deployments that are not live are kept for rollback, per
 // project: the newest KeepDeployments stopped or failed ones, of which at

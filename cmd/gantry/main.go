@@ -241,6 +241,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		AppIdle:     cfg.AppIdle,
 		PreviewIdle: cfg.PreviewIdle,
 		Logger:      logger,
+
+		BuildCacheAccount: cfg.BuildCacheAccount,
+		BuildCacheTotal:   cfg.BuildCacheTotal,
 	}
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err

@@ -243,6 +243,9 @@ func (r *run) restoreCache() (nodeModules bool) {
 			}
 		}
 	}
+	if r.job.CacheUse != nil {
+		defer r.job.CacheUse(r.bctx)()
+	}
 	m := readManifest(dir)
 	from := "" // said in the log line when the caches are another target's
 	if len(m.Entries) == 0 && r.job.CacheFallback != "" {
@@ -251,7 +254,11 @@ func (r *run) restoreCache() (nodeModules bool) {
 		}
 	}
 	if len(m.Entries) == 0 {
-		r.log.step(gantry.LevelInfo, "No build cache yet: this build saves one for the next")
+		if ago := r.job.CacheEvictedAgo; ago > 0 {
+			r.log.step(gantry.LevelInfo, "Build cache was removed "+daysAgo(ago)+" to free space; this build saves a new one")
+		} else {
+			r.log.step(gantry.LevelInfo, "No build cache yet: this build saves one for the next")
+		}
 		return false
 	}
 	if r.job.NoCache {
@@ -333,6 +340,18 @@ func (r *run) restoreCache() (nodeModules bool) {
 	return nodeModules
 }
 
+// daysAgo says how long ago, in whole days, ago was.
+func daysAgo(ago time.Duration) string {
+	switch n := int(ago / (24 * time.Hour)); n {
+	case 0:
+		return "less than a day ago"
+	case 1:
+		return "1 day ago"
+	default:
+		return fmt.Sprintf("%d days ago", n)
+	}
+}
+
 // cacheErr keeps the platform's paths out of a user-facing line.
 func cacheErr(err error) string {
 	var pe *fs.PathError
@@ -345,7 +364,7 @@ func cacheErr(err error) string {
 // MaxCachePacked bounds the bytes a build's saved caches hold unpacked
 // (an entry that would pass it is not saved): packing runs outside the
 // build's cgroup (in the helper, see helper.go), and an account's caches
-// may take at most 1 GiB stored (gantry.CacheShare) anyway.
+// are bounded (2 GiB stored by default, deploy's cacheKeeper) anyway.
 const MaxCachePacked = 2 << 30
 
 // errCacheTooLarge: an entry passed what packCache was allowed to read.

@@ -139,6 +139,14 @@ type Job struct {
 	// NoCache skips restoring the caches; a successful build still saves
 	// new ones.
 	NoCache bool
+	// CacheEvictedAgo, when positive, is how long ago the project's caches
+	// were evicted to keep the caches within their bounds: a build that
+	// finds none says so rather than that there are none yet.
+	CacheEvictedAgo time.Duration
+	// CacheUse, when set, is called before the caches are restored and
+	// what it returns once they are: the caller's lock on the project's
+	// caches (a save still under way ends first; no eviction meanwhile).
+	CacheUse func(ctx context.Context) (release func())
 	// NpmRegistry and PipIndexURL, when set, are the package registries
 	// the install and build use (npm_config_registry, PIP_INDEX_URL).
 	NpmRegistry string

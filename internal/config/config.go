@@ -110,6 +110,12 @@ type Config struct {
 
 	acmeResolvers string // as given, parsed by checkTLS
 
+	// BuildCacheAccount bounds one account's build caches, default 2 GiB;
+	// BuildCacheTotal every account's together, default 0: a tenth of the
+	// data disk. Neither counts in an account's storage budget.
+	BuildCacheAccount int64
+	BuildCacheTotal   int64
+
 	// secretKeySet records that the key came from the environment or a flag.
 	secretKeySet bool
 }
@@ -154,6 +160,7 @@ const (
 	DefaultBuildDiskMiB     = 4096
 	DefaultBuildInodes      = 200_000
 	DefaultAppDiskMiB       = 1024
+	DefaultBuildCacheMiB    = 2048
 	DefaultSandboxUIDs      = "200000-265535"
 	DefaultPasswordCost     = 19
 	DefaultTokenTTL         = 7 * 24 * time.Hour
@@ -202,6 +209,8 @@ var settings = []setting{
 	{"build-disk", strconv.Itoa(DefaultBuildDiskMiB), "disk space a build may write (repository, dependencies, output, /tmp), in MiB"},
 	{"build-inodes", strconv.Itoa(DefaultBuildInodes), "files and folders a build may create"},
 	{"app-disk", strconv.Itoa(DefaultAppDiskMiB), "writable disk space of each server app beyond what its build left, in MiB"},
+	{"build-cache-account", strconv.Itoa(DefaultBuildCacheMiB), "disk space one account's build caches may take, in MiB (not counted in its storage budget; least recently used evicted first)"},
+	{"build-cache-total", "0", "disk space every account's build caches may take together, in MiB (0: a tenth of the data folder's disk)"},
 	{"sandbox-uids", DefaultSandboxUIDs, "range of uids reserved for accounts' builds and apps, one per account (FIRST-LAST)"},
 	{"password-cost", strconv.Itoa(DefaultPasswordCost), "argon2id memory per password hash, in MiB (1–1024)"},
 	{"token-ttl", DefaultTokenTTL.String(), "lifetime of sign-in tokens"},
@@ -461,24 +470,23 @@ func (c *Config) checkLimits(v func(string) string, bad badSetting) {
 	} else if c.WakePageAfter <= 0 {
 		bad("wake-page-after", "must be positive")
 	}
-	if mib, err := strconv.ParseInt(v("build-disk"), 10, 64); err != nil {
-		bad("build-disk", "%q is not a whole number of MiB", v("build-disk"))
-	} else if mib < 16 || mib > 1<<24 {
-		bad("build-disk", "must be from 16 to 16777216 (MiB)")
-	} else {
-		c.BuildDisk = mib << 20
+	for _, m := range []struct {
+		name string
+		min  int64
+		p    *int64
+	}{{"build-disk", 16, &c.BuildDisk}, {"app-disk", 1, &c.AppDisk}, {"build-cache-account", 1, &c.BuildCacheAccount}, {"build-cache-total", 0, &c.BuildCacheTotal}} {
+		if mib, err := strconv.ParseInt(v(m.name), 10, 64); err != nil {
+			bad(m.name, "%q is not a whole number of MiB", v(m.name))
+		} else if mib < m.min || mib > 1<<24 {
+			bad(m.name, "must be from %d to 16777216 (MiB)", m.min)
+		} else {
+			*m.p = mib << 20
+		}
 	}
 	if c.BuildInodes, err = strconv.ParseInt(v("build-inodes"), 10, 64); err != nil {
 		bad("build-inodes", "%q is not a whole number", v("build-inodes"))
 	} else if c.BuildInodes < 100 || c.BuildInodes > 1<<31 {
 		bad("build-inodes", "must be from 100 to 2147483648")
-	}
-	if mib, err := strconv.ParseInt(v("app-disk"), 10, 64); err != nil {
-		bad("app-disk", "%q is not a whole number of MiB", v("app-disk"))
-	} else if mib < 1 || mib > 1<<24 {
-		bad("app-disk", "must be from 1 to 16777216 (MiB)")
-	} else {
-		c.AppDisk = mib << 20
 	}
 	if first, last, ok := parseUIDRange(v("sandbox-uids")); !ok {
 		bad("sandbox-uids", "%q is not a uid range FIRST-LAST between 1000 and 4294967293 (e.g. %s)", v("sandbox-uids"), DefaultSandboxUIDs)

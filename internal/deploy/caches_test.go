@@ -14,6 +14,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/project"
+	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
@@ -30,12 +31,26 @@ var cachedRepo = map[string]string{
 	"build.js": `require('fs').mkdirSync('dist'); require('fs').writeFileSync('dist/index.html', 'ok');`,
 }
 
+// cacheBytes sums the bytes of the user's build caches the store records.
+func cacheBytes(t *testing.T, db *store.DB, userID string) int64 {
+	t.Helper()
+	cs, err := db.BuildCaches(context.Background(), userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range cs {
+		n += c.Bytes
+	}
+	return n
+}
+
 func hasLine(lines []string, prefix string) bool {
 	return slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
 }
 
-// A project's caches come back on its next build, count in its owner's
-// storage, never reach another account's build of the same repository,
+// A project's caches come back on its next build, are not counted in its
+// owner's storage, never reach another account's build of the same repository,
 // and go with the project.
 func TestBuildCachePerProject(t *testing.T) {
 	e := newEnv(t)
@@ -50,8 +65,8 @@ func TestBuildCachePerProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Caches <= 0 || u.Used != u.Files+u.Logs+u.Caches {
-		t.Errorf("got usage %+v, want the caches counted", u)
+	if cacheBytes(t, e.db, e.user.ID) <= 0 || u.Used != u.Files+u.Logs {
+		t.Errorf("got usage %+v and %d bytes of caches, want the caches recorded and not counted", u, cacheBytes(t, e.db, e.user.ID))
 	}
 	d := e.deploy(p)
 	if logs := e.logs(d.ID); !hasLine(logs, "info: Restored build cache: ") || !strings.Contains(strings.Join(logs, "\n"), "lockfile unchanged") {
@@ -85,56 +100,64 @@ func TestBuildCachePerProject(t *testing.T) {
 	if _, err := os.Stat(e.svc.CacheDir(p.ID)); !os.IsNotExist(err) {
 		t.Errorf("the project's caches outlived it (%v)", err)
 	}
-	if u, _ := e.db.StorageUsage(ctx, e.user.ID); u.Caches != 0 {
-		t.Errorf("got cache usage %d after the project was deleted", u.Caches)
+	if n := cacheBytes(t, e.db, e.user.ID); n != 0 {
+		t.Errorf("got %d bytes of caches after the project was deleted", n)
 	}
 }
 
-// Over the share of the budget, the least recently used project's caches
-// go first.
+// Over the account's bound, the least recently used project's caches go
+// first, and then over the platform's, whoever's they are; an eviction is
+// recorded.
 func TestBuildCacheEviction(t *testing.T) {
 	db := storetest.MustOpenDB(t)
 	s := deploytest.New(t, deploytest.Options{DB: db})
 	ctx := context.Background()
-	u := storetest.MustCreateUser(t, db, "ann", "Ann") // 100 GiB budget: a 1 GiB share
-	if share := gantry.CacheShare(u.Subscription.MaxStorage); share != gantry.GiB {
-		t.Fatalf("share %d", share)
-	}
-	if got := gantry.CacheShare(gantry.GiB); got != gantry.GiB/4 {
-		t.Errorf("free plan share %d, want 256 MiB", got)
-	}
+	ann := storetest.MustCreateUser(t, db, "ann", "Ann")
+	bob := storetest.MustCreateUser(t, db, "bob", "Bob")
+	s.Deploys.BuildCacheAccount = gantry.GiB
+	s.Deploys.BuildCacheTotal = 1100 << 20
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
-	for i, name := range []string{"old", "mid", "new"} {
-		p, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: u, Name: name})
+	for i, c := range []struct {
+		owner *gantry.User
+		name  string
+	}{{bob, "bobs"}, {ann, "old"}, {ann, "mid"}, {ann, "new"}} {
+		p, _ := storetest.MustCreateApp(t, db, storetest.App{Owner: c.owner, Name: c.name})
 		ids = append(ids, p.ID)
 		os.MkdirAll(s.Deploys.CacheDir(p.ID), 0o700)
-		os.WriteFile(filepath.Join(s.Deploys.CacheDir(p.ID), "node_modules.tar.gz"), []byte("x"), 0o600)
+		os.WriteFile(filepath.Join(s.Deploys.CacheDir(p.ID), "node_modules.tar.zst"), []byte("x"), 0o600)
 		if err := db.SetBuildCache(ctx, p.ID, 400<<20, base.Add(time.Duration(i)*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The oldest is used again: "mid" is now the least recently used.
-	if err := db.TouchBuildCache(ctx, ids[0], base.Add(5*time.Hour)); err != nil {
+	// The oldest of ann's is used again: "mid" is now her least recently used.
+	if err := db.TouchBuildCache(ctx, ids[1], base.Add(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	s.Deploys.EvictCaches(ctx, u.ID)
-	caches, err := db.BuildCaches(ctx, u.ID)
+	deploy.EvictCaches(s.Deploys, ctx, ann.ID)
+	all, err := db.BuildCacheRecords().All(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var left []string
-	for _, c := range caches {
+	for _, c := range all {
 		left = append(left, c.ProjectID)
 	}
-	if want := []string{ids[2], ids[0]}; !slices.Equal(left, want) {
-		t.Errorf("left %v, want %v (mid evicted)", left, want)
+	// ann's 1.2 GiB is over her 1 GiB: "mid" goes; the 1.2 GiB left is
+	// over the platform's 1100 MiB: bob's, the least recently used, goes.
+	if want := []string{ids[3], ids[1]}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v (mid and bob's evicted)", left, want)
 	}
-	if _, err := os.Stat(s.Deploys.CacheDir(ids[1])); !os.IsNotExist(err) {
-		t.Errorf("evicted caches still on disk (%v)", err)
+	for _, id := range []string{ids[0], ids[2]} {
+		if _, err := os.Stat(s.Deploys.CacheDir(id)); !os.IsNotExist(err) {
+			t.Errorf("evicted caches still on disk (%v)", err)
+		}
+		if at, err := db.BuildCacheRecords().Eviction(ctx, id); err != nil || at.IsZero() {
+			t.Errorf("eviction of %s not recorded (%v)", id, err)
+		}
 	}
-	if st, _ := db.StorageUsage(ctx, u.ID); st.Caches != 800<<20 {
-		t.Errorf("got cache usage %d, want 800 MiB", st.Caches)
+	if at, _ := db.BuildCacheRecords().Eviction(ctx, ids[3]); !at.IsZero() {
+		t.Errorf("a kept cache recorded as evicted at %v", at)
 	}
 }
 
@@ -203,11 +226,7 @@ fs.writeFileSync('dist/index.html', 'marker=' + seen + ' production-cache=' + pr
 	again = e.live(again)
 	serves(again, "marker=none production-cache=false")
 
-	// Every target's caches count in the owner's storage.
-	u, err := e.db.StorageUsage(context.Background(), e.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Every target's caches are recorded.
 	var onDisk int64
 	filepath.WalkDir(e.svc.CacheDir(p.ID), func(_ string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -216,7 +235,7 @@ fs.writeFileSync('dist/index.html', 'marker=' + seen + ' production-cache=' + pr
 		}
 		return nil
 	})
-	if u.Caches != onDisk || onDisk == 0 {
-		t.Errorf("caches counted %d, %d on disk", u.Caches, onDisk)
+	if n := cacheBytes(t, e.db, e.user.ID); n != onDisk || onDisk == 0 {
+		t.Errorf("caches recorded %d, %d on disk", n, onDisk)
 	}
 }

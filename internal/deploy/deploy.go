@@ -42,6 +42,7 @@ type Store interface {
 	TouchBuildCache(ctx context.Context, projectID string, usedAt time.Time) error
 	DeleteBuildCache(ctx context.Context, projectID string) error
 	BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCache, error)
+	BuildCacheRecords() gantry.BuildCacheRecords
 	SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error
 	// Blobs keeps which blobs each deployment's files link to (blobs.go).
 	Blobs() gantry.BlobRecords
@@ -151,6 +152,11 @@ type Service struct {
 	// both: each deployment's workspace is a sandbox.Volume.
 	BuildDisk sandbox.Disk
 	AppDisk   int64
+	// BuildCacheAccount bounds one account's build caches (default
+	// DefaultCacheAccount) and BuildCacheTotal every account's together
+	// (default a tenth of DataDir's disk); see cachekeeper.go.
+	BuildCacheAccount int64
+	BuildCacheTotal   int64
 	// Poll is how often idle workers look at the queue even when nobody
 	// woke them (default 2 s): other replicas may have queued work.
 	Poll time.Duration
@@ -192,6 +198,9 @@ type Service struct {
 	// keeps their effects on the edge in that order.
 	routeMu sync.Mutex
 	routed  map[string]int64
+	// cacheKeep keeps the build caches (caches()).
+	cacheOnce sync.Once
+	cacheKeep *cacheKeeper
 }
 
 type runningBuild struct {

@@ -18,6 +18,6 @@ func (s *Service) RunningApps() []string {
 	return ids
 }
 
-// EvictCaches evicts the owner's least recently used build caches over
-// the owner's share.
-func (s *Service) EvictCaches(ctx context.Context, userID string) { s.evictCaches(ctx, userID) }
+// EvictCaches evicts the least recently used build caches over the
+// owner's bound and the platform's.
+func EvictCaches(s *Service, ctx context.Context, userID string) { s.caches().evict(ctx, userID) }

@@ -212,9 +212,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	}
 	// Caches per target: a preview never writes what production restores;
 	// a fork's pull request has none.
-	job.CacheDir, job.CacheFallback = s.CacheDirs(d)
-	s.tidyCaches(p.ID)
-	s.touchCache(ctx, p.ID)
+	s.caches().prepare(ctx, d, &job)
 	keepWorkspace := false
 	defer func() {
 		if !keepWorkspace {
@@ -272,11 +270,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		return
 	}
 	// From here the deployment keeps files (until it fails, is pruned or
-	// deleted): they count against the owner's storage, as do the
-	// project's build caches.
+	// deleted): they count against the owner's storage (the build
+	// caches do not: they have bounds of their own).
 	s.recordFiles(ctx, d)
-	s.tidyCaches(p.ID)
-	s.recordCache(ctx, p, build.CacheSize(s.CacheDir(p.ID))) // every target's; 0: it has none (forgotten)
+	s.caches().saved(ctx, p)
 	// Its real size is known now: over the budget, older rollbacks make
 	// room before it starts (a server app's volume is sized to what is left).
 	s.makeRoomFor(ctx, d)
@@ -665,7 +662,7 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 		s.removeFiles(d)
 		s.publishDeleted(d.ID)
 	}
-	s.dropCache(ctx, p.ID) // its record went with the project
+	s.caches().drop(ctx, p.ID) // its record went with the project
 	return len(ds), nil
 }
 

@@ -21,15 +21,13 @@ import (
 // Storage accounting. Each deployment records what its kept files take on
 // disk once it is built (FilesSize); the store adds the bytes of its log
 // messages, so an account's usage is one sum (Store.StorageUsage) and no
-// request walks the disk. The projects' build caches are recorded per
-// project when a build saves them (caches.go) and added to the same sum;
-// a static site's build volume is removed once it is published.
+// request walks the disk. The projects' build caches are the platform's,
+// not counted here: they have bounds of their own (cachekeeper.go); a
+// static site's build volume is removed once it is published.
 
-// room is what makeRoom freed: deployments whose files it removed and
-// projects whose build caches it dropped.
+// room is what makeRoom freed: deployments whose files it removed.
 type room struct {
 	pruned []*gantry.Deployment
-	caches []gantry.BuildCache
 	names  map[string]string // project id → name
 	freed  int64
 }
@@ -45,9 +43,8 @@ func (s *Service) checkStorage(ctx context.Context, userID string) (*room, error
 // makeRoom brings userID's storage back under its budget when it is full
 // (used ≥ budget), removing, in this order and each oldest first until
 // it is not: the files of the stopped and failed deployments kept for
-// rollback beyond each project's newest stopped one; the projects' build
-// caches (least recently used first: a build without them is only
-// slower); then each project's newest stopped deployment and the stopped
+// rollback beyond each project's newest stopped one; then each project's
+// newest stopped deployment and the stopped
 // one a stopped project's subdomain last served. Live and in-progress
 // deployments and logs are never touched. When even all of that would
 // not bring the account under its budget, nothing is removed and, with
@@ -74,10 +71,6 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 	if err != nil {
 		return nil, err
 	}
-	caches, err := s.Store.BuildCaches(ctx, userID)
-	if err != nil {
-		return nil, err
-	}
 	active := map[string]bool{}
 	r := &room{names: map[string]string{}}
 	for _, p := range ps {
@@ -87,7 +80,7 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 		}
 	}
 	rollbacks, last := gantry.RoomOrder(ds, active)
-	// What is left once every candidate's files and every cache are gone:
+	// What is left once every candidate's files are gone:
 	// a blob a live deployment links to too stays (FilesWithout).
 	freeing := map[string]bool{}
 	var ids []string
@@ -133,24 +126,15 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 	for _, d := range rollbacks {
 		prune(d)
 	}
-	for _, c := range caches {
-		if over <= 0 {
-			break
-		}
-		s.dropCache(ctx, c.ProjectID)
-		r.caches = append(r.caches, c)
-		r.freed += c.Bytes
-		over -= c.Bytes
-	}
 	for _, d := range last {
 		prune(d)
 	}
-	if len(r.pruned) > 0 || len(r.caches) > 0 {
+	if len(r.pruned) > 0 {
 		ids := make([]string, 0, len(r.pruned))
 		for _, d := range r.pruned {
 			ids = append(ids, d.ID)
 		}
-		s.logger().Info("storage: made room", "user", userID, "pruned", ids, "caches", len(r.caches), "freed", r.freed)
+		s.logger().Info("storage: made room", "user", userID, "pruned", ids, "freed", r.freed)
 	}
 	if refuse {
 		if u, err := s.Store.StorageUsage(ctx, userID); err == nil && u.Full() {
@@ -206,7 +190,7 @@ const MsgRoomLine = "Files removed to make room for a new deployment: the accoun
 // logRoom writes to deployment id's log what was freed for it, naming
 // each deployment whose files were removed.
 func (s *Service) logRoom(ctx context.Context, id string, r *room) {
-	if r == nil || (len(r.pruned) == 0 && len(r.caches) == 0) {
+	if r == nil || len(r.pruned) == 0 {
 		return
 	}
 	var parts []string
@@ -217,13 +201,6 @@ func (s *Service) logRoom(ctx context.Context, id string, r *room) {
 		}
 		parts = append(parts, fmt.Sprintf("removed the files of %d older deployment%s kept for rollback: %s",
 			len(r.pruned), plural(len(r.pruned)), strings.Join(names, "; ")))
-	}
-	if len(r.caches) > 0 {
-		names := make([]string, 0, len(r.caches))
-		for _, c := range r.caches {
-			names = append(names, fmt.Sprintf("%s (%s)", gantry.FirstNonBlank(r.names[c.ProjectID], c.ProjectID), gantry.FormatSize(c.Bytes)))
-		}
-		parts = append(parts, "dropped the build caches of "+strings.Join(names, ", "))
 	}
 	msg := fmt.Sprintf("Storage was full, so %s (%s freed).", strings.Join(parts, ", and "), gantry.FormatSize(r.freed))
 	if len(r.pruned) > 0 {

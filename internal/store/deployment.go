@@ -377,13 +377,13 @@ func checkLiveLimit(ctx context.Context, tx *Tx, userID string) error {
 	return nil
 }
 
-// storageColumns reads, for a user row u, the storage budget, the bytes of
-// the deployments' kept files (each blob once: dupBlobBytes) and of their
-// log messages, and the bytes of the projects' build caches.
+// storageColumns reads, for a user row u, the storage budget and the bytes
+// of the deployments' kept files (each blob once: dupBlobBytes) and of
+// their log messages. Build caches are the platform's and have bounds of
+// their own (deploy's cacheKeeper): they are not counted.
 var storageColumns = `u.max_storage,
 	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id) - ` + dupBlobBytes("", "") + `,
-	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
-	(SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM build_caches WHERE user_id = u.id)`
+	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id)`
 
 // StorageUsage returns what the owner's deployments keep on disk (their
 // recorded file sizes and log bytes) and the owner's budget: one indexed
@@ -391,13 +391,13 @@ var storageColumns = `u.max_storage,
 func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageUsage, error) {
 	var s gantry.StorageUsage
 	err := db.queryRow(ctx, `SELECT `+storageColumns+` FROM users u WHERE u.id = ?`, userID).
-		Scan(&s.Budget, &s.Files, &s.Logs, &s.Caches)
+		Scan(&s.Budget, &s.Files, &s.Logs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
 		return nil, fmt.Errorf("storage usage: %w", err)
 	}
-	s.Used = s.Files + s.Logs + s.Caches
+	s.Used = s.Files + s.Logs
 	return &s, nil
 }
 

@@ -196,7 +196,7 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 			`+storageColumns+`
 		FROM users u WHERE u.id = ?`, gantry.DeploymentLive, id).
 		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments,
-			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs, &s.Storage.Caches)
+			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
@@ -208,7 +208,7 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 	if err := db.splitFiles(ctx, id, &s.Storage); err != nil {
 		return nil, err
 	}
-	s.Storage.Used = s.Storage.Files + s.Storage.Logs + s.Storage.Caches
+	s.Storage.Used = s.Storage.Files + s.Storage.Logs
 	return &s, nil
 }
 

@@ -1,0 +1,91 @@
+package deploy_test
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// bigCacheRepo is cachedRepo whose build leaves half a megabyte of
+// framework cache (random, so it stays that large packed).
+func bigCacheRepo() map[string]string {
+	r := maps.Clone(cachedRepo)
+	r["build.js"] = `const fs = require('fs');
+fs.mkdirSync('.next/cache', {recursive: true});
+if (!fs.existsSync('.next/cache/blob')) fs.writeFileSync('.next/cache/blob', require('crypto').randomBytes(512 * 1024));
+fs.mkdirSync('dist', {recursive: true});
+fs.writeFileSync('dist/index.html', 'ok');
+`
+	return r
+}
+
+// A Free-plan account whose app fills most of its budget still gets its
+// build cache back: caches are not counted in the storage budget, so a
+// full account never drops them to make room.
+func TestBuildCacheOutsideBudget(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("cached", bigCacheRepo())
+	first := e.live(e.deploy(p))
+	if logs := e.logs(first.ID); !hasLine(logs, "info: Saved build cache: ") {
+		t.Fatalf("nothing saved:\n%s", strings.Join(logs, "\n"))
+	}
+	caches := cacheBytes(t, e.db, e.user.ID)
+	if caches < 256<<10 {
+		t.Fatalf("the caches take %d bytes, want the half megabyte the build left", caches)
+	}
+	// Another app of the account's fills the budget but for half of what
+	// the caches take.
+	u, err := e.db.StorageUsage(ctx, e.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Budget != gantry.DefaultMaxStorage {
+		t.Fatalf("budget %d, want the Free plan's", u.Budget)
+	}
+	_, big := storetest.MustCreateApp(t, e.db, storetest.App{Owner: e.user, Name: "big"})
+	if err := e.db.SetDeploymentFiles(ctx, big.ID, u.Budget-u.Files-u.Logs-caches/2); err != nil {
+		t.Fatal(err)
+	}
+	d := e.live(e.deploy(p))
+	if logs := e.logs(d.ID); !hasLine(logs, "info: Restored build cache: ") {
+		t.Errorf("the cache did not come back on a nearly full account:\n%s", strings.Join(logs, "\n"))
+	}
+	if u, _ := e.db.StorageUsage(ctx, e.user.ID); u.Used != u.Files+u.Logs || u.Used >= u.Budget {
+		t.Errorf("usage %+v: want the caches not counted and the account not full", u)
+	}
+}
+
+// The least recently used caches over the account's bound are evicted,
+// and the next build of their project says so, and when.
+func TestBuildCacheEvictionSaysSo(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.svc.BuildCacheAccount = 800 << 10 // room for one project's caches (half a megabyte)
+	a := e.project("first", bigCacheRepo())
+	b := e.project("second", bigCacheRepo())
+	e.live(e.deploy(a))
+	e.live(e.deploy(b))
+	if at, err := e.db.BuildCacheRecords().Eviction(ctx, a.ID); err != nil || at.IsZero() {
+		t.Fatalf("the first project's caches were not evicted (%v); %d bytes of caches", err, cacheBytes(t, e.db, e.user.ID))
+	}
+	// Evicted three days ago, say.
+	if err := e.db.BuildCacheRecords().Evicted(ctx, a.ID, time.Now().Add(-3*24*time.Hour-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	d := e.live(e.deploy(a))
+	logs := e.logs(d.ID)
+	if !hasLine(logs, "info: Build cache was removed 3 days ago to free space; this build saves a new one") || hasLine(logs, "info: No build cache yet") {
+		t.Errorf("the build does not say its cache was evicted:\n%s", strings.Join(logs, "\n"))
+	}
+	// A project that never had caches still says it has none yet.
+	c := e.project("third", bigCacheRepo())
+	if logs := e.logs(e.live(e.deploy(c)).ID); !hasLine(logs, "info: No build cache yet") {
+		t.Errorf("a first build:\n%s", strings.Join(logs, "\n"))
+	}
+}
