@@ -3,6 +3,7 @@ package build_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,6 +80,16 @@ func TestBuildCache(t *testing.T) {
 	saved := cacheLine(l, "Saved build cache: ")
 	if !strings.Contains(saved, "node_modules (") || !strings.Contains(saved, ".next/cache (") {
 		t.Errorf("got save line %q\nlog:\n%s", saved, l)
+	}
+	// node_modules is kept for the lockfile, so npm's cache, which would
+	// only rebuild it, is not; every file is a plain tar.
+	if strings.Contains(saved, ".npm") {
+		t.Errorf("npm's cache saved beside node_modules: %q", saved)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cacheDir, "*.tar*")); len(files) == 0 || slices.ContainsFunc(files, func(f string) bool {
+		return !strings.HasSuffix(f, ".tar") || strings.Contains(f, "npm")
+	}) {
+		t.Errorf("stored %v, want plain tars and no npm cache", files)
 	}
 	if got := page(t, res); got != "build 1 vite-cold" {
 		t.Errorf("first build wrote %q", got)

@@ -147,6 +147,10 @@ type Job struct {
 	// what it returns once they are: the caller's lock on the project's
 	// caches (a save still under way ends first; no eviction meanwhile).
 	CacheUse func(ctx context.Context) (release func())
+	// DeferCacheSave leaves the caches unsaved: Result.CacheSave saves
+	// them, which the caller runs once the deployment is live, and only
+	// then removes the workspace (so KeepWorkspace must be set).
+	DeferCacheSave bool
 	// NpmRegistry and PipIndexURL, when set, are the package registries
 	// the install and build use (npm_config_registry, PIP_INDEX_URL).
 	NpmRegistry string
@@ -164,7 +168,8 @@ type Result struct {
 	Files     int                // files published, precompressed variants not counted
 	Size      int64              // bytes published, precompressed variants not counted; for a server app, the workspace it runs from (without .git)
 	Duration  time.Duration      // whole run
-	CacheSize int64              // bytes the target's build caches take after this build (Job.CacheDir)
+	CacheSize int64              // bytes the target's build caches take after this build (Job.CacheDir); 0 with CacheSave
+	CacheSave *CacheSave         // with Job.DeferCacheSave and caches to save: the save, to run once live
 	Phases    Phases             // the time each step took
 }
 
@@ -262,6 +267,11 @@ func (p *Pipeline) Run(ctx context.Context, job Job, log Logger) (*Result, error
 		return nil, err
 	}
 	res.Duration, res.Phases = time.Since(start), r.phases
+	if r.job.DeferCacheSave && r.job.CacheDir != "" {
+		res.CacheSave = &CacheSave{r: r}
+	} else {
+		res.CacheSize = r.cacheSize()
+	}
 	r.log.step(gantry.LevelSuccess, fmt.Sprintf("Build completed in %s", roundDuration(res.Duration)))
 	return res, nil
 }
@@ -286,6 +296,9 @@ type run struct {
 	full string
 	// phases: the time each step of the build took (see Phases).
 	phases Phases
+	// held: a server app's caches are held in heldCaches for a deferred
+	// save (cachesave.go).
+	held bool
 }
 
 func (r *run) steps() (*Result, error) {
@@ -379,8 +392,7 @@ func (r *run) steps() (*Result, error) {
 	if cfg.StartCommand != "" {
 		// A server app: the runtime starts it from the workspace, whose size
 		// is the build's.
-		r.saveCache()
-		res.CacheSize = r.cacheSize()
+		r.holdCache(true) // saved (or held, DeferCacheSave) whole before the prune
 		// Saved whole above, node_modules is then cut down to what runs.
 		if err := r.prune(det, cfg); err != nil {
 			return nil, err
@@ -429,8 +441,7 @@ func (r *run) steps() (*Result, error) {
 		r.log.step(gantry.LevelInfo, fmt.Sprintf("Precompressed %s of %s text files (%s, the limit per deployment, largest first): the others are served uncompressed",
 			thousands(int64(pub.compressed)), thousands(int64(pub.compressible)), sandbox.FormatBytes(compressBounds.total)))
 	}
-	r.saveCache()
-	res.CacheSize = r.cacheSize()
+	r.holdCache(false)
 	return res, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // The build caches' own bounds. Caches are the platform's, not the
@@ -37,12 +38,18 @@ type cacheKeeper struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per project
 	total func() int64           // the platform-wide bound, measured once
+	// saving holds the workspaces whose caches are being saved: true when
+	// the build is done with it, to be removed after the save.
+	saving map[string]bool
+	saves  sync.WaitGroup
+	// beforeSave, when set (tests), is called as a save starts.
+	beforeSave func(deploymentID string)
 }
 
 // caches returns the service's cache keeper.
 func (s *Service) caches() *cacheKeeper {
 	s.cacheOnce.Do(func() {
-		k := &cacheKeeper{s: s, locks: map[string]*sync.Mutex{}}
+		k := &cacheKeeper{s: s, locks: map[string]*sync.Mutex{}, saving: map[string]bool{}}
 		k.total = sync.OnceValue(k.totalBound)
 		s.cacheKeep = k
 	})
@@ -95,7 +102,75 @@ func (k *cacheKeeper) prepare(ctx context.Context, d *gantry.Deployment, job *bu
 		job.CacheEvictedAgo = max(k.s.now().Sub(at), time.Nanosecond)
 	}
 	job.CacheUse = func(ctx context.Context) func() { return k.use(ctx, d.ProjectID) }
+	job.DeferCacheSave = true // saved once live (save), the workspace kept until then (release)
 }
+
+// save saves the caches of d's build once d is live, in the background:
+// the build's worker is free for the next build at once (the packing
+// runs in the helper, in the idle classes, bounded per entry), and the
+// save holds the project's caches' lock, so the project's next build
+// restores them only once they are whole. Its failure is a line in d's
+// log, never d's. ctx is the workers': closing the service cancels it.
+func (k *cacheKeeper) save(ctx context.Context, d *gantry.Deployment, p *gantry.Project, ws string, cs *build.CacheSave) {
+	if cs == nil {
+		return
+	}
+	unlock := k.use(ctx, p.ID)
+	id, held := d.ID, cs.Held() // d is the build's: not read after this
+	k.mu.Lock()
+	k.saving[ws] = false
+	k.mu.Unlock()
+	k.saves.Add(1)
+	go func() {
+		defer k.saves.Done()
+		defer k.saveEnded(ws)
+		defer unlock()
+		if k.beforeSave != nil {
+			k.beforeSave(id)
+		}
+		cs.Save(ctx, build.LoggerFunc(func(level, msg string) {
+			k.s.log(ctx, id, level, gantry.LogDeployment, msg)
+		}))
+		if held {
+			// The app's volume gives the held caches' blocks (the pruned
+			// packages' among them) back, and is measured again.
+			if err := sandbox.Trim(ws); err != nil {
+				k.s.logger().Warn("trim app volume", "deployment", id, "err", err)
+			}
+			k.s.measureApp(ctx, id)
+		}
+		k.saved(ctx, p)
+	}()
+}
+
+// release removes a build's workspace the build is done with, at once or,
+// while its caches are being saved, when the save ends.
+func (k *cacheKeeper) release(ws string) {
+	k.mu.Lock()
+	_, saving := k.saving[ws]
+	if saving {
+		k.saving[ws] = true
+	}
+	k.mu.Unlock()
+	if !saving {
+		sandbox.RemoveVolume(ws)
+	}
+}
+
+// saveEnded removes the workspace after its save when the build released
+// it meanwhile.
+func (k *cacheKeeper) saveEnded(ws string) {
+	k.mu.Lock()
+	remove := k.saving[ws]
+	delete(k.saving, ws)
+	k.mu.Unlock()
+	if remove {
+		sandbox.RemoveVolume(ws)
+	}
+}
+
+// wait waits for the saves under way.
+func (k *cacheKeeper) wait() { k.saves.Wait() }
 
 // saved records the size of the project's caches after a build saved
 // them and evicts over the bounds.

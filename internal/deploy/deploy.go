@@ -353,6 +353,7 @@ func (s *Service) Close() error {
 		s.stop()
 	}
 	s.wg.Wait()
+	s.caches().wait()
 	s.closeApps()
 	return nil
 }

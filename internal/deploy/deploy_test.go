@@ -135,6 +135,7 @@ func (e *env) wait(id string) *gantry.Deployment {
 			e.t.Fatal(err)
 		}
 		if !d.InProgress() {
+			deploy.WaitCacheSaves(e.svc) // its log ends with what the save did
 			return d
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -21,3 +21,10 @@ func (s *Service) RunningApps() []string {
 // EvictCaches evicts the least recently used build caches over the
 // owner's bound and the platform's.
 func EvictCaches(s *Service, ctx context.Context, userID string) { s.caches().evict(ctx, userID) }
+
+// WaitCacheSaves waits for the build caches' saves under way.
+func WaitCacheSaves(s *Service) { s.caches().wait() }
+
+// BeforeCacheSave has f called as each cache save starts (set before any
+// build).
+func BeforeCacheSave(s *Service, f func(deploymentID string)) { s.caches().beforeSave = f }

@@ -216,7 +216,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	keepWorkspace := false
 	defer func() {
 		if !keepWorkspace {
-			sandbox.RemoveVolume(job.Workspace)
+			s.caches().release(job.Workspace) // after its caches' save
 			if IsApp(d) && d.FilesSize != 0 {
 				s.dropFiles(ctx, d) // its workspace was its files
 			}
@@ -273,7 +273,6 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// deleted): they count against the owner's storage (the build
 	// caches do not: they have bounds of their own).
 	s.recordFiles(ctx, d)
-	s.caches().saved(ctx, p)
 	// Its real size is known now: over the budget, older rollbacks make
 	// room before it starts (a server app's volume is sized to what is left).
 	s.makeRoomFor(ctx, d)
@@ -329,6 +328,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		s.dropFiles(ctx, d)
 		return
 	}
+	s.caches().save(wctx, d, p, job.Workspace, res.CacheSave) // live first, then the caches
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
 	s.finished(ctx, d)
 	s.prune(ctx, d.ProjectID)
