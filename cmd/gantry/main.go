@@ -231,6 +231,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		PipIndexURL:   urlString(cfg.PipIndexURL),
 		LiveURL:       cfg.LiveURL,
 		Concurrency:   cfg.BuildConcurrency,
+		NoBuilds:      !cfg.HasRole(config.RoleBuilder),
 		MaxPending:    cfg.MaxPendingBuilds,
 		BuildTimeout:  cfg.BuildTimeout,
 		BuildDisk:     sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},

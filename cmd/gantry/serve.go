@@ -34,7 +34,8 @@ import (
 // requests in flight.
 func (m *Main) serve(ctx context.Context, cfg *config.Config, logger *slog.Logger) error {
 	logger.Info("gantry starting", "version", version, "public_url", cfg.PublicURL.String(),
-		"live_domain", cfg.LiveDomain, "live_url_example", cfg.LiveURL("example"), "data_dir", cfg.DataDir)
+		"live_domain", cfg.LiveDomain, "live_url_example", cfg.LiveURL("example"), "data_dir", cfg.DataDir,
+		"node", cfg.NodeID, "replica", cfg.Replica(), "roles", strings.Join(cfg.Roles, ","))
 	if cfg.Sandbox == config.SandboxNone {
 		logger.Warn("SANDBOX DISABLED (--sandbox=none): user code runs unconfined with this process's rights. " +
 			"Use this only for development on a machine you do not mind losing.")

@@ -52,6 +52,10 @@ type Config struct {
 	LiveURLScheme    string         // scheme of live URLs; default: the public URL's
 	LiveURLPort      string         // port of live URLs, "" for none; default: the public URL's
 	SecretKey        string         // signs tokens, encrypts secrets; default: generated into <data-dir>/secret.key
+	NodeID           string         // this replica's name; default: generated into <data-dir>/node-id
+	PeerAddr         string         // where other replicas reach this one; set: this is a replica
+	Roles            []string       // RoleAPI, RoleEdge, RoleBuilder, RoleRunner; default all
+	Lease            time.Duration  // how long a claimed build is held without renewal; default 30s
 	GitHubClientID   string         // OAuth app; unset means GitHub connect is not configured
 	GitHubSecret     string         // OAuth app secret
 	GitHubAPIURL     *url.URL       // default https://api.github.com/
@@ -237,6 +241,10 @@ var settings = []setting{
 	{"public-ipv4", "", "comma-separated public IPv4 addresses of this platform: the A records apex custom domains point at"},
 	{"public-ipv6", "", "comma-separated public IPv6 addresses of this platform: the AAAA records apex custom domains point at"},
 	{"dns-resolver", "", "host:port of the DNS server custom domains' records are checked against (default: the system's, from /etc/resolv.conf)"},
+	{"node-id", "", "this replica's name among those sharing the database (default: generated once into <data-dir>/node-id)"},
+	{"peer-addr", "", "host:port where the other replicas reach this one; setting it makes this a replica (PostgreSQL and a shared secret key required)"},
+	{"roles", DefaultRoles, "what this replica does, comma-separated: api, edge, builder, runner"},
+	{"lease", DefaultLease.String(), "how long a replica holds a build it claimed without renewing it"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -314,6 +322,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	c.checkSandbox(v, bad)
 	c.checkLimits(v, bad)
 	c.checkHTTP(v, bad)
+	c.checkReplica(v, bad)
 	c.checkTLS(bad)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
@@ -703,6 +712,9 @@ func (c *Config) Prepare() error {
 	}
 	if err := tighten(c.DataDir, 0o066); err != nil {
 		return fmt.Errorf("data folder: %w", err)
+	}
+	if err := c.prepareNodeID(); err != nil {
+		return err
 	}
 	if c.secretKeySet {
 		return nil

@@ -217,6 +217,13 @@ func TestValidation(t *testing.T) {
 		{"public ipv4", nil, map[string]string{"GANTRY_PUBLIC_IPV4": "203.0.113.7,2001:db8::1"}, `--public-ipv4 (GANTRY_PUBLIC_IPV4): "2001:db8::1" is not an IPv4 address`},
 		{"public ipv6", []string{"--public-ipv6", "gantry.example"}, nil, `--public-ipv6 (GANTRY_PUBLIC_IPV6): "gantry.example" is not an IP address`},
 		{"dns resolver", nil, map[string]string{"GANTRY_DNS_RESOLVER": "127.0.0.1"}, `--dns-resolver (GANTRY_DNS_RESOLVER): "127.0.0.1" must be host:port`},
+		{"node id", []string{"--node-id", "Node_1"}, nil, `--node-id (GANTRY_NODE_ID): "node_1" must be 1 to 63 lowercase letters`},
+		{"peer addr", []string{"--peer-addr", "10.0.0.5", "--database-url", "postgres://u@db/g"}, map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("k", 32)}, `--peer-addr (GANTRY_PEER_ADDR): "10.0.0.5" must be host:port`},
+		{"replica on sqlite", []string{"--peer-addr", "10.0.0.5:8081"}, map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("k", 32)}, "--peer-addr (GANTRY_PEER_ADDR): makes this a replica, and replicas share one PostgreSQL database: set GANTRY_DATABASE_URL=postgres://…"},
+		{"replica without a shared key", []string{"--peer-addr", "10.0.0.5:8081", "--database-url", "postgres://u@db/g"}, nil, "--secret-key (GANTRY_SECRET_KEY): must be set, the same on every replica"},
+		{"roles unknown", nil, map[string]string{"GANTRY_ROLES": "api,edge,runner,worker"}, `--roles (GANTRY_ROLES): "worker" is not a role`},
+		{"roles without runner", nil, map[string]string{"GANTRY_ROLES": "api,edge,builder"}, "--roles (GANTRY_ROLES): must include api, edge and runner for now"},
+		{"lease", []string{"--lease", "100ms"}, nil, "--lease (GANTRY_LEASE): must be from 1s to 10m"},
 		{"extra argument", []string{"now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined: -nope"},
 	} {
@@ -389,5 +396,42 @@ func TestTLS(t *testing.T) {
 		if _, err := config.Load(nil, env(ok), io.Discard); err != nil {
 			t.Errorf("%v: %v", ok, err)
 		}
+	}
+}
+
+// A replica's settings: the node id is generated once into the data
+// folder (the same on every start), --node-id names it instead; a replica
+// on PostgreSQL with a shared key loads, and may leave out the builder role.
+func TestReplicaSettings(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	load := func(args ...string) *config.Config {
+		t.Helper()
+		c, err := config.Load(append([]string{"--data-dir", dir}, args...), env(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	first := load()
+	if !strings.HasPrefix(first.NodeID, "node-") || first.Replica() || !first.HasRole(config.RoleBuilder) || first.Lease != config.DefaultLease {
+		t.Fatalf("defaults: node %q replica %v roles %v lease %v", first.NodeID, first.Replica(), first.Roles, first.Lease)
+	}
+	if again := load(); again.NodeID != first.NodeID {
+		t.Fatalf("node id changed across starts: %q then %q", first.NodeID, again.NodeID)
+	}
+	if named := load("--node-id", "web-2"); named.NodeID != "web-2" {
+		t.Fatalf("--node-id: %q", named.NodeID)
+	}
+	c, err := config.Load([]string{"--data-dir", dir, "--peer-addr", "10.0.0.5:8081", "--database-url", "postgres://u@db/g",
+		"--roles", "api,edge,runner", "--lease", "3s"}, env(map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("k", 32)}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Replica() || c.HasRole(config.RoleBuilder) || !c.HasRole(config.RoleRunner) || c.Lease != 3*time.Second {
+		t.Fatalf("replica: %v roles %v lease %v", c.Replica(), c.Roles, c.Lease)
 	}
 }

@@ -140,6 +140,9 @@ type Service struct {
 	LiveURL func(sub string) string
 	// Concurrency is how many builds run at once (default 1).
 	Concurrency int
+	// NoBuilds starts no build workers: this replica builds nothing
+	// (GANTRY_ROLES without builder) and other replicas claim its queue.
+	NoBuilds bool
 	// MaxPending is how many builds one user may have waiting (pending) at
 	// once (default DefaultMaxPending); one more deploy is ETOOMANY.
 	// Workers serve users in turns (store.ClaimDeployment).
@@ -318,6 +321,9 @@ func (s *Service) Open(ctx context.Context) error {
 	n := s.Concurrency
 	if n < 1 {
 		n = 1
+	}
+	if s.NoBuilds {
+		n = 0
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel

@@ -109,3 +109,52 @@ func TestWorkersServeUsersInTurns(t *testing.T) {
 		}
 	}
 }
+
+// A replica without the builder role (GANTRY_ROLES=api,edge,runner)
+// claims nothing: a deployment queued through it waits until a replica
+// that builds, on the same database, takes it.
+func TestNoBuildsReplica(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	ab := &orderBuilder{gate: make(chan struct{}), started: make(chan string, 4)}
+	a := deploytest.New(t, deploytest.Options{DB: db, Builder: ab, Poll: 20 * time.Millisecond}).Deploys
+	a.NoBuilds = true
+	if err := a.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(ab.gate); a.Close() })
+	u := &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true,
+		Subscription: gantry.Subscription{Plan: "free", MaxProjects: 3, MaxDeployments: 5}}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	p := &gantry.Project{UserID: u.ID, Name: "site", Branch: "main", Type: "static",
+		Repository: gantry.Repository{FullName: "ada/site", CloneURL: "http://127.0.0.1/ada/site.git"}}
+	if err := db.CreateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Create(ctx, u.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-ab.started:
+		t.Fatalf("the replica without the builder role built %s", id)
+	case <-time.After(300 * time.Millisecond):
+	}
+	bb := &orderBuilder{gate: make(chan struct{}), started: make(chan string, 4)}
+	b := deploytest.New(t, deploytest.Options{DB: db, Builder: bb, Poll: 20 * time.Millisecond}).Deploys
+	if err := b.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(bb.gate); b.Close() })
+	select {
+	case id := <-bb.started:
+		if id != d.ID {
+			t.Fatalf("the builder took %s, want %s", id, d.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica that builds never took the deployment")
+	}
+}
