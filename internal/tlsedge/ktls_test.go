@@ -442,3 +442,48 @@ func writeTestCert(t testing.TB, name string) (certFile, keyFile string) {
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
 	return certFile, keyFile
 }
+
+// BenchmarkHandshake compares a server handshake through KernelHandshake
+// (a config clone per connection, its key log, reads record by record)
+// with crypto/tls's own, over loopback TCP with a crypto/tls client:
+// go test ./internal/tlsedge -run '^$' -bench Handshake
+func BenchmarkHandshake(b *testing.B) {
+	certFile, keyFile := writeTestCert(b, "*.apps.test")
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
+	for _, kernel := range []bool{false, true} {
+		name := "crypto-tls"
+		if kernel {
+			name = "kernel-handshake"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				ln, _ := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				go func() {
+					c, err := net.Dial("tcp", ln.Addr().String())
+					if err == nil {
+						tls.Client(c, &tls.Config{InsecureSkipVerify: true}).Handshake()
+						c.Close()
+					}
+				}()
+				sc, err := ln.Accept()
+				ln.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if kernel {
+					_, _, err = KernelHandshake(sc, cfg)
+				} else {
+					err = tls.Server(sc, cfg).Handshake()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				sc.Close()
+			}
+		})
+	}
+}
