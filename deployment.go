@@ -121,9 +121,10 @@ type BuildInfo struct {
 	Framework       string     `json:"framework,omitempty"`
 	SPA             bool       `json:"spa,omitempty"` // the edge falls back to /index.html
 	// Phases is how long each step took, in milliseconds: the build's
-	// "clone", "restore", "install", "build", "prune", "publish", "save"
-	// (build.Phases), and a server app's "start" (from its start to its
-	// first answer). A step that did not run is absent.
+	// "clone", "restore", "install", "build", "prune", "publish" (build.Phases;
+	// the build caches are saved after the deployment went live, so no
+	// "save"), and a server app's "start" (from its start to its first
+	// answer). A step that did not run is absent.
 	Phases map[string]int64 `json:"phases,omitempty"`
 }
 

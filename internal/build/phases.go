@@ -12,7 +12,8 @@ import (
 // Phases is the time each step of a build took, by name: "clone",
 // "restore" (the build caches), "install", "build", "prune" (a server
 // app's dev dependencies), "publish" (a site's files put in place), "save"
-// (the build caches). A step that did not run is absent; one that ran
+// (the build caches; absent with Job.DeferCacheSave, when they are saved
+// after Run). A step that did not run is absent; one that ran
 // twice (an install that fell back from npm ci) counts both runs.
 type Phases map[string]time.Duration
 
