@@ -86,17 +86,17 @@ function withStorage(storage) {
   }
 }
 const STORAGE_SOME = {
-  used: 412 * MiB, budget: 1024 * MiB, files: 368 * MiB, logs: 14 * MiB, caches: 30 * MiB,
+  used: 382 * MiB, budget: 1024 * MiB, files: 368 * MiB, logs: 14 * MiB,
   sites: 2 * MiB, apps: 241 * MiB, rollbacks: 125 * MiB,
 }
 // Live deployments alone fill it: deploys are refused.
 const STORAGE_FULL = {
-  used: 1044 * MiB, budget: 1024 * MiB, files: 1020 * MiB, logs: 24 * MiB, caches: 0,
+  used: 1044 * MiB, budget: 1024 * MiB, files: 1020 * MiB, logs: 24 * MiB,
   sites: 279 * MiB, apps: 741 * MiB, rollbacks: 0,
 }
 // Issue 32's lock-out: one Next.js app and its rollback; a deploy makes room.
 const STORAGE_ROLLBACKS = {
-  used: 1413 * MiB, budget: 1024 * MiB, files: 1383 * MiB, logs: 2 * MiB, caches: 28 * MiB,
+  used: 1385 * MiB, budget: 1024 * MiB, files: 1383 * MiB, logs: 2 * MiB,
   sites: 0, apps: 741 * MiB, rollbacks: 642 * MiB,
 }
 

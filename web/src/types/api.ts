@@ -45,14 +45,12 @@ export type User = {
   github?: GitHubLink
 }
 
-/** What an account's deployments keep on disk, in bytes (used = files + logs + caches). */
+/** What an account's deployments keep on disk, in bytes (used = files + logs; build caches are the platform's, not counted). */
 export type StorageUsage = {
   used: number
   budget: number
   files: number
   logs: number
-  /** The projects' build caches. */
-  caches?: number
   /** `files` split: live (and building) static sites, */
   sites?: number
   /** live, sleeping (and building) server apps' workspaces, */

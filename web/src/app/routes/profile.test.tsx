@@ -133,7 +133,6 @@ describe('profile screen', () => {
             budget: 1024 * MiB,
             files: 380 * MiB,
             logs: 12 * MiB,
-            caches: 20 * MiB,
             sites: 30 * MiB,
             apps: 300 * MiB,
             rollbacks: 50 * MiB,
@@ -145,13 +144,12 @@ describe('profile screen', () => {
     const card = (await screen.findByRole('heading', { name: 'Storage' })).closest('div')!.parentElement!
     expect(await within(card).findByTestId('storage-total')).toHaveTextContent('412 MB of 1 GB')
     expect(within(card).getByTestId('storage-split')).toHaveTextContent(
-      'Live sites30 MBLive apps300 MBKept for rollbackremoved first when space runs out50 MB' +
-        'Build cachesmake builds faster20 MBLogs12 MB',
+      'Live sites30 MBLive apps300 MBKept for rollbackremoved first when space runs out50 MBLogs12 MB',
     )
     // One segment per part that holds something, sized on the budget.
     const segments = within(card).getByTestId('storage-split-bar').children
     expect([...segments].map((s) => (s as HTMLElement).style.width)).toEqual(
-      [30, 300, 50, 20, 12].map((n) => `${(n / 1024) * 100}%`),
+      [30, 300, 50, 12].map((n) => `${(n / 1024) * 100}%`),
     )
     expect(within(card).getByText(/newest 10 stopped deployments/)).toBeInTheDocument()
     expect(within(card).queryByText(/storage is (full|almost full)/)).not.toBeInTheDocument()
@@ -170,7 +168,7 @@ describe('profile screen', () => {
       'GET /api/users/stats': ok({
         stats: {
           ...stats,
-          storage: { used: GiB + GiB / 50, budget: GiB, files: GiB + GiB / 50, logs: 0, caches: 0, sites: GiB + GiB / 50, apps: 0, rollbacks: 0 },
+          storage: { used: GiB + GiB / 50, budget: GiB, files: GiB + GiB / 50, logs: 0, sites: GiB + GiB / 50, apps: 0, rollbacks: 0 },
         },
       }),
     })
@@ -194,14 +192,14 @@ describe('profile screen', () => {
       'GET /api/users/stats': ok({
         stats: {
           ...stats,
-          storage: { used: 1400 * MiB, budget: 1024 * MiB, files: 1390 * MiB, logs: 10 * MiB, caches: 0, sites: 0, apps: 700 * MiB, rollbacks: 690 * MiB },
+          storage: { used: 1400 * MiB, budget: 1024 * MiB, files: 1390 * MiB, logs: 10 * MiB, sites: 0, apps: 700 * MiB, rollbacks: 690 * MiB },
         },
       }),
     })
     renderApp('/profile', { user: testUser })
     expect(
       await screen.findByText(
-        'Your storage is full. Your next deploy first removes the oldest deployments kept for rollback (and build caches if needed) to make room.',
+        'Your storage is full. Your next deploy first removes the oldest deployments kept for rollback to make room.',
       ),
     ).toBeInTheDocument()
     expect(screen.queryByText(/refused/)).not.toBeInTheDocument()

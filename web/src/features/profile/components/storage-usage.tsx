@@ -17,11 +17,11 @@ export function storageLevel(s: StorageUsage): Level {
 
 /**
  * Whether a deploy is refused: what making room cannot free (live
- * deployments and logs: everything but rollbacks and build caches) fills
- * the budget on its own.
+ * deployments and logs: everything but rollbacks) fills the budget on its
+ * own. Build caches are the platform's: not in the budget.
  */
 export function deploysRefused(s: StorageUsage): boolean {
-  return s.used - (s.rollbacks ?? 0) - (s.caches ?? 0) >= s.budget
+  return s.used - (s.rollbacks ?? 0) >= s.budget
 }
 
 type Part = { key: string; label: string; bytes: number; swatch: string; hint?: string }
@@ -44,13 +44,6 @@ function storageParts(s: StorageUsage): Part[] {
     : [{ key: 'files', label: 'Sites and app builds', bytes: s.files, swatch: 'bg-indigo-600 dark:bg-indigo-400' }]
   return [
     ...files,
-    {
-      key: 'caches',
-      label: 'Build caches',
-      bytes: s.caches ?? 0,
-      swatch: 'bg-teal-500 dark:bg-teal-400',
-      hint: 'make builds faster',
-    },
     { key: 'logs', label: 'Logs', bytes: s.logs, swatch: 'bg-amber-500 dark:bg-amber-400' },
   ]
 }
@@ -203,8 +196,8 @@ export function StorageCard() {
                 </p>
               ) : (
                 <p className="rounded-lg border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-500/30 dark:bg-amber-500/10 dark:text-amber-200">
-                  Your storage is full. Your next deploy first removes the oldest deployments kept for rollback (and
-                  build caches if needed) to make room.
+                  Your storage is full. Your next deploy first removes the oldest deployments kept for rollback to
+                  make room.
                 </p>
               )
             ) : level === 'high' ? (
