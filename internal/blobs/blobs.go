@@ -10,7 +10,8 @@
 // An account's store is one folder on the data volume (hard links need
 // the same filesystem as the deployments' folders):
 //
-//	objects/ab/cdef…   the blobs (…x: an executable one), mode 0444 or 0555
+//	objects/ab/cdef…   the blobs (…x: an executable one; …w: the account's
+//	                    own, for server apps, see Owner), mode 0444 or 0555
 //	manifests/<id>.json the deployments' manifests
 //	tmp/                files being written
 //	lock                flock(2): shared while a Session adds files,
@@ -24,10 +25,12 @@
 // names yet — is garbage the next Sweep removes; a manifest whose
 // deployment is gone is removed by whoever removes the deployment.
 //
-// Blobs are shared between deployments, so nothing may write them: they
-// belong to the platform, read-only, and are never mounted into a
-// sandbox (a server app sees them through an overlay, whose writes copy
-// the file up first: see docs/architecture.md).
+// Blobs are shared between deployments, so nothing may write them. A
+// published site's belong to the platform, read-only; a server app's
+// belong to the account's sandbox uid (Owner), but are never mounted into
+// a sandbox as they are: the app sees them through an overlay, whose
+// writes copy the file up into the app's own volume first (see
+// sandbox.MountFiles and docs/architecture.md).
 package blobs
 
 import (
@@ -66,6 +69,9 @@ type Entry struct {
 	Blob string      `json:"blob,omitempty"`
 	Mode fs.FileMode `json:"mode"`
 	Size int64       `json:"size"`
+	// Link is a symlink's target (Mode has fs.ModeSymlink); folders have
+	// fs.ModeDir. Neither has a blob.
+	Link string `json:"link,omitempty"`
 }
 
 // Manifest lists a deployment's files.
@@ -135,6 +141,14 @@ type Session struct {
 	lock *os.File
 }
 
+// Owner makes a blob the account's own: owned by its sandbox uid and gid,
+// writable by it (0644, 0755). A server app's workspace is an overlay
+// over links to such blobs (see Ingest): the app may write to any of its
+// files as before, and the overlay copies the file up into the app's
+// volume first, so the blob itself is never written. Nil: the platform's,
+// read-only (0444, 0555), as a published site's.
+type Owner struct{ UID, GID int }
+
 // Begin starts adding files to the store, waiting for a running Sweep.
 func (s *Store) Begin() (*Session, error) {
 	f, err := s.lock(unix.LOCK_SH)
@@ -154,20 +168,29 @@ func (w *Session) Close() error {
 	return err
 }
 
-// blobMode is the mode of a blob: read-only, executable when exec.
-func blobMode(exec bool) fs.FileMode {
-	if exec {
-		return 0o555
+// blobMode is the mode of a blob: read-only unless the account owns it,
+// executable when exec.
+func blobMode(exec bool, o *Owner) fs.FileMode {
+	m := fs.FileMode(0o444)
+	if o != nil {
+		m = 0o644
 	}
-	return 0o444
+	if exec {
+		m |= 0o111
+	}
+	return m
 }
 
 // name is a blob's name: the hex SHA-256 of its bytes, with an x when it
-// is executable (the mode is the inode's, shared by every link).
-func name(sum []byte, exec bool) string {
+// is executable and a w when the account owns it (mode and owner are the
+// inode's, shared by every link).
+func name(sum []byte, exec bool, o *Owner) string {
 	n := hex.EncodeToString(sum)
 	if exec {
 		n += "x"
+	}
+	if o != nil {
+		n += "w"
 	}
 	return n
 }
@@ -176,6 +199,10 @@ func name(sum []byte, exec bool) string {
 // and links its blob at dst, which must not exist; exec makes it an
 // executable file (mode 0555, else 0444).
 func (w *Session) Copy(in io.Reader, dst string, exec bool) (Entry, error) {
+	return w.copy(in, dst, exec, nil)
+}
+
+func (w *Session) copy(in io.Reader, dst string, exec bool, o *Owner) (Entry, error) {
 	tmp, err := os.CreateTemp(w.s.tmp(), "blob-")
 	if err != nil {
 		return Entry{}, fmt.Errorf("blobs: %w", err)
@@ -189,7 +216,7 @@ func (w *Session) Copy(in io.Reader, dst string, exec bool) (Entry, error) {
 		os.Remove(tmp.Name())
 		return Entry{}, err
 	}
-	return w.commit(tmp.Name(), name(h.Sum(nil), exec), n, dst, exec)
+	return w.commit(tmp.Name(), name(h.Sum(nil), exec, o), n, dst, exec, o)
 }
 
 // Adopt puts the file already written at path (on the store's filesystem)
@@ -210,15 +237,21 @@ func (w *Session) Adopt(path string, exec bool) (Entry, error) {
 	if err := os.Rename(path, tmp); err != nil {
 		return Entry{}, err
 	}
-	return w.commit(tmp, name(h.Sum(nil), exec), n, path, exec)
+	return w.commit(tmp, name(h.Sum(nil), exec, nil), n, path, exec, nil)
 }
 
 // commit makes the file tmp, of size bytes, the blob named blob (unless
 // that blob is there already: then tmp is dropped) and links it at dst.
-func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool) (Entry, error) {
+func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool, o *Owner) (Entry, error) {
 	e := Entry{Blob: blob, Mode: 0o644, Size: size}
 	if exec {
 		e.Mode = 0o755
+	}
+	if o != nil {
+		if err := os.Lchown(tmp, o.UID, o.GID); err != nil {
+			os.Remove(tmp)
+			return e, fmt.Errorf("blobs: %w", err)
+		}
 	}
 	if size == 0 { // nothing to share: an empty file of its own
 		e.Blob = ""
@@ -229,10 +262,17 @@ func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool) (E
 		os.Remove(tmp)
 		return e, fmt.Errorf("blobs: %w", err)
 	}
-	if _, err := os.Lstat(obj); err == nil {
+	if fi, err := os.Lstat(obj); err == nil {
 		os.Remove(tmp)
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && o != nil && (int(st.Uid) != o.UID || int(st.Gid) != o.GID) {
+			// The account's uid changed since (a sandbox slot given back
+			// and taken again): its blobs follow it.
+			if err := os.Lchown(obj, o.UID, o.GID); err != nil {
+				return e, fmt.Errorf("blobs: %w", err)
+			}
+		}
 	} else {
-		if err := os.Chmod(tmp, blobMode(exec)); err != nil {
+		if err := os.Chmod(tmp, blobMode(exec, o)); err != nil {
 			os.Remove(tmp)
 			return e, fmt.Errorf("blobs: %w", err)
 		}
@@ -250,12 +290,81 @@ func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool) (E
 		// The blob has as many links as the filesystem allows (65,000 on
 		// ext4): this file gets a copy of its own.
 		e.Blob = ""
-		return e, copyPrivate(obj, dst, e.Mode)
+		if err := copyPrivate(obj, dst, e.Mode); err != nil {
+			return e, err
+		}
+		if o != nil {
+			return e, os.Lchown(dst, o.UID, o.GID)
+		}
+		return e, nil
 	}
 	if err != nil {
 		return e, fmt.Errorf("blobs: %w", err)
 	}
 	return e, nil
+}
+
+// Ingest copies the folder src into the store as the new folder dst:
+// folders and symlinks recreated, regular files as links to blobs the
+// account owns (o); other files are skipped. src is read through an
+// os.Root, so nothing outside it is read. It returns the manifest's
+// entries.
+func (w *Session) Ingest(src, dst string, o Owner) ([]Entry, error) {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var es []Entry
+	err = fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, filepath.FromSlash(rel))
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		perm := fi.Mode().Perm()
+		switch t := d.Type(); {
+		case t.IsDir():
+			if err := os.Mkdir(to, 0o700); err != nil && !(rel == "." && errors.Is(err, fs.ErrExist)) {
+				return err
+			}
+			if rel == "." {
+				return nil // the platform's own, 0700: the overlay gives the app its root
+			}
+			if err := os.Lchown(to, o.UID, o.GID); err != nil {
+				return err
+			}
+			es = append(es, Entry{Path: rel, Mode: fs.ModeDir | perm})
+			return os.Chmod(to, perm)
+		case t&fs.ModeSymlink != 0:
+			target, err := root.Readlink(rel)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return err
+			}
+			es = append(es, Entry{Path: rel, Mode: fs.ModeSymlink | 0o777, Link: target})
+			return os.Lchown(to, o.UID, o.GID)
+		case t.IsRegular():
+			in, err := root.Open(rel)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			e, err := w.copy(in, to, perm&0o111 != 0, &o)
+			if err != nil {
+				return err
+			}
+			e.Path = rel
+			es = append(es, e)
+		}
+		return nil // sockets, fifos, devices: nothing to keep
+	})
+	return es, err
 }
 
 // place renames tmp to dst with mode.

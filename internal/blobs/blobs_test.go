@@ -39,7 +39,6 @@ func read(t *testing.T, p string) string {
 	return string(b)
 }
 
-
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
@@ -188,5 +187,61 @@ func TestBlobsAreReadOnly(t *testing.T) {
 	os.WriteFile(p, []byte("changed"), 0o644)
 	if got := read(t, filepath.Join(root, "b", "f")); got != "original" {
 		t.Errorf("b's copy: %q", got)
+	}
+}
+
+// Ingest makes a server app's workspace again of links to blobs the
+// account owns: folders and symlinks as they were, executables kept
+// executable, and a second workspace with the same files links to the
+// same blobs.
+func TestIngestWorkspace(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "ws")
+	os.MkdirAll(filepath.Join(src, "node_modules", "pkg", "bin"), 0o755)
+	os.WriteFile(filepath.Join(src, "node_modules", "pkg", "index.js"), []byte("module.exports = 1"), 0o644)
+	os.WriteFile(filepath.Join(src, "node_modules", "pkg", "bin", "run"), []byte("#!/bin/sh\necho run"), 0o755)
+	os.WriteFile(filepath.Join(src, "empty"), nil, 0o644)
+	os.Symlink("pkg/bin/run", filepath.Join(src, "node_modules", "run"))
+	s := blobs.Open(filepath.Join(root, "blobs"), "u1")
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	o := blobs.Owner{UID: os.Getuid(), GID: os.Getgid()}
+	var es []blobs.Entry
+	for _, dst := range []string{"a.files", "b.files"} {
+		if es, err = w.Ingest(src, filepath.Join(root, dst), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byPath := map[string]blobs.Entry{}
+	for _, e := range es {
+		byPath[e.Path] = e
+	}
+	if e := byPath["node_modules/run"]; e.Link != "pkg/bin/run" || e.Blob != "" {
+		t.Errorf("symlink entry %+v", e)
+	}
+	if e := byPath["node_modules/pkg/bin/run"]; e.Mode != 0o755 || !strings.HasSuffix(e.Blob, "xw") {
+		t.Errorf("executable entry %+v", e)
+	}
+	if e := byPath["node_modules/pkg"]; !e.Mode.IsDir() {
+		t.Errorf("folder entry %+v", e)
+	}
+	for _, rel := range []string{"node_modules/pkg/index.js", "node_modules/pkg/bin/run"} {
+		a, _ := os.Stat(filepath.Join(root, "a.files", rel))
+		b, _ := os.Stat(filepath.Join(root, "b.files", rel))
+		if a == nil || b == nil || !os.SameFile(a, b) {
+			t.Errorf("%s: not one blob for both workspaces", rel)
+		}
+		if a != nil && a.Mode().Perm()&0o200 == 0 {
+			t.Errorf("%s: mode %v, want the account's own writable file", rel, a.Mode())
+		}
+	}
+	if got, err := os.Readlink(filepath.Join(root, "b.files", "node_modules", "run")); err != nil || got != "pkg/bin/run" {
+		t.Errorf("symlink: %q, %v", got, err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a.files")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the folder of links: %v, want mode 0700", err)
 	}
 }

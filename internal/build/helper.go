@@ -43,7 +43,7 @@ func init() {
 
 // helperJob is one piece of work for the helper.
 type helperJob struct {
-	Op string `json:"op"` // "publish" or "pack"
+	Op string `json:"op"` // "publish", "ingest", "pack" or "unpack"
 
 	// publish: the folder Src as SitesDir/ID (publishTree), within the
 	// bounds MaxBytes and BestBytes (compressBounds).
@@ -55,6 +55,8 @@ type helperJob struct {
 	MaxBytes  int64  `json:"maxBytes,omitempty"`
 	BestBytes int64  `json:"bestBytes,omitempty"`
 
+	// ingest: the workspace Src into the blob store BlobDir as the folder
+	// of links Base, owned by UID:GID, with ID's manifest (storeWorkspace).
 	// pack: the folder Base/Rel into File (packCache); unpack: File into
 	// Base/Rel, owned by UID:GID (unpackCache).
 	Base  string   `json:"base,omitempty"`
@@ -135,6 +137,10 @@ func doHelperJob(job helperJob) helperResult {
 			res.TooLarge = true
 		case err != nil:
 			res.Err = cacheErr(err)
+		}
+	case "ingest":
+		if err := storeWorkspace(job.Src, job.Base, job.BlobDir, job.ID, job.UID, job.GID); err != nil {
+			res.Err = err.Error() // for the server log only
 		}
 	case "unpack":
 		if err := unpackCache(job.File, job.Base, job.Rel, job.UID, job.GID); err != nil {

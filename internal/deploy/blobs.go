@@ -8,6 +8,8 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/blobs"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // Deployments' files are stored by content (internal/blobs): one blob
@@ -33,10 +35,19 @@ func blobDir(s *Service, userID string) string {
 
 // recordBlobs records, when d's files have a manifest, the blobs they
 // link to and their size (the blobs' bytes and those of the files kept
-// outside blobs), and reports whether they had one.
+// outside blobs: a server app's volume, which holds what it writes), and
+// reports whether they had one. A server app's workspace, just built, is
+// stored by content first (storeApp).
 func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
+	vol := s.WorkDir(d.ID)
 	if IsApp(d) {
-		return false
+		if !fileExists(vol + ".img") {
+			return false // no volume (mode none): a plain workspace
+		}
+		if err := storeApp(ctx, s, d); err != nil {
+			s.logger().Error("store app workspace", "deployment", d.ID, "err", err)
+			return false
+		}
 	}
 	st := blobStore(s, d.UserID)
 	m, err := st.ReadManifest(d.ID)
@@ -51,6 +62,9 @@ func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
 	for i, r := range refs {
 		rs[i] = gantry.BlobRef{Hash: r.Hash, Bytes: r.Bytes}
 		size += r.Bytes
+	}
+	if IsApp(d) {
+		size += volumeHolds(vol)
 	}
 	// A deployment that keeps files has a size: only empty files (no
 	// block) still count one byte.
@@ -88,4 +102,53 @@ func sweepBlobs(s *Service, userID string) {
 	case swept.Blobs > 0:
 		s.logger().Info("blobs swept", "user", userID, "blobs", swept.Blobs, "bytes", swept.Bytes)
 	}
+}
+
+// storeApp stores the workspace of d, a server app just built (its
+// volume mounted, its app not started yet), by content: its files become
+// links to the account's blobs beside the volume, and the app runs from
+// an overlay of them (sandbox.MountFiles). The blocks the workspace took
+// in the volume are given back. Nothing is done with FlatFiles, for a
+// deployment that is not being deployed (an app of an older version runs
+// from its plain workspace), or when it is stored already.
+func storeApp(ctx context.Context, s *Service, d *gantry.Deployment) error {
+	vol := s.WorkDir(d.ID)
+	if s.FlatFiles || d.Status != gantry.DeploymentDeploying || fileExists(sandbox.FilesDir(vol)) {
+		return nil
+	}
+	uid, err := s.sandboxUID(ctx, d.UserID)
+	if err != nil {
+		return err
+	}
+	if err := build.StoreWorkspace(ctx, vol, blobDir(s, d.UserID), d.ID, uid, uid); err != nil {
+		return err
+	}
+	if err := sandbox.Trim(vol); err != nil {
+		s.logger().Warn("trim app volume", "deployment", d.ID, "err", err)
+	}
+	return nil
+}
+
+// trimSlack is how many bytes more than its filesystem holds a stored
+// app's volume image may take on disk (blocks written and freed inside)
+// before they are given back (volumeHolds).
+const trimSlack = 32 << 20
+
+// volumeHolds is what the volume of a server app stored by content holds
+// on top of its blobs: what its filesystem holds (statfs: the files the
+// app wrote, what its build left in /tmp), not the filesystem's own
+// bookkeeping, which every volume has. Blocks freed inside are given back
+// to the disk (fstrim) once they add up to trimSlack, so what the image
+// takes stays close to it. A volume not mounted counts its image's
+// allocated blocks.
+func volumeHolds(vol string) int64 {
+	img := diskUsage(vol + ".img")
+	u, ok := sandbox.MountedUsage(vol)
+	if !ok {
+		return img
+	}
+	if img > u.Bytes+trimSlack {
+		_ = sandbox.Trim(vol)
+	}
+	return u.Bytes
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
 // siteFiles is a small site with some weight: a page, a script and a
@@ -142,5 +143,65 @@ func TestSitesStoreEachFileOnce(t *testing.T) {
 	}
 	if fi.Mode().Perm()&0o222 != 0 {
 		t.Errorf("a shared file has mode %v, want read-only", fi.Mode())
+	}
+}
+
+// overwriterApp is pyApp with /overwrite?path=P, which writes "CHANGED"
+// over the start of the existing file P in place (open r+) and answers
+// what the file then starts with, and a data file of the repository.
+func overwriterApp(data string) map[string]string {
+	files := pyApp("v1")
+	files["app.py"] = strings.Replace(files["app.py"], `        elif url.path == "/read":`, `        elif url.path == "/overwrite":
+            path = urllib.parse.parse_qs(url.query)["path"][0]
+            try:
+                with open(path, "r+b") as f:
+                    f.write(b"CHANGED")
+                with open(path, "rb") as f:
+                    body = "now: %s" % f.read(7).decode()
+            except OSError as e:
+                body = "denied: %s" % e
+        elif url.path == "/read":`, 1)
+	files["data.txt"] = data
+	return files
+}
+
+// A server app's workspace is stored by content too: a redeploy of the
+// same commit adds at most 2% to the account's storage, its files are
+// the same files on disk as the first deployment's, and the app, which
+// may still write to any file of its workspace in place, changes only its
+// own copy: the first deployment's file and the blob stay as they were.
+func TestAppWorkspaceStoredOnce(t *testing.T) {
+	e := newEnv(t)
+	data := strings.Repeat("original data of the repository\n", 1<<18) // 8 MiB
+	p := e.project("keeper", overwriterApp(data))
+	d1 := e.deploy(p)
+	e.mustLive(d1)
+	first := e.usage()
+	t.Logf("first deploy: %+v", *first)
+	d2 := e.deploy(p)
+	e.mustLive(d2)
+	again := e.usage()
+	t.Logf("redeploy: %+v", *again)
+	if grew := again.Files - first.Files; grew > first.Files/50 {
+		t.Errorf("a redeploy of the same commit added %s to %s stored, want at most 2%%",
+			gantry.FormatSize(grew), gantry.FormatSize(first.Files))
+	}
+	files1, files2 := sandbox.FilesDir(e.svc.WorkDir(d1.ID)), sandbox.FilesDir(e.svc.WorkDir(d2.ID))
+	for _, f := range []string{"app.py", "data.txt"} {
+		if !sameFile(t, filepath.Join(files1, f), filepath.Join(files2, f)) {
+			t.Errorf("%s: the two deployments keep two copies", f)
+		}
+	}
+
+	if code, body := e.get(p.Subdomain, "/overwrite?path=data.txt"); code != 200 || body != "now: CHANGED" {
+		t.Fatalf("the app writing to its own file: %d %q, want it changed for the app", code, body)
+	}
+	for _, f := range []string{filepath.Join(files1, "data.txt"), filepath.Join(files2, "data.txt")} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != data {
+			t.Errorf("%s after the app wrote to its copy: %d bytes, %v; want the original", f, len(b), err)
+		}
+	}
+	if code, body := e.get(p.Subdomain, "/read?path=data.txt"); code != 200 || body != fmt.Sprintf("read %d bytes", len(data)) {
+		t.Errorf("the app reading its file back: %d %q", code, body)
 	}
 }

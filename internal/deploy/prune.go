@@ -38,6 +38,11 @@ func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun
 	}
 	s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment,
 		"The app did not start without its dev dependencies: putting them back and starting it again")
+	// Put back under the overlay of a workspace stored by content: it
+	// shows over the pruned files at the next start (sandbox.MountFiles).
+	if err := sandbox.UnmountFiles(vol); err != nil {
+		s.logger().Error("unmount app files", "deployment", d.ID, "err", err)
+	}
 	if ok, rerr := build.RestoreHeld(vol); rerr != nil || !ok {
 		s.logger().Error("restore dev dependencies", "deployment", d.ID, "err", rerr)
 		return nil, err

@@ -397,7 +397,9 @@ func (s *Service) measureApp(ctx context.Context, id string) {
 		return // no volume (mode none): measured once, when it was built
 	}
 	n := diskUsage(img)
-	if u, ok := sandbox.MountedUsage(ws); ok && u.Bytes > n {
+	if fileExists(sandbox.FilesDir(ws)) {
+		n = volumeHolds(ws) // stored by content: its blobs are added by the store
+	} else if u, ok := sandbox.MountedUsage(ws); ok && u.Bytes > n {
 		n = u.Bytes
 	}
 	if n <= 0 {

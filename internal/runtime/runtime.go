@@ -177,6 +177,10 @@ func (s *Supervisor) New(spec Spec) (*App, error) {
 		if err := s.Sandbox.Reown(v, spec.UID, spec.GID); err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
+		// A workspace stored by content is an overlay of its files.
+		if err := s.Sandbox.MountFiles(v, spec.UID, spec.GID); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
 		spec.Dir, spec.Tmp = v.Workspace, v.Tmp
 	}
 	if spec.Dir == "" {

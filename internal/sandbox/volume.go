@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,6 +189,9 @@ func removeVolume(path string) error {
 		return err
 	}
 	var errs []error
+	if err := UnmountFiles(abs); err != nil {
+		errs = append(errs, err)
+	}
 	if mounted(abs) {
 		if err := unmount(abs); err != nil {
 			errs = append(errs, err)
@@ -202,6 +206,9 @@ func removeVolume(path string) error {
 		if err := os.RemoveAll(abs); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := os.RemoveAll(FilesDir(abs)); err != nil { // its links: the blobs stay for the store's sweep
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -270,6 +277,9 @@ func (v *Volume) Resize(ctx context.Context, bytes int64) error {
 		return nil
 	}
 	img := v.Path + ".img"
+	if err := UnmountFiles(v.Path); err != nil { // mounted again when its app starts
+		return err
+	}
 	bsize := int64(4096)
 	if st := (unix.Statfs_t{}); unix.Statfs(v.Path, &st) == nil && st.Bsize > 0 {
 		bsize = int64(st.Bsize)
@@ -546,7 +556,26 @@ func (s *Sandbox) Reown(v *Volume, uid, gid uint32) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid && st.Gid == gid {
 		return nil
 	}
-	return s.PrepareWorkspaceAs(v.Path, uid, gid)
+	// Its files stored by content too (MountFiles): the overlay comes off
+	// first, so that no owner change goes through it (each would copy the
+	// file up), and the links, blobs included, follow.
+	if err := UnmountFiles(v.Path); err != nil {
+		return fmt.Errorf("volume: %w", err)
+	}
+	if err := s.PrepareWorkspaceAs(v.Path, uid, gid); err != nil {
+		return err
+	}
+	files := FilesDir(v.Path)
+	err = filepath.WalkDir(files, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil || p == files {
+			return err // the folder itself stays the platform's
+		}
+		return os.Lchown(p, int(uid), int(gid))
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("volume: %w", err)
+	}
+	return nil
 }
 
 // I/O priority classes (ioprio_set(2)).

@@ -401,17 +401,20 @@ func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageU
 	return &s, nil
 }
 
-// MeasuredDeploymentFiles records size as the bytes of the deployment's
-// kept files while it keeps any (not pruned, files_size not 0); otherwise,
-// or when it is gone, it does nothing.
+// MeasuredDeploymentFiles records size, plus the bytes of the blobs its
+// files link to (Blobs), as the bytes of the deployment's kept files
+// while it keeps any (not pruned, files_size not 0); otherwise, or when
+// it is gone, it does nothing.
 func (db *DB) MeasuredDeploymentFiles(ctx context.Context, id string, size int64) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer rollback(tx)
-	if _, err := tx.exec(ctx, `UPDATE deployments SET files_size = ? WHERE id = ? AND pruned_at IS NULL AND files_size > 0`,
-		size, id); err != nil {
+	if _, err := tx.exec(ctx, `UPDATE deployments
+		SET files_size = ? + (SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM deployment_blobs WHERE deployment_id = ?)
+		WHERE id = ? AND pruned_at IS NULL AND files_size > 0`,
+		size, id, id); err != nil {
 		return fmt.Errorf("measured deployment files: %w", err)
 	}
 	return tx.Commit()
