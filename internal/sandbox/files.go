@@ -9,7 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A server app's workspace may be stored by content (internal/blobs): its
@@ -95,6 +98,10 @@ func escapeOverlay(p string) string {
 
 // UnmountFiles unmounts the overlay on the workspace of the volume at
 // path, if there is one (a workspace stored by content, see MountFiles).
+// The run that used it may have just ended, its mount namespace still
+// being torn down: it waits up to 5 seconds for its last references to
+// go, and fails rather than detach it lazily (a detached overlay still
+// holding its upper folder would keep the next one from mounting).
 func UnmountFiles(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -104,5 +111,13 @@ func UnmountFiles(path string) error {
 	if !mounted(ws) {
 		return nil
 	}
-	return unmount(ws)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := unix.Unmount(ws, 0)
+		if err == nil || errors.Is(err, syscall.EINVAL) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return fmt.Errorf("volume: unmount %s: %w", ws, err)
+		}
+	}
 }

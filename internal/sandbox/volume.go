@@ -189,8 +189,10 @@ func removeVolume(path string) error {
 		return err
 	}
 	var errs []error
-	if err := UnmountFiles(abs); err != nil {
-		errs = append(errs, err)
+	if ws := filepath.Join(abs, volumeWorkspace); mounted(ws) {
+		if err := unmount(ws); err != nil { // the overlay of its files: lazily if in use
+			errs = append(errs, err)
+		}
 	}
 	if mounted(abs) {
 		if err := unmount(abs); err != nil {
