@@ -139,6 +139,7 @@ func (s *Store) lock(how int) (*os.File, error) {
 type Session struct {
 	s    *Store
 	lock *os.File
+	dirs map[string]bool // object folders known to exist
 }
 
 // Owner makes a blob the account's own: owned by its sandbox uid and gid,
@@ -195,113 +196,196 @@ func name(sum []byte, exec bool, o *Owner) string {
 	return n
 }
 
-// Copy reads in (a regular file of size bytes, or less) into the store
-// and links its blob at dst, which must not exist; exec makes it an
-// executable file (mode 0555, else 0444).
+// Copy reads in (a regular file) into the store and links its blob at
+// dst, which must not exist; exec makes it an executable file (mode
+// 0555, else 0444).
 func (w *Session) Copy(in io.Reader, dst string, exec bool) (Entry, error) {
 	return w.copy(in, dst, exec, nil)
 }
 
+// wholeFile is the size up to which a file is read whole before anything
+// is written: one the store has already is then only linked.
+const wholeFile = 1 << 20
+
 func (w *Session) copy(in io.Reader, dst string, exec bool, o *Owner) (Entry, error) {
-	tmp, err := os.CreateTemp(w.s.tmp(), "blob-")
+	e := Entry{Mode: 0o644}
+	if exec {
+		e.Mode = 0o755
+	}
+	buf, err := io.ReadAll(io.LimitReader(in, wholeFile+1))
 	if err != nil {
-		return Entry{}, fmt.Errorf("blobs: %w", err)
+		return e, err
+	}
+	if len(buf) == 0 { // nothing to share: an empty file of its own
+		return e, writeNew(dst, e.Mode, o, func(f *os.File) error { return nil })
+	}
+	if len(buf) <= wholeFile {
+		sum := sha256.Sum256(buf)
+		e.Blob, e.Size = name(sum[:], exec, o), int64(len(buf))
+		if ok, err := w.linkStored(&e, dst, false, o); ok || err != nil {
+			return e, err
+		}
+		if err := writeNew(dst, blobMode(exec, o), o, func(f *os.File) error { _, err := f.Write(buf); return err }); err != nil {
+			return e, err
+		}
+		return e, w.store(&e, dst, o)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), in)
-	if cerr := tmp.Close(); err == nil {
+	err = writeNew(dst, blobMode(exec, o), o, func(f *os.File) error {
+		h.Write(buf)
+		if _, err := f.Write(buf); err != nil {
+			return err
+		}
+		n, err := io.Copy(io.MultiWriter(f, h), in)
+		e.Size = int64(len(buf)) + n
+		return err
+	})
+	if err != nil {
+		return e, err
+	}
+	e.Blob = name(h.Sum(nil), exec, o)
+	return e, w.store(&e, dst, o)
+}
+
+// writeNew creates the file dst (which must not exist) with mode, owned
+// by o when it is set, and writes it with write.
+func writeNew(dst string, mode fs.FileMode, o *Owner, write func(*os.File) error) error {
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Chmod(mode) // whatever the umask took
+	}
+	if err == nil && o != nil {
+		err = f.Chown(o.UID, o.GID)
+	}
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return Entry{}, err
+		os.Remove(dst)
 	}
-	return w.commit(tmp.Name(), name(h.Sum(nil), exec, o), n, dst, exec, o)
+	return err
 }
 
 // Adopt puts the file already written at path (on the store's filesystem)
 // into the store: path becomes a link to its blob.
 func (w *Session) Adopt(path string, exec bool) (Entry, error) {
+	e := Entry{Mode: 0o644}
+	if exec {
+		e.Mode = 0o755
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return Entry{}, err
+		return e, err
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	f.Close()
 	if err != nil {
-		return Entry{}, err
+		return e, err
 	}
-	// Moved aside first, so that path is free for the link.
-	tmp := filepath.Join(w.s.tmp(), "adopt-"+filepath.Base(path)+"-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if err := os.Rename(path, tmp); err != nil {
-		return Entry{}, err
-	}
-	return w.commit(tmp, name(h.Sum(nil), exec, nil), n, path, exec, nil)
-}
-
-// commit makes the file tmp, of size bytes, the blob named blob (unless
-// that blob is there already: then tmp is dropped) and links it at dst.
-func (w *Session) commit(tmp, blob string, size int64, dst string, exec bool, o *Owner) (Entry, error) {
-	e := Entry{Blob: blob, Mode: 0o644, Size: size}
-	if exec {
-		e.Mode = 0o755
-	}
-	if o != nil {
-		if err := os.Lchown(tmp, o.UID, o.GID); err != nil {
-			os.Remove(tmp)
-			return e, fmt.Errorf("blobs: %w", err)
-		}
-	}
-	if size == 0 { // nothing to share: an empty file of its own
+	e.Blob, e.Size = name(h.Sum(nil), exec, nil), n
+	if n == 0 {
 		e.Blob = ""
-		return e, place(tmp, dst, e.Mode)
-	}
-	obj := w.s.Path(blob)
-	if err := os.MkdirAll(filepath.Dir(obj), 0o700); err != nil {
-		os.Remove(tmp)
-		return e, fmt.Errorf("blobs: %w", err)
-	}
-	if fi, err := os.Lstat(obj); err == nil {
-		os.Remove(tmp)
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && o != nil && (int(st.Uid) != o.UID || int(st.Gid) != o.GID) {
-			// The account's uid changed since (a sandbox slot given back
-			// and taken again): its blobs follow it.
-			if err := os.Lchown(obj, o.UID, o.GID); err != nil {
-				return e, fmt.Errorf("blobs: %w", err)
-			}
-		}
-	} else {
-		if err := os.Chmod(tmp, blobMode(exec, o)); err != nil {
-			os.Remove(tmp)
-			return e, fmt.Errorf("blobs: %w", err)
-		}
-		// Link, not rename: a blob another session just made stays as it
-		// is (EEXIST), and tmp is dropped either way.
-		err := os.Link(tmp, obj)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			os.Remove(tmp)
-			return e, fmt.Errorf("blobs: %w", err)
-		}
-		os.Remove(tmp)
-	}
-	err := os.Link(obj, dst)
-	if errors.Is(err, syscall.EMLINK) {
-		// The blob has as many links as the filesystem allows (65,000 on
-		// ext4): this file gets a copy of its own.
-		e.Blob = ""
-		if err := copyPrivate(obj, dst, e.Mode); err != nil {
-			return e, err
-		}
-		if o != nil {
-			return e, os.Lchown(dst, o.UID, o.GID)
-		}
 		return e, nil
 	}
-	if err != nil {
-		return e, fmt.Errorf("blobs: %w", err)
+	if ok, err := w.linkStored(&e, path, true, nil); ok || err != nil {
+		return e, err
 	}
-	return e, nil
+	if err := os.Chmod(path, blobMode(exec, nil)); err != nil {
+		return e, err
+	}
+	return e, w.store(&e, path, nil)
+}
+
+// objectDir makes sure the folder of blob's object exists (once per
+// session).
+func (w *Session) objectDir(obj string) error {
+	d := filepath.Dir(obj)
+	if w.dirs[d] {
+		return nil
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return fmt.Errorf("blobs: %w", err)
+	}
+	if w.dirs == nil {
+		w.dirs = map[string]bool{}
+	}
+	w.dirs[d] = true
+	return nil
+}
+
+// linkStored links e's blob at dst when the store has it, and reports
+// whether it did. When dst exists (replace), the link replaces it in one
+// step. A blob with as many links as the filesystem allows (65,000 on
+// ext4) is not linked: dst gets a copy of its own (e.Blob "") unless it
+// exists already.
+func (w *Session) linkStored(e *Entry, dst string, replace bool, o *Owner) (bool, error) {
+	obj := w.s.Path(e.Blob)
+	fi, err := os.Lstat(obj)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("blobs: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && o != nil && (int(st.Uid) != o.UID || int(st.Gid) != o.GID) {
+		// The account's uid changed since (a sandbox slot given back and
+		// taken again): its blobs follow it.
+		if err := os.Lchown(obj, o.UID, o.GID); err != nil {
+			return false, fmt.Errorf("blobs: %w", err)
+		}
+	}
+	to := dst
+	if replace {
+		to = dst + ".blob-link"
+	}
+	err = os.Link(obj, to)
+	switch {
+	case errors.Is(err, syscall.EMLINK):
+		e.Blob = ""
+		if replace {
+			return true, os.Chmod(dst, e.Mode)
+		}
+		if err := copyPrivate(obj, dst, e.Mode); err != nil {
+			return true, err
+		}
+		if o != nil {
+			return true, os.Lchown(dst, o.UID, o.GID)
+		}
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil // swept meanwhile: impossible under the session's lock, but harmless
+	case err != nil:
+		return true, fmt.Errorf("blobs: %w", err)
+	}
+	if replace {
+		if err := os.Rename(to, dst); err != nil {
+			os.Remove(to)
+			return true, fmt.Errorf("blobs: %w", err)
+		}
+	}
+	return true, nil
+}
+
+// store makes the file dst, just written with its blob's mode and owner,
+// e's blob — or, when another session stored the same blob meanwhile,
+// a link to that one.
+func (w *Session) store(e *Entry, dst string, o *Owner) error {
+	obj := w.s.Path(e.Blob)
+	if err := w.objectDir(obj); err != nil {
+		return err
+	}
+	err := os.Link(dst, obj)
+	if errors.Is(err, fs.ErrExist) {
+		_, err = w.linkStored(e, dst, true, o)
+	}
+	if err != nil {
+		return fmt.Errorf("blobs: %w", err)
+	}
+	return nil
 }
 
 // Ingest copies the folder src into the store as the new folder dst:
@@ -365,19 +449,6 @@ func (w *Session) Ingest(src, dst string, o Owner) ([]Entry, error) {
 		return nil // sockets, fifos, devices: nothing to keep
 	})
 	return es, err
-}
-
-// place renames tmp to dst with mode.
-func place(tmp, dst string, mode fs.FileMode) error {
-	if err := os.Chmod(tmp, mode); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // copyPrivate copies src to a new file dst of mode.
