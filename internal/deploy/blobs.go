@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/blobs"
@@ -151,4 +153,48 @@ func volumeHolds(vol string) int64 {
 		_ = sandbox.Trim(vol)
 	}
 	return u.Bytes
+}
+
+// tidyBlobs runs at start-up, before any build: in every account's blob
+// store it removes the manifests (and files) of deployments that are gone
+// or pruned — a crash between a deletion's commit and its files' removal
+// leaves them — and sweeps what crashed publishes left.
+func tidyBlobs(ctx context.Context, s *Service) {
+	root := filepath.Join(s.DataDir, "blobs")
+	users, err := os.ReadDir(root)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.logger().Error("tidy blobs", "err", err)
+		}
+		return
+	}
+	for _, u := range users {
+		if !u.IsDir() {
+			continue
+		}
+		ms, _ := os.ReadDir(filepath.Join(root, u.Name(), "manifests"))
+		for _, m := range ms {
+			id, ok := strings.CutSuffix(m.Name(), ".json")
+			if !ok {
+				continue
+			}
+			d, err := s.Store.FindDeployment(ctx, "", id)
+			switch {
+			case gantry.ErrorCode(err) == gantry.ENOTFOUND:
+				d = &gantry.Deployment{ID: id, UserID: u.Name()}
+			case err != nil || d.PrunedAt == nil:
+				continue
+			}
+			s.logger().Info("blobs: files of a removed deployment", "deployment", id)
+			for _, dir := range []string{s.SiteDir(id), s.WorkDir(id)} {
+				if err := sandbox.RemoveVolume(dir); err != nil {
+					s.logger().Error("remove deployment files", "dir", dir, "err", err)
+				}
+			}
+			if err := blobStore(s, u.Name()).RemoveManifest(id); err != nil {
+				s.logger().Error("remove manifest", "deployment", id, "err", err)
+			}
+		}
+		sweepBlobs(s, u.Name())
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/sandbox"
@@ -203,5 +204,48 @@ func TestAppWorkspaceStoredOnce(t *testing.T) {
 	}
 	if code, body := e.get(p.Subdomain, "/read?path=data.txt"); code != 200 || body != fmt.Sprintf("read %d bytes", len(data)) {
 		t.Errorf("the app reading its file back: %d %q", code, body)
+	}
+}
+
+// A crash between a deployment's deletion in the database and the removal
+// of its files leaves its folder, manifest and blobs, and a crashed
+// publish leaves blobs no manifest names: the next start removes them
+// all, and what the live site links to stays.
+func TestRestartSweepsWhatACrashLeft(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	files := siteFiles("site")
+	site := e.project("site", files)
+	e.mustDeploy(site)
+	twin := map[string]string{"only-twin.txt": "a file only the twin has"}
+	for k, v := range files {
+		twin[k] = v
+	}
+	t1 := e.mustDeploy(e.project("twin", twin))
+	if _, err := e.db.DeleteDeployment(ctx, t1.ID); err != nil { // and the platform stops here
+		t.Fatal(err)
+	}
+	stray := filepath.Join(e.svc.DataDir, "blobs", e.user.ID, "objects", "ff", "stray")
+	if err := os.MkdirAll(filepath.Dir(stray), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stray, []byte("left by a publish that was killed"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.blobFiles("")
+
+	_, _, addr := e.sleepy(time.Hour) // the next start
+	if _, err := os.Stat(e.svc.SiteDir(t1.ID)); err == nil {
+		t.Error("the deleted deployment's folder is left")
+	}
+	if _, err := os.Stat(filepath.Join(e.svc.DataDir, "blobs", e.user.ID, "manifests", t1.ID+".json")); err == nil {
+		t.Error("the deleted deployment's manifest is left")
+	}
+	after, found := e.blobFiles(twin["only-twin.txt"])
+	if found || after != before-2 {
+		t.Errorf("%d blobs after the start (%d before), the twin's own file kept: %v; want it and the stray one gone", after, before, found)
+	}
+	if code, body := fetch(t, addr, site.Subdomain, "/app.js"); code != 200 || body != files["app.js"] {
+		t.Errorf("the live site's app.js after the start: %d (%d bytes)", code, len(body))
 	}
 }

@@ -319,8 +319,8 @@ func (s *Service) prune(ctx context.Context, projectID string) {
 }
 
 // recoverStorage runs at start-up: it measures the files of deployments
-// built before sizes were recorded, and prunes every project with stopped
-// or failed deployments.
+// built before sizes were recorded, prunes every project with stopped
+// or failed deployments, and tidies the blob stores (tidyBlobs).
 func (s *Service) recoverStorage(ctx context.Context) error {
 	ds, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive, gantry.DeploymentStopped, gantry.DeploymentFailed)
 	if err != nil {
@@ -346,6 +346,7 @@ func (s *Service) recoverStorage(ctx context.Context) error {
 	for _, id := range order {
 		s.prune(ctx, id)
 	}
+	tidyBlobs(ctx, s)
 	if measured > 0 {
 		s.logger().Info("deployment sizes measured", "deployments", measured)
 	}
