@@ -16,6 +16,7 @@
 //	tmp/                files being written
 //	lock                flock(2): shared while a Session adds files,
 //	                    exclusive while Sweep deletes
+//	sweep-pending       a Sweep found the store busy (Pending)
 //
 // A blob is deleted when no manifest names it (Sweep, a mark and sweep).
 // Sweep takes the lock exclusively, and a Session holds it shared from
@@ -547,6 +548,15 @@ func (s *Store) Refs(m *Manifest) (refs []Ref, private int64) {
 // roundBlock is size rounded up to whole 4 KiB blocks.
 func roundBlock(size int64) int64 { return (size + 4095) / 4096 * 4096 }
 
+func (s *Store) pending() string { return filepath.Join(s.Dir, "sweep-pending") }
+
+// Pending reports whether a Sweep found the store busy since the last one
+// that ran: whoever ends a Session then sweeps.
+func (s *Store) Pending() bool {
+	_, err := os.Lstat(s.pending())
+	return err == nil
+}
+
 // Swept is what a Sweep removed.
 type Swept struct {
 	Blobs int
@@ -562,10 +572,14 @@ func (s *Store) Sweep() (Swept, error) {
 		return out, nil
 	}
 	lock, err := s.lock(unix.LOCK_EX | unix.LOCK_NB)
+	if errors.Is(err, ErrBusy) {
+		_ = os.WriteFile(s.pending(), nil, 0o600) // for the next Session's end (Pending)
+	}
 	if err != nil {
 		return out, err
 	}
 	defer lock.Close()
+	_ = os.Remove(s.pending())
 	live := map[string]bool{}
 	ms, err := os.ReadDir(s.manifests())
 	if err != nil {

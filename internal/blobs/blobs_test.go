@@ -74,6 +74,9 @@ func TestSweepDuringBuildKeepsItsBlobs(t *testing.T) {
 	if _, err := s.Sweep(); !errors.Is(err, blobs.ErrBusy) {
 		t.Fatalf("sweep during a build: %v, want ErrBusy", err)
 	}
+	if !s.Pending() {
+		t.Error("a sweep skipped for a build is not marked pending")
+	}
 	for _, e := range old {
 		if !exists(s.Path(e.Blob)) {
 			t.Errorf("%s: its blob was deleted during the build", e.Path)
@@ -88,8 +91,8 @@ func TestSweepDuringBuildKeepsItsBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if swept.Blobs != 1 {
-		t.Errorf("swept %d blobs, want 1 (d1's own)", swept.Blobs)
+	if swept.Blobs != 1 || s.Pending() {
+		t.Errorf("swept %d blobs (still pending: %v), want 1 (d1's own)", swept.Blobs, s.Pending())
 	}
 	for _, e := range old {
 		if got, want := exists(s.Path(e.Blob)), e.Path == "a.txt"; got != want {

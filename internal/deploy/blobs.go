@@ -75,7 +75,9 @@ func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
 		gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		s.logger().Error("record deployment blobs", "deployment", d.ID, "err", err)
 	}
-	sweepBlobs(s, d.UserID) // what earlier sweeps left while builds ran
+	if st.Pending() {
+		sweepBlobs(s, d.UserID) // what a sweep left while this build ran
+	}
 	return true
 }
 
@@ -93,8 +95,8 @@ func forgetBlobs(s *Service, d *gantry.Deployment) {
 }
 
 // sweepBlobs deletes the blobs of userID's store no manifest names. While
-// a build of the account is adding files it deletes nothing: the next
-// sweep (after the next build or removal) does.
+// a build of the account is adding files it deletes nothing and marks the
+// store: the build sweeps once its files are recorded (recordBlobs).
 func sweepBlobs(s *Service, userID string) {
 	swept, err := blobStore(s, userID).Sweep()
 	switch {
