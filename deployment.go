@@ -94,6 +94,13 @@ type Deployment struct {
 	// can act on, with the log lines that gave it away; nil when it did
 	// not fail or nothing was diagnosed.
 	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
+
+	// ClaimedBy is the node id of the replica building the deployment, and
+	// Attempt the how-manieth time it is built (store's ClaimDeployment;
+	// a build taken over after its replica stopped is attempt 2). Every
+	// write of the build's outcome names its attempt (Change.Attempt).
+	ClaimedBy string `json:"-"`
+	Attempt   int    `json:"-"`
 }
 
 // Diagnosis is "why it failed": the known cause a failed build or start
@@ -357,8 +364,9 @@ type DeploymentStore interface {
 	ListDeployments(ctx context.Context, userID string, f DeploymentFilter) ([]*Deployment, error)
 	// ClaimDeployment atomically moves the next pending deployment to
 	// building and returns it: the oldest one of the user whose last build
-	// was claimed longest ago (or never). ENOTFOUND when the queue is empty.
-	ClaimDeployment(ctx context.Context, now time.Time) (*Deployment, error)
+	// was claimed longest ago (or never), claimed by c.Owner for c.Lease
+	// (its Attempt counted). ENOTFOUND when the queue is empty.
+	ClaimDeployment(ctx context.Context, c BuildClaim) (*Deployment, error)
 
 	// The transitions (transition.go). Each is one transaction that checks
 	// the status it starts from (else *TransitionError; ENOTFOUND when the
@@ -429,4 +437,27 @@ type DeploymentStore interface {
 	CountLogs(ctx context.Context, deploymentID string) (int, error)
 	// ClearLogs deletes the deployment's entries (Seq keeps counting up).
 	ClearLogs(ctx context.Context, deploymentID string) error
+}
+
+// BuildClaim is who claims a build and for how long: Owner is the
+// replica's node id, Lease how long it holds the build without renewing
+// it (0: until it ends, as tests and tools claim).
+type BuildClaim struct {
+	Owner string
+	Lease time.Duration
+}
+
+// BuildLeaseStore renews, finds and requeues the builds replicas hold
+// (store.DB's BuildLeases).
+type BuildLeaseStore interface {
+	// Renew extends owner's lease of build id (attempt) by lease; false
+	// when owner no longer holds that attempt.
+	Renew(ctx context.Context, id, owner string, attempt int, lease time.Duration) (bool, error)
+	// Lapsed returns the builds in progress whose lease has passed.
+	Lapsed(ctx context.Context) ([]*Deployment, error)
+	// Held returns the builds in progress owner claimed (or nobody did).
+	Held(ctx context.Context, owner string) ([]*Deployment, error)
+	// Requeue puts a lapsed build (c.Attempt) back in the queue, c.Line
+	// appended to its log.
+	Requeue(ctx context.Context, id string, c Change) (*Transition, error)
 }

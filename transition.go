@@ -59,6 +59,10 @@ type Change struct {
 	// Promote (GoLive) records the go-live as a promotion back to
 	// production: PromotedAt becomes At.
 	Promote bool
+	// Attempt, when not 0, fences the change: it applies only while the
+	// deployment is still in that attempt of its build (a replica that
+	// lost its build to another gets a TransitionError).
+	Attempt int
 }
 
 // Transition is what one committed change of a deployment's status did.

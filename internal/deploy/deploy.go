@@ -46,6 +46,9 @@ type Store interface {
 	SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error
 	// Blobs keeps which blobs each deployment's files link to (blobs.go).
 	Blobs() gantry.BlobRecords
+	// BuildLeases renews and takes over the builds replicas hold
+	// (leases.go).
+	BuildLeases() gantry.BuildLeaseStore
 }
 
 // Heads looks branch heads up; *githost.Service is the real one.
@@ -143,6 +146,15 @@ type Service struct {
 	// NoBuilds starts no build workers: this replica builds nothing
 	// (GANTRY_ROLES without builder) and other replicas claim its queue.
 	NoBuilds bool
+	// NodeID names this replica on the builds it claims (GANTRY_NODE_ID).
+	// Lease is how long it holds one without renewing it (GANTRY_LEASE):
+	// a build whose replica stopped renewing is requeued by any replica,
+	// once (BuildRetries, default 1), then failed; a builder that cannot
+	// renew stops its build. Zero: builds are held until they end, and
+	// never taken over (tests).
+	NodeID       string
+	Lease        time.Duration
+	BuildRetries int
 	// MaxPending is how many builds one user may have waiting (pending) at
 	// once (default DefaultMaxPending); one more deploy is ETOOMANY.
 	// Workers serve users in turns (store.ClaimDeployment).
@@ -279,7 +291,10 @@ func (s *Service) Open(ctx context.Context) error {
 			return fmt.Errorf("deploy: %w", err)
 		}
 	}
-	cut, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentBuilding, gantry.DeploymentDeploying)
+	// This replica's own builds were cut off when it stopped; other
+	// replicas' builds are theirs while they renew them (the reaper takes
+	// over those that lapse).
+	cut, err := s.Store.BuildLeases().Held(ctx, s.NodeID)
 	if err != nil {
 		return fmt.Errorf("deploy: recover: %w", err)
 	}
@@ -343,6 +358,10 @@ func (s *Service) Open(ctx context.Context) error {
 		s.wg.Add(1)
 		go s.sleepLoop(wctx)
 	}
+	if s.Lease > 0 {
+		s.wg.Add(1)
+		go s.leases().reapLoop(wctx)
+	}
 	if st, ok := s.Store.(SlotStore); ok && s.SandboxUIDs.Count > 0 {
 		s.wg.Add(1)
 		go s.slotLoop(wctx, st)
@@ -381,7 +400,7 @@ func (s *Service) worker(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for ctx.Err() == nil {
-			d, err := s.Store.ClaimDeployment(ctx, s.now())
+			d, err := s.Store.ClaimDeployment(ctx, gantry.BuildClaim{Owner: s.NodeID, Lease: s.Lease})
 			if gantry.ErrorCode(err) == gantry.ENOTFOUND {
 				break
 			} else if err != nil {
@@ -390,7 +409,9 @@ func (s *Service) worker(ctx context.Context) {
 				}
 				break
 			}
-			s.build(ctx, d)
+			bctx, release := s.leases().hold(ctx, d)
+			s.build(bctx, d)
+			release()
 		}
 		select {
 		case <-ctx.Done():
@@ -465,7 +486,7 @@ type failure struct {
 // a delete or a go-live came first and recorded the outcome).
 func (s *Service) fail(ctx context.Context, d *gantry.Deployment, f failure) bool {
 	ctx = context.WithoutCancel(ctx)
-	c := gantry.Change{At: s.now()}
+	c := gantry.Change{At: s.now(), Attempt: d.Attempt}
 	if !f.logged {
 		c.Line = s.line(gantry.LevelError, f.reason)
 	}

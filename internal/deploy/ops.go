@@ -382,7 +382,7 @@ func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, from string,
 // goLiveAs is goLive, recording a promotion when promote is set.
 func (s *Service) goLiveAs(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string, promote bool) error {
 	line := s.line(gantry.LevelSuccess, liveLine)
-	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line, Promote: promote})
+	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line, Promote: promote, Attempt: d.Attempt})
 	if err != nil {
 		return err
 	}

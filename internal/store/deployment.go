@@ -18,7 +18,7 @@ var _ gantry.DeploymentStore = (*DB)(nil)
 // (u) in the order scanDeployment reads them.
 const deploymentColumns = `d.id, d.project_id, d.user_id, d.version, d.subdomain, d.url, d.status, d.error,
 	d.build_info, d.metadata, d.environment, d.views, d.like_count, d.is_public, d.created_at, d.updated_at,
-	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, d.sleeping, d.diagnosis, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
+	d.files_size, d.log_bytes, d.pruned_at, d.target, d.promoted_at, d.no_cache, d.sleeping, d.diagnosis, d.claimed_by, d.attempt, p.name, p.description, p.type, p.build_config, p.repository, u.full_name, u.username`
 
 const deploymentFrom = ` FROM deployments d JOIN projects p ON p.id = d.project_id JOIN users u ON u.id = d.user_id `
 
@@ -229,7 +229,7 @@ func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error 
 // row is taken with FOR UPDATE SKIP LOCKED so replicas never claim the
 // same build (claimers at the same instant may serve one user twice in a
 // row: the order is fair, not strict, under concurrency).
-func (db *DB) ClaimDeployment(ctx context.Context, now time.Time) (*gantry.Deployment, error) {
+func (db *DB) ClaimDeployment(ctx context.Context, c gantry.BuildClaim) (*gantry.Deployment, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -245,8 +245,13 @@ func (db *DB) ClaimDeployment(ctx context.Context, now time.Time) (*gantry.Deplo
 	} else if err != nil {
 		return nil, fmt.Errorf("claim deployment: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE deployments SET status = ?, updated_at = ? WHERE id = ?`,
-		gantry.DeploymentBuilding, tx.now, id); err != nil {
+	var lease any // NULL: held until it ends
+	leaseExpr := "?"
+	if c.Lease > 0 {
+		leaseExpr, lease = db.leaseUntil(c.Lease)
+	}
+	if _, err := tx.exec(ctx, `UPDATE deployments SET status = ?, updated_at = ?, claimed_by = ?, attempt = attempt + 1,
+		lease_until = `+leaseExpr+` WHERE id = ?`, gantry.DeploymentBuilding, tx.now, c.Owner, lease, id); err != nil {
 		return nil, fmt.Errorf("claim deployment: %w", err)
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO build_turns (user_id, turn)
@@ -635,7 +640,7 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 		u := &gantry.DeploymentUser{}
 		if err := rows.Scan(&d.ID, &d.ProjectID, &d.UserID, &d.Version, &d.Subdomain, &d.URL, &d.Status, &d.Error,
 			&info, &meta, &env, &d.Views, &d.LikeCount, &d.IsPublic, &d.CreatedAt, &d.UpdatedAt,
-			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &d.Sleeping, &diag, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
+			&d.FilesSize, &d.LogSize, &pruned, &d.Target, &promoted, &d.NoCache, &d.Sleeping, &diag, &d.ClaimedBy, &d.Attempt, &p.Name, &p.Description, &p.Type, &cfg, &repo, &u.FullName, &u.Username); err != nil {
 			return nil, fmt.Errorf("scan deployment: %w", err)
 		}
 		for _, f := range []struct {

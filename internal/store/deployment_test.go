@@ -126,7 +126,7 @@ func TestDeploymentQueueAndCascade(t *testing.T) {
 	if pos, _ := db.QueuePosition(ctx, d2.ID); pos != 2 {
 		t.Fatalf("got queue position %d, want 2", pos)
 	}
-	c, err := db.ClaimDeployment(ctx, db.Now())
+	c, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 	if err != nil || c.ID != d1.ID || c.Status != gantry.DeploymentBuilding {
 		t.Fatalf("got %v, %v; want d1 building", c, err)
 	}
@@ -178,7 +178,7 @@ func TestClaimIsExclusive(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				d, err := db.ClaimDeployment(ctx, db.Now())
+				d, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 				if gantry.ErrorCode(err) == gantry.ENOTFOUND {
 					return
 				} else if err != nil {

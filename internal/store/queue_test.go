@@ -69,7 +69,7 @@ func TestFairQueueRoundRobin(t *testing.T) {
 
 	var got []string
 	for range want {
-		d, err := db.ClaimDeployment(ctx, db.Now())
+		d, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 		if err != nil {
 			t.Fatalf("claim after %v: %v", got, err)
 		}
@@ -99,7 +99,7 @@ func TestFairQueueRoundRobin(t *testing.T) {
 		}
 	}
 	// The loop ran len(want) times before dave's build was added: one more.
-	d, err := db.ClaimDeployment(ctx, db.Now())
+	d, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestFairQueueRoundRobin(t *testing.T) {
 			t.Fatalf("claim order %v, want %v", got, want)
 		}
 	}
-	if _, err := db.ClaimDeployment(ctx, db.Now()); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+	if _, err := db.ClaimDeployment(ctx, gantry.BuildClaim{}); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		t.Fatalf("claim of an empty queue: %v, want not found", err)
 	}
 	if n, _ := db.QueuePosition(ctx, d.ID); n != 0 {
@@ -134,8 +134,8 @@ func TestFairQueueTurnSurvivesDelete(t *testing.T) {
 	mustCreateDeployment(t, db, pa)
 	mustCreateDeployment(t, db, pa)
 
-	b1, err1 := db.ClaimDeployment(ctx, db.Now()) // bob's build is the oldest
-	a1, err2 := db.ClaimDeployment(ctx, db.Now()) // then alice, never served
+	b1, err1 := db.ClaimDeployment(ctx, gantry.BuildClaim{}) // bob's build is the oldest
+	a1, err2 := db.ClaimDeployment(ctx, gantry.BuildClaim{}) // then alice, never served
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -145,7 +145,7 @@ func TestFairQueueTurnSurvivesDelete(t *testing.T) {
 	if _, err := db.DeleteDeployment(ctx, a1.ID); err != nil {
 		t.Fatal(err)
 	}
-	next, err := db.ClaimDeployment(ctx, db.Now())
+	next, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestQueueDeploymentCap(t *testing.T) {
 
 	// A build that starts no longer waits.
 	for {
-		d, err := db.ClaimDeployment(ctx, db.Now())
+		d, err := db.ClaimDeployment(ctx, gantry.BuildClaim{})
 		if err != nil {
 			t.Fatal(err)
 		}

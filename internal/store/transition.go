@@ -208,6 +208,13 @@ func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, 
 	return t, nil
 }
 
+// stale reports whether c is fenced off d: c names an attempt of the
+// build (Change.Attempt) that is no longer d's (another replica took the
+// build over).
+func stale(d *gantry.Deployment, c gantry.Change) bool {
+	return c.Attempt != 0 && c.Attempt != d.Attempt
+}
+
 // at is c.At, or the transaction's time when unset.
 func at(tx *Tx, c gantry.Change) time.Time {
 	if c.At.IsZero() {
@@ -233,7 +240,7 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 		return nil, err
 	}
 	defer rollback(tx)
-	if d.Status != from {
+	if d.Status != from || stale(d, c) {
 		return nil, &gantry.TransitionError{ID: id, Status: d.Status}
 	}
 	if d.PrunedAt != nil {
@@ -311,7 +318,7 @@ func (db *DB) FailDeployment(ctx context.Context, id string, from []string, reas
 		return nil, err
 	}
 	defer rollback(tx)
-	if !slices.Contains(from, d.Status) {
+	if !slices.Contains(from, d.Status) || stale(d, c) {
 		return nil, &gantry.TransitionError{ID: id, Status: d.Status}
 	}
 	info := d.BuildInfo
@@ -385,7 +392,8 @@ func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transiti
 }
 
 // SaveBuild saves d's build info, metadata and environment, and moves it
-// to d.Status, while its stored status is still from — one conditional
+// to d.Status, while its stored status is still from (and, when d.Attempt
+// is set, its build still that attempt) — one conditional
 // statement, so a build never overwrites a stop or a delete that came
 // first. It is for a build's progress, which never changes the project's
 // status (building and deploying both read "building"): d.Status must be
@@ -405,7 +413,8 @@ func (db *DB) SaveBuild(ctx context.Context, d *gantry.Deployment, from string) 
 	}
 	defer rollback(tx)
 	res, err := tx.exec(ctx, `UPDATE deployments SET status = ?, build_info = ?, metadata = ?, environment = ?,
-		updated_at = ? WHERE id = ? AND status = ?`, d.Status, info, meta, env, tx.now, d.ID, from)
+		updated_at = ? WHERE id = ? AND status = ? AND (? = 0 OR attempt = ?)`, d.Status, info, meta, env, tx.now, d.ID, from,
+		d.Attempt, d.Attempt)
 	if err != nil {
 		return fmt.Errorf("save build: %w", err)
 	}

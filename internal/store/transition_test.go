@@ -138,7 +138,7 @@ func TestTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkInvariants(t, db, p.ID)
-	if _, err := db.ClaimDeployment(ctx, time.Now()); err != nil {
+	if _, err := db.ClaimDeployment(ctx, gantry.BuildClaim{}); err != nil {
 		t.Fatal(err)
 	}
 	b.BuildInfo.StartTime, b.Status = &start, gantry.DeploymentBuilding
