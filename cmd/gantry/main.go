@@ -232,6 +232,8 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		LiveURL:       cfg.LiveURL,
 		Concurrency:   cfg.BuildConcurrency,
 		NoBuilds:      !cfg.HasRole(config.RoleBuilder),
+		NodeID:        cfg.NodeID,
+		Lease:         cfg.Lease,
 		MaxPending:    cfg.MaxPendingBuilds,
 		BuildTimeout:  cfg.BuildTimeout,
 		BuildDisk:     sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},

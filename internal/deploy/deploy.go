@@ -409,8 +409,8 @@ func (s *Service) worker(ctx context.Context) {
 				}
 				break
 			}
-			bctx, release := s.leases().hold(ctx, d)
-			s.build(bctx, d)
+			release := s.leases().hold(ctx, d)
+			s.build(ctx, d)
 			release()
 		}
 		select {

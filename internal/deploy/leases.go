@@ -33,14 +33,14 @@ type leaseKeeper struct{ s *Service }
 
 func (s *Service) leases() leaseKeeper { return leaseKeeper{s} }
 
-// hold keeps d's lease while its build runs: the returned context is
-// cancelled (cause errLeaseLost) when a renewal fails; release stops the
+// hold keeps d's lease while its build runs, every third of the lease:
+// when a renewal fails the build is stopped (cause errLeaseLost: it ends
+// without a word, its writes fenced off anyway). release stops the
 // renewals.
-func (k leaseKeeper) hold(ctx context.Context, d *gantry.Deployment) (context.Context, func()) {
+func (k leaseKeeper) hold(ctx context.Context, d *gantry.Deployment) (release func()) {
 	s := k.s
-	bctx, cancel := context.WithCancelCause(ctx)
 	if s.Lease <= 0 {
-		return bctx, func() { cancel(nil) }
+		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -57,20 +57,24 @@ func (k leaseKeeper) hold(ctx context.Context, d *gantry.Deployment) (context.Co
 				if ok {
 					continue
 				}
-				if err == nil {
-					// The build ended (its writes moved it on), or another
-					// replica took it over: nothing to hold.
-					cancel(errLeaseLost)
-					return
+				select {
+				case <-done:
+					return // the build ended meanwhile: its status moved on
+				default:
 				}
-				s.logger().Error("build lease: renewal failed; stopping the build before another server takes it over",
-					"deployment", d.ID, "attempt", d.Attempt, "err", err)
-				cancel(errLeaseLost)
+				if err != nil {
+					s.logger().Error("build lease: renewal failed; stopping the build before another server takes it over",
+						"deployment", d.ID, "attempt", d.Attempt, "err", err)
+				} else {
+					s.logger().Warn("build lease: another server took the build over; stopping it here",
+						"deployment", d.ID, "attempt", d.Attempt)
+				}
+				s.cancelBuildCause(d.ID, errLeaseLost)
 				return
 			}
 		}
 	}()
-	return bctx, func() { close(done); cancel(nil) }
+	return func() { close(done) }
 }
 
 // reapLoop takes over the builds whose lease lapsed, every half lease,

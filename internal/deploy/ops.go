@@ -231,6 +231,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		if errors.Is(context.Cause(ctx), errSuperseded) {
 			return // supersede recorded the status and its line
 		}
+		if errors.Is(context.Cause(ctx), errLeaseLost) {
+			return // another server builds it now (leases.go)
+		}
 		if errors.Is(context.Cause(ctx), errStopped) {
 			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Build stopped by user")
 			return // Stop already recorded the status
@@ -293,6 +296,8 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		case errors.Is(context.Cause(ctx), errStopped):
 			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped by user")
 			return
+		case errors.Is(context.Cause(ctx), errLeaseLost):
+			return // another server builds it now (leases.go)
 		case wctx.Err() != nil:
 			return // shutting down: the next Open marks it interrupted
 		default:
