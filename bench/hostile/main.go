@@ -27,11 +27,11 @@
 //   - app, 4 spinners: a live app (node) that also runs four busy loops;
 //   - 300 MB of logs: a build printing 300 MB of 100-byte lines, again
 //     and again;
-//   - 150k small JS files: a build writing 150,000 scripts of 1.2 KB,
-//     which the platform then publishes (copied, and precompressed within
-//     its bounds per deployment by a helper process in the idle
-//     scheduling class: internal/build/helper.go); the load runs while
-//     it publishes;
+//   - 150k small JS files: a build writing 150,000 scripts of 1.2 KB
+//     into its output, more than the 20,000 files a site may publish
+//     (build.MaxSiteFiles): the platform counts them and fails the build
+//     before copying any; deployed again each time it fails, so the load
+//     meets the writing of the scripts and the platform's refusal in turn;
 //   - memory hog: a live app whose second process allocates past the app's
 //     memory limit: the whole app is ended (see the sandbox's oomGuard),
 //     counts a crash and is started again after its backoff;
@@ -102,7 +102,8 @@ var attacks = []attack{
 	{name: "build printing 300 MB of logs",
 		build: `echo attack started; while :; do yes "` + strings.Repeat("x", 99) + `" | head -c 300000000; done`},
 	{name: "build publishing 150k small JS files",
-		build: `node scripts.js`},
+		build: `node scripts.js`,
+		ended: "the most a site may publish"},
 	{name: "app allocating past its memory limit",
 		start: `node server.js & while :; do node hog.js; done`},
 	// Disk floods, each ended by the platform at its volume's limit and
@@ -122,15 +123,15 @@ var attackFiles = map[string]string{
 	"index.html": "<h1>attack</h1>",
 	"server.js":  `require('http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT))` + "\n",
 	"hog.js":     `const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1))` + "\n",
-	// 150,000 scripts of 1.2 KB, then the line the benchmark waits for:
-	// the build ends there and the platform publishes them.
+	// The line the benchmark waits for, then 150,000 scripts of 1.2 KB,
+	// which the platform refuses to publish (more than 20,000 files).
 	"scripts.js": `const fs = require('fs'); fs.mkdirSync('dist', {recursive: true});
+console.log('attack started');
 for (let i = 0; i < 150000; i++) {
   let s = 'export const m' + i + ' = [';
   while (s.length < 1200) s += JSON.stringify(Math.random().toString(36)) + ',';
   fs.writeFileSync('dist/m' + i + '.js', s + '];\n');
 }
-console.log('attack started');
 `,
 }
 

@@ -428,6 +428,11 @@ func (r *run) steps() (*Result, error) {
 	if err := r.bctx.Err(); err != nil {
 		return nil, r.interrupted("publish")
 	}
+	if n := countSiteFiles(out, out == mustEval(ws), MaxSiteFiles); n > MaxSiteFiles {
+		return nil, &Error{Step: "publish", Message: fmt.Sprintf("The output folder has more than %s files, the most a site may publish: "+
+			"bundle the scripts (a bundler such as Vite makes a few files of thousands of modules) or leave generated files out of it",
+			thousands(MaxSiteFiles))}
+	}
 	pub, err := r.publish(out, out == mustEval(ws))
 	if err != nil {
 		if e := r.interrupted("publish"); e != nil {

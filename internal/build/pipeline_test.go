@@ -605,6 +605,17 @@ func TestBuildWritesTooMuch(t *testing.T) {
 	}
 }
 
+// A build whose output has more files than a site may publish fails
+// before the platform copies any of them, saying what to do.
+func TestSiteFileLimit(t *testing.T) {
+	e := newEnv(t)
+	job := e.job(t, "many-files", nodeRepo(``))
+	job.Project = gantry.BuildConfig{OutputDirectory: "dist", BuildCommand: fmt.Sprintf("mkdir -p dist && cd dist && seq 1 %d | xargs touch && echo '<h1>x</h1>' > index.html", build.MaxSiteFiles)}
+	_, l, err := e.run(t, job)
+	assertFailed(t, e, job, l, err, "The output folder has more than 20,000 files, the most a site may publish: "+
+		"bundle the scripts (a bundler such as Vite makes a few files of thousands of modules) or leave generated files out of it")
+}
+
 // TestCloneRunsInTheSandbox checks that git itself ran as the sandbox
 // user: the pipeline gives the workspace to that user before the clone and
 // never after, so every file of the checkout, .git included, is the

@@ -25,6 +25,38 @@ const (
 	MaxCompressSize = 32 << 20
 )
 
+// MaxSiteFiles is the most files one site may publish (Cloudflare Pages
+// allows 20,000 on its free plan). Each file is a blob, a link and an
+// inode of the platform's disk, and a build that writes 150,000 scripts
+// would otherwise make the platform create them all on its behalf, its
+// journal's work slowing every other site (bench/hostile): the build
+// fails before publishing instead, saying so.
+const MaxSiteFiles = 20_000
+
+// countSiteFiles counts the files publishTree would publish from src
+// (folders, .git and, at the repository's root, node_modules left out),
+// stopping once it passed max.
+func countSiteFiles(src string, isRepoRoot bool, max int) int {
+	n := 0
+	errStop := errors.New("stop")
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != src && (d.Name() == ".git" || isRepoRoot && filepath.Dir(p) == src && d.Name() == "node_modules") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if n++; n > max {
+			return errStop
+		}
+		return nil
+	})
+	return n
+}
+
 // compressible lists the extensions that get .gz and .br variants.
 var compressible = map[string]bool{
 	".html": true, ".htm": true, ".css": true, ".js": true, ".mjs": true, ".cjs": true,
