@@ -131,7 +131,8 @@ type BuildInfo struct {
 	// "clone", "restore", "install", "build", "prune", "publish" (build.Phases;
 	// the build caches are saved after the deployment went live, so no
 	// "save"), and a server app's "start" (from its start to its first
-	// answer). A step that did not run is absent.
+	// answer); a server app's "publish" is its workspace stored by content
+	// (after the build). A step that did not run is absent.
 	Phases map[string]int64 `json:"phases,omitempty"`
 }
 

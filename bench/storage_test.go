@@ -96,12 +96,14 @@ func BenchmarkStorage(b *testing.B) {
 }
 
 // layouts are the ways the deployments' files are kept that BenchmarkStorage
-// compares, the platform's own first.
+// compares, the platform's own first: by content, and today's layout
+// before it (deploy.Service.FlatFiles).
 var layouts = []struct {
 	name string
 	set  func(*deploy.Service)
 }{
-	{"today", func(*deploy.Service) {}},
+	{"content", func(*deploy.Service) {}},                     // blobs named by their hash, a manifest per deployment
+	{"today", func(s *deploy.Service) { s.FlatFiles = true }}, // a full copy per deployment, the layout before blobs
 }
 
 // pct is how much more than base n is, in percent.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/blobs"
@@ -120,6 +121,7 @@ func storeApp(ctx context.Context, s *Service, d *gantry.Deployment) error {
 	if s.FlatFiles || d.Status != gantry.DeploymentDeploying || fileExists(sandbox.FilesDir(vol)) {
 		return nil
 	}
+	defer addPhase(&d.BuildInfo, "publish", time.Now())
 	uid, err := s.sandboxUID(ctx, d.UserID)
 	if err != nil {
 		return err

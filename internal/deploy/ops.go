@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
@@ -354,6 +355,15 @@ func builtInfo(info *gantry.BuildInfo, res *build.Result) {
 	info.SPA = res.SPA
 	info.BuildSize = res.Size
 	info.Phases = res.Phases.Millis()
+}
+
+// addPhase adds the time from start to now to info's phase; deferred at
+// the step's start.
+func addPhase(info *gantry.BuildInfo, phase string, start time.Time) {
+	if info.Phases == nil {
+		info.Phases = map[string]int64{}
+	}
+	info.Phases[phase] += time.Since(start).Milliseconds()
 }
 
 // saveBuild records d's progress (SaveBuild) while it is still building.

@@ -16,12 +16,7 @@ import (
 // when it does not start without them, node_modules is put back as
 // installed and the app starts again.
 func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun, error) {
-	defer func(start time.Time) {
-		if d.BuildInfo.Phases == nil {
-			d.BuildInfo.Phases = map[string]int64{}
-		}
-		d.BuildInfo.Phases["start"] = time.Since(start).Milliseconds()
-	}(time.Now())
+	defer addPhase(&d.BuildInfo, "start", time.Now())
 	vol := s.WorkDir(d.ID)
 	run, err := s.startApp(ctx, d, nil)
 	if !build.Held(vol) {

@@ -158,7 +158,7 @@ func TestServerAppRunsWithoutDevDependencies(t *testing.T) {
 		t.Errorf("the deployment's files count %d bytes (%v): the pruned 8 MiB are still charged", got.FilesSize, err)
 	}
 	// Each step's time is recorded (bench/redeploy_test.go reports them).
-	for _, step := range []string{"clone", "install", "prune", "start"} {
+	for _, step := range []string{"clone", "install", "prune", "publish", "start"} {
 		if _, ok := got.BuildInfo.Phases[step]; !ok {
 			t.Errorf("no %q in the build's phases %v", step, got.BuildInfo.Phases)
 		}
