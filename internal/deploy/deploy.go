@@ -203,11 +203,10 @@ type Service struct {
 	// appLocks serialise each app's sleep and wake (sleep.go).
 	appLocks map[string]*sync.Mutex
 	hinted   map[string]bool // deployments a wake hint is waking
-	// wakeFails are the failed wakes in a row of each app (wake.go), and
-	// wakeGlobal, wakeAccounts the slots of wakes under way.
-	wakeFails    map[string]*wakeFailures
-	wakeGlobal   chan struct{}
-	wakeAccounts map[string]chan struct{}
+	// wakeGate holds the failed wakes in a row and the slots of wakes
+	// under way (wake.go), made once (wakeOnce).
+	wakeGate *wakeGate
+	wakeOnce sync.Once
 	// routeMu guards routed, the newest route version applied to Sites per
 	// project (route): the store orders a project's transitions, and this
 	// keeps their effects on the edge in that order.

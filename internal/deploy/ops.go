@@ -186,31 +186,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
 		return
 	}
-	job := build.Job{
-		UID:          uid,
-		GID:          uid,
-		Disk:         s.BuildDisk,
-		AppDisk:      s.AppDisk,
-		DeploymentID: d.ID,
-		Repository:   p.Repository.FullName,
-		CloneURL:     p.Repository.CloneURL,
-		Branch:       gantry.FirstNonBlank(d.Metadata.Branch, p.Branch),
-		Commit:       d.Metadata.CommitHash, // "" (a Deploy click): the branch's head
-		NoCache:      d.NoCache,
-		Workspace:    s.WorkDir(d.ID),
-		SitesDir:     s.sitesDir(),
-		Project:      p.BuildConfig,
-		Override:     gantry.BuildConfig{BuildCommand: d.BuildInfo.BuildCommand, OutputDirectory: d.BuildInfo.OutputDirectory},
-		Timeout:      timeout,
-		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
-		Env:          env,
-		// A server app runs from its workspace: it is removed below unless
-		// the build made one.
-		KeepWorkspace: true,
-		StorageLeft:   s.storageLeft(ctx, d.UserID),
-		NpmRegistry:   s.NpmRegistry,
-		PipIndexURL:   s.PipIndexURL, BlobDir: blobDir(s, d.UserID),
-	}
+	job := s.buildJob(ctx, d, p, env, uid, timeout)
 	// Caches per target: a preview never writes what production restores;
 	// a fork's pull request has none.
 	s.caches().prepare(ctx, d, &job)
@@ -229,38 +205,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	})
 	res, err := s.Builder.Run(ctx, job, logger)
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errSuperseded) {
-			return // supersede recorded the status and its line
-		}
-		if errors.Is(context.Cause(ctx), errLeaseLost) {
-			return // another server builds it now (leases.go)
-		}
-		if errors.Is(context.Cause(ctx), errStopped) {
-			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Build stopped by user")
-			return // Stop already recorded the status
-		}
-		if wctx.Err() != nil {
-			return // shutting down: the next Open marks it interrupted
-		}
-		msg := "Build failed"
-		var be *build.Error
-		if errors.As(err, &be) {
-			msg = redact(be.Message, secrets)
-			if diag := diagnosis(be.Diagnosis, seqs); diag != nil {
-				diag.Title, diag.Detail = redact(diag.Title, secrets), redact(diag.Detail, secrets)
-				s.saveDiagnosis(ctx, d, diag)
-			}
-			if be.Err != nil && (be.Platform || be.Step == "clone" && gantry.ErrorCode(be.Err) == gantry.EINTERNAL) {
-				// The user was told a sentence; the cause is the platform's
-				// (git's own failures are logged by githost).
-				s.logger().Error("build", "deployment", d.ID, "step", be.Step, "err", be.Err)
-			}
-		} else {
-			s.logger().Error("build", "deployment", d.ID, "err", err)
-			s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, msg)
-		}
-		// The pipeline logged msg as its last line already.
-		s.fail(ctx, d, failure{reason: msg, from: inProgress, logged: true})
+		s.buildFailed(ctx, wctx, d, err, seqs, secrets)
 		return
 	}
 	if c := res.Commit.Cleaned(); c != nil {
@@ -340,6 +285,75 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	s.prune(ctx, d.ProjectID)
 	// The deployment it replaced is now the project's newest stopped one.
 	s.makeRoomFor(ctx, d)
+}
+
+// buildJob is the build pipeline's job for d of project p.
+func (s *Service) buildJob(ctx context.Context, d *gantry.Deployment, p *gantry.Project, env []gantry.EnvVar, uid uint32, timeout time.Duration) build.Job {
+	return build.Job{
+		UID:          uid,
+		GID:          uid,
+		Disk:         s.BuildDisk,
+		AppDisk:      s.AppDisk,
+		DeploymentID: d.ID,
+		Repository:   p.Repository.FullName,
+		CloneURL:     p.Repository.CloneURL,
+		Branch:       gantry.FirstNonBlank(d.Metadata.Branch, p.Branch),
+		Commit:       d.Metadata.CommitHash, // "" (a Deploy click): the branch's head
+		NoCache:      d.NoCache,
+		Workspace:    s.WorkDir(d.ID),
+		SitesDir:     s.sitesDir(),
+		Project:      p.BuildConfig,
+		Override:     gantry.BuildConfig{BuildCommand: d.BuildInfo.BuildCommand, OutputDirectory: d.BuildInfo.OutputDirectory},
+		Timeout:      timeout,
+		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
+		Env:          env,
+		// A server app runs from its workspace: it is removed below unless
+		// the build made one.
+		KeepWorkspace: true,
+		StorageLeft:   s.storageLeft(ctx, d.UserID),
+		NpmRegistry:   s.NpmRegistry,
+		PipIndexURL:   s.PipIndexURL, BlobDir: blobDir(s, d.UserID),
+	}
+}
+
+// buildFailed ends d after its build failed with err: quietly when the
+// build was superseded, taken over by another server, or the platform is
+// shutting down (wctx); with its line when its owner stopped it; else
+// failed with the pipeline's sentence, diagnosed (seqs: the lines the
+// build logged), secrets redacted.
+func (s *Service) buildFailed(ctx, wctx context.Context, d *gantry.Deployment, err error, seqs []int64, secrets []string) {
+	if errors.Is(context.Cause(ctx), errSuperseded) {
+		return // supersede recorded the status and its line
+	}
+	if errors.Is(context.Cause(ctx), errLeaseLost) {
+		return // another server builds it now (leases.go)
+	}
+	if errors.Is(context.Cause(ctx), errStopped) {
+		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Build stopped by user")
+		return // Stop already recorded the status
+	}
+	if wctx.Err() != nil {
+		return // shutting down: the next Open marks it interrupted
+	}
+	msg := "Build failed"
+	var be *build.Error
+	if errors.As(err, &be) {
+		msg = redact(be.Message, secrets)
+		if diag := diagnosis(be.Diagnosis, seqs); diag != nil {
+			diag.Title, diag.Detail = redact(diag.Title, secrets), redact(diag.Detail, secrets)
+			s.saveDiagnosis(ctx, d, diag)
+		}
+		if be.Err != nil && (be.Platform || be.Step == "clone" && gantry.ErrorCode(be.Err) == gantry.EINTERNAL) {
+			// The user was told a sentence; the cause is the platform's
+			// (git's own failures are logged by githost).
+			s.logger().Error("build", "deployment", d.ID, "step", be.Step, "err", be.Err)
+		}
+	} else {
+		s.logger().Error("build", "deployment", d.ID, "err", err)
+		s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, msg)
+	}
+	// The pipeline logged msg as its last line already.
+	s.fail(ctx, d, failure{reason: msg, from: inProgress, logged: true})
 }
 
 func (s *Service) sitesDir() string { return s.SiteDir("") }

@@ -216,10 +216,10 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 		sl.Awake(sub, id, run.app.Addr())
 		return nil
 	}
-	if err := s.wakeBackoff(id); err != nil {
+	if err := s.wakes().backoff(id); err != nil {
 		return err
 	}
-	release, err := s.wakeSlot(ctx, d.UserID)
+	release, err := s.wakes().slot(ctx, d.UserID)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 		}
 		return s.wakeFailed(context.WithoutCancel(ctx), d, err)
 	}
-	s.wakeSucceeded(id)
+	s.wakes().succeeded(id)
 	if !sl.Awake(sub, id, run.app.Addr()) {
 		// Stopped, deleted or replaced while it started.
 		s.stopOwnApp(id, run)

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -51,12 +52,42 @@ type wakeFailures struct {
 	next time.Time // no wake before this
 }
 
-// wakeBackoff returns a *WakeError while deployment id's last wake failed
-// and its back-off has not passed; nil when a wake may be tried.
-func (s *Service) wakeBackoff(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.wakeFails[id]
+// wakeGate decides when a sleeping app may be woken: not during the
+// back-off after failed wakes in a row, and only in a free slot (at most
+// `global` wakes on the platform and `account` per account at once). It
+// owns that state; the Service holds one, made at the first wake from
+// WakeConcurrency and AccountWakes.
+type wakeGate struct {
+	mu       sync.Mutex
+	fails    map[string]*wakeFailures // by deployment id
+	global   chan struct{}
+	accounts map[string]chan struct{}
+	perUser  int
+}
+
+func newWakeGate(global, perUser int) *wakeGate {
+	if global <= 0 {
+		global = DefaultWakeConcurrency
+	}
+	if perUser <= 0 {
+		perUser = DefaultAccountWakes
+	}
+	return &wakeGate{fails: map[string]*wakeFailures{}, global: make(chan struct{}, global),
+		accounts: map[string]chan struct{}{}, perUser: perUser}
+}
+
+// wakes returns the service's wake gate, made at its first use.
+func (s *Service) wakes() *wakeGate {
+	s.wakeOnce.Do(func() { s.wakeGate = newWakeGate(s.WakeConcurrency, s.AccountWakes) })
+	return s.wakeGate
+}
+
+// backoff returns a *WakeError while deployment id's last wake failed and
+// its back-off has not passed; nil when a wake may be tried.
+func (g *wakeGate) backoff(id string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.fails[id]
 	if f == nil {
 		return nil
 	}
@@ -67,25 +98,66 @@ func (s *Service) wakeBackoff(id string) error {
 	return nil
 }
 
+// failed counts one more failed wake of id in a row and returns how many
+// and how long the next wake waits.
+func (g *wakeGate) failed(id string) (n int, wait time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.fails[id]
+	if f == nil {
+		f = new(wakeFailures)
+		g.fails[id] = f
+	}
+	f.n++
+	wait = min(wakeBackoffMin<<min(f.n-1, 16), wakeBackoffMax)
+	f.next = time.Now().Add(wait)
+	return f.n, wait
+}
+
+// succeeded forgets id's failed wakes.
+func (g *wakeGate) succeeded(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.fails, id)
+}
+
+// slot waits until a wake of one of userID's apps may start — fewer than
+// perUser of the account's and global in all are starting — and returns
+// the function that frees the slot. The account's slot is taken first, so
+// an account waiting for its own holds none of the platform's. A wake
+// whose ctx ends first is a *WakeError.
+func (g *wakeGate) slot(ctx context.Context, userID string) (func(), error) {
+	g.mu.Lock()
+	account := g.accounts[userID]
+	if account == nil {
+		account = make(chan struct{}, g.perUser)
+		g.accounts[userID] = account
+	}
+	g.mu.Unlock()
+	busy := func() error {
+		return &WakeError{After: wakeBusyRetry, Err: gantry.Errorf(gantry.EUNAVAILABLE,
+			"Too many apps are waking up right now: try again in a few seconds")}
+	}
+	select {
+	case account <- struct{}{}:
+	case <-ctx.Done():
+		return nil, busy()
+	}
+	select {
+	case g.global <- struct{}{}:
+	case <-ctx.Done():
+		<-account
+		return nil, busy()
+	}
+	return func() { <-g.global; <-account }, nil
+}
+
 // wakeFailed records that waking d failed with err (the app did not
 // start): d stays live and asleep, the next wake waits for the back-off,
 // the failure is logged on d and, at the WakeNotifyAfter-th in a row,
 // its owner is notified. It returns the *WakeError to answer.
 func (s *Service) wakeFailed(ctx context.Context, d *gantry.Deployment, err error) error {
-	s.mu.Lock()
-	if s.wakeFails == nil {
-		s.wakeFails = make(map[string]*wakeFailures)
-	}
-	f := s.wakeFails[d.ID]
-	if f == nil {
-		f = new(wakeFailures)
-		s.wakeFails[d.ID] = f
-	}
-	f.n++
-	wait := min(wakeBackoffMin<<min(f.n-1, 16), wakeBackoffMax)
-	f.next = time.Now().Add(wait)
-	n := f.n
-	s.mu.Unlock()
+	n, wait := s.wakes().failed(d.ID)
 	msg := gantry.ErrorMessage(err)
 	if gantry.ErrorCode(err) == gantry.EINTERNAL {
 		s.logger().Error("wake app", "deployment", d.ID, "err", err)
@@ -98,60 +170,4 @@ func (s *Service) wakeFailed(ctx context.Context, d *gantry.Deployment, err erro
 		s.notify(ctx, gantry.AppWakeFailedNotification(d, n, msg))
 	}
 	return &WakeError{Err: err, After: wait}
-}
-
-// wakeSucceeded forgets deployment id's failed wakes.
-func (s *Service) wakeSucceeded(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.wakeFails, id)
-}
-
-// wakeSlot waits until a wake of one of userID's apps may start — fewer
-// than AccountWakes of the account's and WakeConcurrency in all are
-// starting — and returns the function that frees the slot. The account's
-// slot is taken first, so an account waiting for its own holds none of
-// the platform's. A wake whose ctx ends first is a *WakeError.
-func (s *Service) wakeSlot(ctx context.Context, userID string) (func(), error) {
-	global, account := s.wakeSlots(userID)
-	busy := func() error {
-		return &WakeError{After: wakeBusyRetry, Err: gantry.Errorf(gantry.EUNAVAILABLE,
-			"Too many apps are waking up right now: try again in a few seconds")}
-	}
-	select {
-	case account <- struct{}{}:
-	case <-ctx.Done():
-		return nil, busy()
-	}
-	select {
-	case global <- struct{}{}:
-	case <-ctx.Done():
-		<-account
-		return nil, busy()
-	}
-	return func() { <-global; <-account }, nil
-}
-
-// wakeSlots returns the platform's semaphore of wakes and userID's.
-func (s *Service) wakeSlots(userID string) (global, account chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wakeGlobal == nil {
-		n := s.WakeConcurrency
-		if n <= 0 {
-			n = DefaultWakeConcurrency
-		}
-		s.wakeGlobal = make(chan struct{}, n)
-		s.wakeAccounts = make(map[string]chan struct{})
-	}
-	account = s.wakeAccounts[userID]
-	if account == nil {
-		n := s.AccountWakes
-		if n <= 0 {
-			n = DefaultAccountWakes
-		}
-		account = make(chan struct{}, n)
-		s.wakeAccounts[userID] = account
-	}
-	return s.wakeGlobal, account
 }
