@@ -38,15 +38,20 @@ func TestFreePlanHoldsThreeAppsAndTheirRollbacks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	last := make([]*gantry.Deployment, len(apps))
 	for redeploy := 1; redeploy <= 3; redeploy++ {
 		for i, a := range apps {
 			if redeploy == a.edit {
 				pl.edit(t, a.app)
 			}
-			if _, _, err := pl.deploy(t, projects[i]); err != nil {
+			var err error
+			if last[i], _, err = pl.deploy(t, projects[i]); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	for _, d := range last {
+		pl.settle(t, d) // its build caches saved, the storage it keeps measured
 	}
 	u := pl.usage(t)
 	t.Logf("three apps, four deployments each: %s of %s used (files %s, logs %s), du of the data folder without caches %s; %s so far",

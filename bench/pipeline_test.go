@@ -181,20 +181,36 @@ func (pl *pipeline) deploy(tb testing.TB, p *gantry.Project) (*gantry.Deployment
 	}
 }
 
-// settle waits until the live deployment d's build has put its build
-// folder away (a site's: a server app runs from its), so that what is on
-// disk is what the deployment keeps.
+// settle waits until what the live deployment d's build left behind is
+// put away, so that what is on disk and counted is what d keeps: a
+// site's build folder, removed once its build caches are saved (after it
+// went live); a server app's caches held in its volume for that save
+// (caches.held, internal/build), after which its volume is measured
+// again — until the account's storage has not moved for 1.5 s.
 func (pl *pipeline) settle(tb testing.TB, d *gantry.Deployment) {
 	tb.Helper()
+	gone := pl.stack.Deploys.WorkDir(d.ID)
 	if d.BuildInfo.StartCommand != "" {
-		return
+		gone = filepath.Join(gone, "caches.held")
 	}
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Lstat(pl.stack.Deploys.WorkDir(d.ID)); os.IsNotExist(err) {
-			return
+	deadline := time.Now().Add(3 * time.Minute)
+	for ; ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(gone); os.IsNotExist(err) {
+			break
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("%s: the build folder of %s is still there 2 minutes after it went live", d.Subdomain, d.ID)
+			tb.Fatalf("%s: %s is still there 3 minutes after %s went live", d.Subdomain, gone, d.ID)
+		}
+	}
+	for last, still := int64(-1), 0; still < 3; time.Sleep(500 * time.Millisecond) {
+		used := pl.usage(tb).Used
+		if used == last {
+			still++
+		} else {
+			last, still = used, 0
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: the account's storage still moves 3 minutes after %s went live", d.Subdomain, d.ID)
 		}
 	}
 }
