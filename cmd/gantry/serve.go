@@ -205,7 +205,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 			m.ForgetRefusals()
 		}
 	}}
-	customDomains := &domains.Service{Store: db, Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
+	customDomains := &domains.Service{Store: db.Domains(), Routes: domainRoutes, Notify: notifier, LiveDomain: cfg.LiveDomain, PublicHost: cfg.PublicHost(),
 		IPv4: cfg.PublicIPv4, IPv6: cfg.PublicIPv6, Resolver: cfg.DNSResolver, Logger: logger}
 	shareLimits(db, accounts, srv, customDomains, previews, logger)
 	if db.Dialect() == store.Postgres {

@@ -40,7 +40,7 @@ func withDomains(t *testing.T, e *testEnv) *domainEnv {
 	table.Set(p.Subdomain, edge.Site{DeploymentID: dep.ID, Dir: dir, Status: gantry.DeploymentLive})
 	live := edge.New("localhost", table, "http://localhost:8080")
 	d := &domainEnv{testEnv: e, dns: dnstest.NewServer(t), project: p}
-	d.svc = &domains.Service{Store: e.db, Routes: live, LiveDomain: "localhost", PublicHost: "localhost",
+	d.svc = &domains.Service{Store: e.db.Domains(), Routes: live, LiveDomain: "localhost", PublicHost: "localhost",
 		IPv4: []netip.Addr{netip.MustParseAddr("203.0.113.7")}, Resolver: d.dns.Addr, Now: func() time.Time { return e.now }}
 	if err := d.svc.Open(context.Background()); err != nil {
 		t.Fatal(err)

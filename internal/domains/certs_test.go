@@ -198,7 +198,7 @@ func TestCertificatesSurviveRestart(t *testing.T) {
 
 	// The restart: a new service with the default budgets, a new TLS
 	// layer on the same storage.
-	svc := &domains.Service{Store: e.db, LiveDomain: "gantry.test", PublicHost: "app.gantry.test", Resolver: e.dns.Addr}
+	svc := &domains.Service{Store: e.db.Domains(), LiveDomain: "gantry.test", PublicHost: "app.gantry.test", Resolver: e.dns.Addr}
 	if err := svc.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}

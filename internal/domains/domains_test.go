@@ -56,7 +56,7 @@ func newEnv(t *testing.T) *env {
 	db.Now = func() time.Time { return e.now }
 	e.owner = storetest.MustCreateUser(t, db, "alice", "Alice")
 	e.proj, _ = storetest.MustCreateApp(t, db, storetest.App{Owner: e.owner, Name: "blog"})
-	e.svc = &domains.Service{Store: db, Routes: e.routes, LiveDomain: "gantry.test", PublicHost: "app.gantry.test",
+	e.svc = &domains.Service{Store: db.Domains(), Routes: e.routes, LiveDomain: "gantry.test", PublicHost: "app.gantry.test",
 		IPv4: []netip.Addr{netip.MustParseAddr("203.0.113.7")}, IPv6: []netip.Addr{netip.MustParseAddr("2001:db8::7")},
 		Resolver: e.dns.Addr, Now: func() time.Time { return e.now }}
 	if err := e.svc.Open(context.Background()); err != nil {
@@ -352,7 +352,7 @@ func TestAllowCertificate(t *testing.T) {
 	if got, err := e.svc.Verify(ctx, e.owner.ID, e.proj.ID, gone.ID); err != nil || got.Status != gantry.DomainVerified {
 		t.Fatalf("verify: %+v %v", got, err)
 	}
-	if err := e.db.DeleteDomain(ctx, e.owner.ID, e.proj.ID, gone.ID); err != nil {
+	if err := e.db.Domains().DeleteDomain(ctx, e.owner.ID, e.proj.ID, gone.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.svc.AllowCertificate(ctx, "www.gone.example"); gantry.ErrorCode(err) != gantry.ENOTFOUND {

@@ -11,7 +11,20 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
-var _ gantry.DomainStore = (*DB)(nil)
+// Domains keeps projects' custom domains (gantry.DomainStore): their
+// claims, checks and routes.
+type Domains struct{ db *DB }
+
+// Domains returns the custom domains' store.
+func (db *DB) Domains() *Domains { return &Domains{db} }
+
+var _ gantry.DomainStore = (*Domains)(nil)
+
+// FindProject finds the owner's project, as the domains service checks a
+// domain's project with it (DB.FindProject).
+func (ds *Domains) FindProject(ctx context.Context, userID, id string) (*gantry.Project, error) {
+	return ds.db.FindProject(ctx, userID, id)
+}
 
 const domainColumns = `d.id, d.project_id, d.user_id, d.name, d.apex, d.is_primary, d.redirect, d.token, d.status,
 	d.error, d.next_check_at, d.attempts, d.verified_at, d.created_at, d.failing_since`
@@ -22,7 +35,8 @@ const domainColumns = `d.id, d.project_id, d.user_id, d.name, d.apex, d.is_prima
 // already (ECONFLICT, naming the owner's project). Other accounts' claims
 // of the name do not stop it, nor are they told of. The project's first
 // domain becomes its primary one.
-func (db *DB) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan string) error {
+func (ds *Domains) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan string) error {
+	db := ds.db
 	id, err := newID()
 	if err != nil {
 		return err
@@ -68,7 +82,8 @@ func (db *DB) CreateDomain(ctx context.Context, d *gantry.Domain, max int, plan 
 }
 
 // ListDomains returns the domains of the owner's project, oldest first.
-func (db *DB) ListDomains(ctx context.Context, userID, projectID string) ([]*gantry.Domain, error) {
+func (ds *Domains) ListDomains(ctx context.Context, userID, projectID string) ([]*gantry.Domain, error) {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -86,7 +101,8 @@ func (db *DB) ListDomains(ctx context.Context, userID, projectID string) ([]*gan
 }
 
 // FindDomain returns domain id of the owner's project.
-func (db *DB) FindDomain(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error) {
+func (ds *Domains) FindDomain(ctx context.Context, userID, projectID, id string) (*gantry.Domain, error) {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -112,7 +128,8 @@ func findDomain(ctx context.Context, tx *Tx, userID, projectID, id string) (*gan
 
 // DeleteDomain removes domain id of the owner's project. When it was the
 // primary one, the oldest remaining domain becomes primary.
-func (db *DB) DeleteDomain(ctx context.Context, userID, projectID, id string) error {
+func (ds *Domains) DeleteDomain(ctx context.Context, userID, projectID, id string) error {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -135,7 +152,8 @@ func (db *DB) DeleteDomain(ctx context.Context, userID, projectID, id string) er
 }
 
 // SetPrimaryDomain makes id the primary domain of the owner's project.
-func (db *DB) SetPrimaryDomain(ctx context.Context, userID, projectID, id string) error {
+func (ds *Domains) SetPrimaryDomain(ctx context.Context, userID, projectID, id string) error {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -152,7 +170,8 @@ func (db *DB) SetPrimaryDomain(ctx context.Context, userID, projectID, id string
 
 // SetDomainRedirect sets the redirect option of domain id of the owner's
 // project (checked by the caller).
-func (db *DB) SetDomainRedirect(ctx context.Context, userID, projectID, id, redirect string) error {
+func (ds *Domains) SetDomainRedirect(ctx context.Context, userID, projectID, id, redirect string) error {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -173,7 +192,8 @@ func (db *DB) SetDomainRedirect(ctx context.Context, userID, projectID, id, redi
 // served, any other account's domain of the same name that was served
 // stops being so in the same transaction (status error, with displaced as
 // its reason): those are returned, for their owners to be told.
-func (db *DB) SaveDomainCheck(ctx context.Context, d *gantry.Domain, displaced string) ([]*gantry.Domain, error) {
+func (ds *Domains) SaveDomainCheck(ctx context.Context, d *gantry.Domain, displaced string) ([]*gantry.Domain, error) {
+	db := ds.db
 	d.NextCheckAt = d.NextCheckAt.UTC().Truncate(time.Millisecond)
 	if d.VerifiedAt != nil {
 		t := d.VerifiedAt.UTC().Truncate(time.Millisecond)
@@ -223,7 +243,8 @@ func (db *DB) SaveDomainCheck(ctx context.Context, d *gantry.Domain, displaced s
 // ExpireDomainClaims deletes the domains never verified (waiting for DNS,
 // or given up) that were added before before, and returns them. A project
 // whose primary domain goes gets its oldest remaining one as primary.
-func (db *DB) ExpireDomainClaims(ctx context.Context, before time.Time) ([]*gantry.Domain, error) {
+func (ds *Domains) ExpireDomainClaims(ctx context.Context, before time.Time) ([]*gantry.Domain, error) {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -254,7 +275,8 @@ func (db *DB) ExpireDomainClaims(ctx context.Context, before time.Time) ([]*gant
 }
 
 // SetDomainStatus moves domain name from status from to status to.
-func (db *DB) SetDomainStatus(ctx context.Context, name, from, to string) error {
+func (ds *Domains) SetDomainStatus(ctx context.Context, name, from, to string) error {
+	db := ds.db
 	if _, err := db.db.ExecContext(ctx, db.rebind(`UPDATE domains SET status = ? WHERE name = ? AND status = ?`),
 		to, name, from); err != nil {
 		return fmt.Errorf("set domain status: %w", err)
@@ -273,7 +295,8 @@ const DomainCheckClaim = 2 * time.Minute
 // (SKIP LOCKED on PostgreSQL): with several replicas each due check runs
 // once. Saving a check's outcome sets the next one and lets the claim go
 // (SaveDomainCheck).
-func (db *DB) ClaimDueDomains(ctx context.Context, now time.Time, limit int) ([]*gantry.Domain, error) {
+func (ds *Domains) ClaimDueDomains(ctx context.Context, now time.Time, limit int) ([]*gantry.Domain, error) {
+	db := ds.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -326,14 +349,14 @@ func (db *DB) ClaimDueDomains(ctx context.Context, now time.Time, limit int) ([]
 // DomainRoutes returns every domain with its project's subdomain, whether
 // it is verified (served) and whether the project's active deployment is
 // live, by name.
-func (db *DB) DomainRoutes(ctx context.Context) ([]gantry.DomainRoute, error) {
-	return db.domainRoutes(ctx, "")
+func (ds *Domains) DomainRoutes(ctx context.Context) ([]gantry.DomainRoute, error) {
+	return ds.domainRoutes(ctx, "")
 }
 
 // DomainRoute is the route of the domain called name (a certificate's
 // decision asks for one name: no reading of every route).
-func (db *DB) DomainRoute(ctx context.Context, name string) (gantry.DomainRoute, error) {
-	routes, err := db.domainRoutes(ctx, name)
+func (ds *Domains) DomainRoute(ctx context.Context, name string) (gantry.DomainRoute, error) {
+	routes, err := ds.domainRoutes(ctx, name)
 	if err != nil {
 		return gantry.DomainRoute{}, err
 	}
@@ -346,7 +369,8 @@ func (db *DB) DomainRoute(ctx context.Context, name string) (gantry.DomainRoute,
 // domainRoutes is DomainRoutes, of the domain called name alone unless
 // name is "". Several accounts may claim a name: its route is the served
 // claim's, else the oldest claim's.
-func (db *DB) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRoute, error) {
+func (ds *Domains) domainRoutes(ctx context.Context, name string) ([]gantry.DomainRoute, error) {
+	db := ds.db
 	where, args := "", []any{gantry.DeploymentLive}
 	if name != "" {
 		where, args = "WHERE d.name = ?", append(args, name)

@@ -27,13 +27,13 @@ func TestClaimDueDomains(t *testing.T) {
 	for i := range 12 {
 		d := &gantry.Domain{ProjectID: p.ID, UserID: u.ID, Name: fmt.Sprintf("www%d.example.com", i), Token: "t",
 			Status: gantry.DomainWaitingDNS, NextCheckAt: now.Add(-time.Minute)}
-		if err := db.CreateDomain(ctx, d, 100, "free"); err != nil {
+		if err := db.Domains().CreateDomain(ctx, d, 100, "free"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	later := &gantry.Domain{ProjectID: p.ID, UserID: u.ID, Name: "later.example.com", Token: "t",
 		Status: gantry.DomainWaitingDNS, NextCheckAt: now.Add(time.Hour)}
-	if err := db.CreateDomain(ctx, later, 100, "free"); err != nil {
+	if err := db.Domains().CreateDomain(ctx, later, 100, "free"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -44,7 +44,7 @@ func TestClaimDueDomains(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			due, err := db.ClaimDueDomains(ctx, now, 10)
+			due, err := db.Domains().ClaimDueDomains(ctx, now, 10)
 			if err != nil {
 				t.Error(err)
 				return
@@ -65,19 +65,19 @@ func TestClaimDueDomains(t *testing.T) {
 			t.Errorf("%s was handed to %d checkers", name, n)
 		}
 	}
-	if due, _ := db.ClaimDueDomains(ctx, now.Add(time.Minute), 20); len(due) != 0 {
+	if due, _ := db.Domains().ClaimDueDomains(ctx, now.Add(time.Minute), 20); len(due) != 0 {
 		t.Fatalf("%d claimed domains were due again within the claim", len(due))
 	}
-	due, err := db.ClaimDueDomains(ctx, now.Add(store.DomainCheckClaim), 20)
+	due, err := db.Domains().ClaimDueDomains(ctx, now.Add(store.DomainCheckClaim), 20)
 	if err != nil || len(due) != 12 {
 		t.Fatalf("after the claim lapsed (a checker died): %d due, %v; want 12", len(due), err)
 	}
 	d := due[0]
 	d.Attempts, d.Error, d.NextCheckAt = 1, "no TXT record", now.Add(30*time.Minute)
-	if _, err := db.SaveDomainCheck(ctx, d, ""); err != nil {
+	if _, err := db.Domains().SaveDomainCheck(ctx, d, ""); err != nil {
 		t.Fatal(err)
 	}
-	due, _ = db.ClaimDueDomains(ctx, now.Add(2*store.DomainCheckClaim+time.Second), 20)
+	due, _ = db.Domains().ClaimDueDomains(ctx, now.Add(2*store.DomainCheckClaim+time.Second), 20)
 	for _, x := range due {
 		if x.Name == d.Name || x.Name == later.Name {
 			t.Errorf("%s was due before its next check", x.Name)
@@ -87,7 +87,7 @@ func TestClaimDueDomains(t *testing.T) {
 		t.Errorf("%d due after one saved check, want 11", len(due))
 	}
 	// Its claim was let go: it is due again at its next check, not later.
-	again, _ := db.ClaimDueDomains(ctx, now.Add(30*time.Minute), 20)
+	again, _ := db.Domains().ClaimDueDomains(ctx, now.Add(30*time.Minute), 20)
 	names := map[string]bool{}
 	for _, x := range again {
 		names[x.Name] = true
