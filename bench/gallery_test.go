@@ -162,7 +162,7 @@ func BenchmarkGallery(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				page, err := db.ListPublicDeployments(ctx, q)
+				page, err := db.Gallery().ListPublicDeployments(ctx, q)
 				times = append(times, time.Since(start))
 				if err != nil {
 					b.Fatal(err)

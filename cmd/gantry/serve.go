@@ -135,7 +135,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 		return err
 	}
 	// Every event that concerns a user lands in their notifications.
-	notifier := &notify.Service{Store: db, Logger: logger}
+	notifier := &notify.Service{Store: db.Notifications(), Logger: logger}
 	accounts := auth.NewService(db, passwords, tokens)
 	accounts.Notify = notifier
 	// GitHub access tokens are sealed at rest, and OAuth states in transit,
@@ -222,8 +222,8 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
 	srv.Accounts = accounts
 	srv.Users = db
-	srv.Notifications, srv.Dashboards = db, db
-	srv.Gallery = db
+	srv.Notifications, srv.Dashboards = db.Notifications(), db
+	srv.Gallery = db.Gallery()
 	srv.Database = db
 	srv.Version = version
 	srv.PublicHost = cfg.PublicHost()

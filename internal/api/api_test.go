@@ -63,11 +63,11 @@ func newEnv(t *testing.T) *testEnv {
 	clock := func() time.Time { return e.now }
 	db.Now, tokens.Now = clock, clock
 	e.accounts = auth.NewService(db, passwords, tokens)
-	e.accounts.Notify = &notify.Service{Store: db, Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
+	e.accounts.Notify = &notify.Service{Store: db.Notifications(), Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}
 	e.accounts.SetNow(clock)
 	e.srv = api.NewServer()
-	e.srv.Accounts, e.srv.Users, e.srv.Database, e.srv.Gallery = e.accounts, db, db, db
-	e.srv.Notifications, e.srv.Dashboards = db, db
+	e.srv.Accounts, e.srv.Users, e.srv.Database, e.srv.Gallery = e.accounts, db, db, db.Gallery()
+	e.srv.Notifications, e.srv.Dashboards = db.Notifications(), db
 	e.srv.Version = "test-version"
 	e.srv.PublicHost, e.srv.LiveDomain = "localhost", "localhost"
 	e.srv.Web = webFS

@@ -81,12 +81,12 @@ func seedGallery(t *testing.T, e *testEnv) []*seedApp {
 			continue
 		}
 		for i := 0; i < a.views; i++ {
-			if _, err := e.db.RecordView(ctx, a.id, fmt.Sprint("visitor:seed-", i)); err != nil {
+			if _, err := e.db.Gallery().RecordView(ctx, a.id, fmt.Sprint("visitor:seed-", i)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := 0; i < a.likes; i++ {
-			if _, _, err := e.db.ToggleLike(ctx, a.id, fmt.Sprint("visitor:seed-", i)); err != nil {
+			if _, _, err := e.db.Gallery().ToggleLike(ctx, a.id, fmt.Sprint("visitor:seed-", i)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -89,7 +89,7 @@ func (ns notificationScenario) scenario() scenario {
 		for _, n := range []struct{ key, user string }{{"a1", e.alice.ID}, {"a2", e.alice.ID}, {"a3", e.alice.ID}, {"b1", bobUser.ID}} {
 			e.now = e.now.Add(time.Minute)
 			note := &gantry.Notification{UserID: n.user, Type: gantry.NotifyInfo, Title: n.key, Message: "hello"}
-			if err := e.db.CreateNotification(context.Background(), note); err != nil {
+			if err := e.db.Notifications().CreateNotification(context.Background(), note); err != nil {
 				t.Fatal(err)
 			}
 			ids[n.key] = note.ID

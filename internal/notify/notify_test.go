@@ -20,13 +20,13 @@ func TestNotifyStores(t *testing.T) {
 	if err := db.CreateUser(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
-	s := &notify.Service{Store: db}
+	s := &notify.Service{Store: db.Notifications()}
 	// Delivered even from work whose context has ended.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.Notify(ctx, gantry.WelcomeNotification(u))
 	s.Notify(ctx, nil)
-	list, err := db.ListNotifications(context.Background(), u.ID, gantry.NotificationFilter{})
+	list, err := db.Notifications().ListNotifications(context.Background(), u.ID, gantry.NotificationFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,14 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
-var _ gantry.GalleryStore = (*DB)(nil)
+// Gallery is Discover: the public deployments, their views and likes
+// (gantry.GalleryStore).
+type Gallery struct{ db *DB }
+
+// Gallery returns the store's gallery.
+func (db *DB) Gallery() *Gallery { return &Gallery{db} }
+
+var _ gantry.GalleryStore = (*Gallery)(nil)
 
 // The gallery reads gallery_apps (alias g): one row per listed deployment
 // (live, public, the active deployment of its project, of an active
@@ -85,7 +92,8 @@ func (db *DB) indexedBy(index string) string {
 // steps through its sort's index when the matches are dense enough to fill
 // it within walkLimit rows, and otherwise collects the matches from the
 // search (or type) index and sorts just them.
-func (db *DB) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) (*gantry.GalleryPage, error) {
+func (x *Gallery) ListPublicDeployments(ctx context.Context, q gantry.GalleryQuery) (*gantry.GalleryPage, error) {
+	db := x.db
 	opts := &sql.TxOptions{ReadOnly: true}
 	if db.dialect == Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -274,7 +282,8 @@ func checkKey(key string) error {
 // time of the last counted visit; the upsert that moves it forward only
 // when it is old enough is what makes concurrent visits count once. Rows
 // of the app older than the window are deleted on the way.
-func (db *DB) RecordView(ctx context.Context, deploymentID, visitor string) (bool, error) {
+func (x *Gallery) RecordView(ctx context.Context, deploymentID, visitor string) (bool, error) {
+	db := x.db
 	if err := checkKey(visitor); err != nil {
 		return false, err
 	}
@@ -317,7 +326,8 @@ func (db *DB) RecordView(ctx context.Context, deploymentID, visitor string) (boo
 // per liker; the count is recounted from the likes in the same transaction,
 // behind the deployment's row lock (PostgreSQL) or the write lock (SQLite),
 // so it stays exact under concurrent toggles.
-func (db *DB) ToggleLike(ctx context.Context, deploymentID, liker string) (int, bool, error) {
+func (x *Gallery) ToggleLike(ctx context.Context, deploymentID, liker string) (int, bool, error) {
+	db := x.db
 	if err := checkKey(liker); err != nil {
 		return 0, false, err
 	}
@@ -358,7 +368,8 @@ func (db *DB) ToggleLike(ctx context.Context, deploymentID, liker string) (int, 
 }
 
 // LikeStatus reports whether liker likes the listed deployment id.
-func (db *DB) LikeStatus(ctx context.Context, deploymentID, liker string) (bool, error) {
+func (x *Gallery) LikeStatus(ctx context.Context, deploymentID, liker string) (bool, error) {
+	db := x.db
 	if err := checkKey(liker); err != nil {
 		return false, err
 	}

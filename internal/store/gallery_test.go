@@ -19,7 +19,7 @@ func listAll(t *testing.T, db *store.DB, q gantry.GalleryQuery) *gantry.GalleryP
 	if err := q.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	page, err := db.ListPublicDeployments(context.Background(), q)
+	page, err := db.Gallery().ListPublicDeployments(context.Background(), q)
 	if err != nil {
 		t.Fatalf("list: %v", err)
 	}
@@ -83,17 +83,17 @@ func TestGalleryListsOnlyLivePublicActive(t *testing.T) {
 	}
 
 	for _, id := range []string{stopped.ID, failed.ID, building.ID, inactive.ID, private.ID, deactivated.ID, older.ID, "nope"} {
-		if _, err := db.RecordView(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND || gantry.ErrorMessage(err) != "App not found" {
+		if _, err := db.Gallery().RecordView(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND || gantry.ErrorMessage(err) != "App not found" {
 			t.Errorf("view of %s: got %v, want App not found", id, err)
 		}
-		if _, _, err := db.ToggleLike(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		if _, _, err := db.Gallery().ToggleLike(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			t.Errorf("like of %s: got %v, want not found", id, err)
 		}
-		if _, err := db.LikeStatus(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		if _, err := db.Gallery().LikeStatus(ctx, id, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			t.Errorf("like status of %s: got %v, want not found", id, err)
 		}
 	}
-	if _, _, err := db.ToggleLike(ctx, live.ID, ""); gantry.ErrorCode(err) != gantry.EINVALID {
+	if _, _, err := db.Gallery().ToggleLike(ctx, live.ID, ""); gantry.ErrorCode(err) != gantry.EINVALID {
 		t.Errorf("like without a key: got %v, want invalid", err)
 	}
 }
@@ -116,13 +116,13 @@ func TestToggleLike(t *testing.T) {
 		{"user:1", 2, true},
 		{"visitor:a", 1, false},
 	} {
-		count, liked, err := db.ToggleLike(ctx, d.ID, want.liker)
+		count, liked, err := db.Gallery().ToggleLike(ctx, d.ID, want.liker)
 		if err != nil || count != want.count || liked != want.liked {
 			t.Fatalf("toggle %d by %s: got %d %v %v, want %d %v", i, want.liker, count, liked, err, want.count, want.liked)
 		}
 	}
 	for liker, want := range map[string]bool{"user:1": true, "visitor:a": false, "visitor:b": false} {
-		if got, err := db.LikeStatus(ctx, d.ID, liker); err != nil || got != want {
+		if got, err := db.Gallery().LikeStatus(ctx, d.ID, liker); err != nil || got != want {
 			t.Errorf("status of %s: got %v %v, want %v", liker, got, err, want)
 		}
 	}
@@ -156,7 +156,7 @@ func TestToggleLikeConcurrent(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, _, err := db.ToggleLike(ctx, d.ID, liker); err != nil {
+					if _, _, err := db.Gallery().ToggleLike(ctx, d.ID, liker); err != nil {
 						errs <- err
 					}
 				}()
@@ -189,7 +189,7 @@ func TestToggleLikeConcurrent(t *testing.T) {
 		t.Fatalf("after the second round: got %d, want %d", got, n)
 	}
 	for i, want := range map[int]bool{0: false, 49: false, 50: true, 99: true, 100: true, 149: true, 150: false} {
-		if got, _ := db.LikeStatus(ctx, d.ID, fmt.Sprint("visitor:", i)); got != want {
+		if got, _ := db.Gallery().LikeStatus(ctx, d.ID, fmt.Sprint("visitor:", i)); got != want {
 			t.Errorf("visitor %d: got liked %v, want %v", i, got, want)
 		}
 	}
@@ -233,7 +233,7 @@ func TestRecordView(t *testing.T) {
 		{2*time.Hour + 30*time.Minute, d.ID, "visitor:a", true},
 	} {
 		now = t0.Add(step.at)
-		got, err := db.RecordView(ctx, step.id, step.visitor)
+		got, err := db.Gallery().RecordView(ctx, step.id, step.visitor)
 		if err != nil || got != step.want {
 			t.Fatalf("view by %s at +%s: got %v %v, want %v", step.visitor, step.at, got, err, step.want)
 		}
@@ -244,7 +244,7 @@ func TestRecordView(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := db.RecordView(ctx, d.ID, "visitor:burst"); err != nil {
+			if _, err := db.Gallery().RecordView(ctx, d.ID, "visitor:burst"); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -279,10 +279,10 @@ func TestGalleryPlansAgree(t *testing.T) {
 			Name:        fmt.Sprintf("%s %d", words[i%len(words)], i%7), // repeated names: ties for the name sort
 			Description: words[(i+2)%len(words)], CreatedAt: now.Add(-time.Duration(i%9) * time.Hour)})
 		for v := 0; v < i%4; v++ {
-			db.RecordView(ctx, d.ID, fmt.Sprint("visitor:", v))
+			db.Gallery().RecordView(ctx, d.ID, fmt.Sprint("visitor:", v))
 		}
 		for l := 0; l < i%3; l++ {
-			db.ToggleLike(ctx, d.ID, fmt.Sprint("visitor:", l))
+			db.Gallery().ToggleLike(ctx, d.ID, fmt.Sprint("visitor:", l))
 		}
 	}
 	list := func(q gantry.GalleryQuery, limit int64) string {
@@ -382,7 +382,7 @@ func TestGalleryFollowsChanges(t *testing.T) {
 	if page := listAll(t, db, byName); page.Total != 0 || page.Stats != (gantry.GalleryStats{}) {
 		t.Fatalf("owner deleted: got %+v", page)
 	}
-	if _, _, err := db.ToggleLike(ctx, other.ID, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+	if _, _, err := db.Gallery().ToggleLike(ctx, other.ID, "visitor:x"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 		t.Fatalf("like of a deleted owner's app: %v", err)
 	}
 }
@@ -398,12 +398,12 @@ func TestRecordViewPrunes(t *testing.T) {
 	now := t0
 	db.Now = func() time.Time { return now }
 	for i := 0; i < 50; i++ {
-		if _, err := db.RecordView(ctx, d.ID, fmt.Sprint("visitor:", i)); err != nil {
+		if _, err := db.Gallery().RecordView(ctx, d.ID, fmt.Sprint("visitor:", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = t0.Add(gantry.ViewWindow + time.Second)
-	if counted, err := db.RecordView(ctx, d.ID, "visitor:late"); err != nil || !counted {
+	if counted, err := db.Gallery().RecordView(ctx, d.ID, "visitor:late"); err != nil || !counted {
 		t.Fatalf("got %v %v", counted, err)
 	}
 	if n := store.CountViewRows(t, db, d.ID); n != 1 {
@@ -433,13 +433,13 @@ func TestGalleryShowInDiscover(t *testing.T) {
 	}
 	notListed := func(label string) {
 		t.Helper()
-		if _, err := db.RecordView(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		if _, err := db.Gallery().RecordView(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			t.Fatalf("%s: view: %v", label, err)
 		}
-		if _, _, err := db.ToggleLike(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		if _, _, err := db.Gallery().ToggleLike(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			t.Fatalf("%s: like: %v", label, err)
 		}
-		if _, err := db.LikeStatus(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		if _, err := db.Gallery().LikeStatus(ctx, d.ID, "visitor:v"); gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			t.Fatalf("%s: like status: %v", label, err)
 		}
 	}
@@ -480,7 +480,7 @@ func TestGalleryShowInDiscover(t *testing.T) {
 		t.Fatalf("stored: %+v, %v", got, err)
 	}
 	want("shown", "private hidden renamed, private shown, public shown")
-	if _, _, err := db.ToggleLike(ctx, next.ID, "visitor:v"); err != nil {
+	if _, _, err := db.Gallery().ToggleLike(ctx, next.ID, "visitor:v"); err != nil {
 		t.Fatalf("like once shown: %v", err)
 	}
 	hidden.ShowInDiscover = false

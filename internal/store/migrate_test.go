@@ -36,7 +36,7 @@ func TestMigrationsOutOfOrder(t *testing.T) {
 	}
 	defer db.Close()
 	u := mustCreateUser(t, db, "ada")
-	if err := db.CreateNotification(ctx, &gantry.Notification{UserID: u.ID, Type: "info", Title: "hi"}); err != nil {
+	if err := db.Notifications().CreateNotification(ctx, &gantry.Notification{UserID: u.ID, Type: "info", Title: "hi"}); err != nil {
 		t.Fatalf("the missing migration was not applied: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestShowInDiscoverMigration(t *testing.T) {
 			t.Errorf("%s: showInDiscover %v, want %v", got.Name, got.ShowInDiscover, tc.want)
 		}
 	}
-	page, err := db.ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
+	page, err := db.Gallery().ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,13 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
-var _ gantry.NotificationStore = (*DB)(nil)
+// Notifications keeps users' notifications (gantry.NotificationStore).
+type Notifications struct{ db *DB }
+
+// Notifications returns the store's notifications.
+func (db *DB) Notifications() *Notifications { return &Notifications{db} }
+
+var _ gantry.NotificationStore = (*Notifications)(nil)
 
 const msgNotificationNotFound = "Notification not found"
 
@@ -21,7 +27,8 @@ const notificationColumns = `id, user_id, type, title, message, read, action_url
 // CreatedAt, and deletes the user's oldest notifications beyond
 // gantry.KeepNotifications. Type and Title are required (EINVALID); a
 // missing user is an error of the foreign key.
-func (db *DB) CreateNotification(ctx context.Context, n *gantry.Notification) error {
+func (x *Notifications) CreateNotification(ctx context.Context, n *gantry.Notification) error {
+	db := x.db
 	if n.UserID == "" || strings.TrimSpace(n.Type) == "" || strings.TrimSpace(n.Title) == "" {
 		return gantry.Errorf(gantry.EINVALID, "A notification needs a user, a type and a title")
 	}
@@ -54,7 +61,8 @@ func (db *DB) CreateNotification(ctx context.Context, n *gantry.Notification) er
 // ListNotifications returns the owner's notifications matching f, newest
 // first, at most f.Limit (gantry.DefaultNotificationLimit when ≤ 0), with
 // the owner's unread and total counts.
-func (db *DB) ListNotifications(ctx context.Context, userID string, f gantry.NotificationFilter) (*gantry.NotificationList, error) {
+func (x *Notifications) ListNotifications(ctx context.Context, userID string, f gantry.NotificationFilter) (*gantry.NotificationList, error) {
+	db := x.db
 	limit := f.Limit
 	if limit <= 0 {
 		limit = gantry.DefaultNotificationLimit
@@ -94,7 +102,8 @@ func (db *DB) ListNotifications(ctx context.Context, userID string, f gantry.Not
 // MarkNotificationRead marks the owner's notification read and returns it
 // with the owner's unread count afterwards; ENOTFOUND when it is missing
 // or someone else's. Marking a read notification again changes nothing.
-func (db *DB) MarkNotificationRead(ctx context.Context, userID, id string) (*gantry.Notification, int, error) {
+func (x *Notifications) MarkNotificationRead(ctx context.Context, userID, id string) (*gantry.Notification, int, error) {
+	db := x.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, err
@@ -120,14 +129,16 @@ func (db *DB) MarkNotificationRead(ctx context.Context, userID, id string) (*gan
 
 // MarkAllNotificationsRead marks every notification of the owner read and
 // returns how many were unread.
-func (db *DB) MarkAllNotificationsRead(ctx context.Context, userID string) (int, error) {
+func (x *Notifications) MarkAllNotificationsRead(ctx context.Context, userID string) (int, error) {
+	db := x.db
 	return db.execCount(ctx, `UPDATE notifications SET read = TRUE WHERE user_id = ? AND read = FALSE`, userID)
 }
 
 // DeleteNotification removes the owner's notification and returns the
 // owner's unread count afterwards; ENOTFOUND when it is missing or someone
 // else's.
-func (db *DB) DeleteNotification(ctx context.Context, userID, id string) (int, error) {
+func (x *Notifications) DeleteNotification(ctx context.Context, userID, id string) (int, error) {
+	db := x.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -149,7 +160,8 @@ func (db *DB) DeleteNotification(ctx context.Context, userID, id string) (int, e
 
 // ClearNotifications removes every notification of the owner and returns
 // how many there were.
-func (db *DB) ClearNotifications(ctx context.Context, userID string) (int, error) {
+func (x *Notifications) ClearNotifications(ctx context.Context, userID string) (int, error) {
+	db := x.db
 	return db.execCount(ctx, `DELETE FROM notifications WHERE user_id = ?`, userID)
 }
 

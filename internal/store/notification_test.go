@@ -17,7 +17,7 @@ func mustNotify(tb testing.TB, db *store.DB, userID, title string) *gantry.Notif
 	tb.Helper()
 	n := &gantry.Notification{UserID: userID, Type: gantry.NotifyInfo, Title: title, Message: "about " + title,
 		ActionURL: "/deployments/" + title}
-	if err := db.CreateNotification(context.Background(), n); err != nil {
+	if err := db.Notifications().CreateNotification(context.Background(), n); err != nil {
 		tb.Fatalf("create notification %s: %v", title, err)
 	}
 	return n
@@ -50,7 +50,7 @@ func TestNotifications(t *testing.T) {
 	third := mustNotify(t, db, alice.ID, "three") // same millisecond: the id orders them
 	mustNotify(t, db, bob.ID, "bob's")
 
-	list, err := db.ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
+	list, err := db.Notifications().ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,55 +65,55 @@ func TestNotifications(t *testing.T) {
 	}
 
 	// Marking read: once, again (no change), someone else's (not found).
-	n, unread, err := db.MarkNotificationRead(ctx, alice.ID, second.ID)
+	n, unread, err := db.Notifications().MarkNotificationRead(ctx, alice.ID, second.ID)
 	if err != nil || !n.Read || n.ID != second.ID || unread != 2 {
 		t.Fatalf("mark read: got %+v, unread %d, %v; want read, unread 2", n, unread, err)
 	}
-	if _, unread, err = db.MarkNotificationRead(ctx, alice.ID, second.ID); err != nil || unread != 2 {
+	if _, unread, err = db.Notifications().MarkNotificationRead(ctx, alice.ID, second.ID); err != nil || unread != 2 {
 		t.Fatalf("mark read again: got unread %d, %v; want 2", unread, err)
 	}
-	_, _, err = db.MarkNotificationRead(ctx, bob.ID, first.ID)
+	_, _, err = db.Notifications().MarkNotificationRead(ctx, bob.ID, first.ID)
 	wantCode(t, err, gantry.ENOTFOUND, "Notification not found")
-	_, _, err = db.MarkNotificationRead(ctx, alice.ID, "missing")
+	_, _, err = db.Notifications().MarkNotificationRead(ctx, alice.ID, "missing")
 	wantCode(t, err, gantry.ENOTFOUND, "Notification not found")
 
-	list, _ = db.ListNotifications(ctx, alice.ID, gantry.NotificationFilter{UnreadOnly: true, Limit: 1})
+	list, _ = db.Notifications().ListNotifications(ctx, alice.ID, gantry.NotificationFilter{UnreadOnly: true, Limit: 1})
 	if diff := cmp.Diff([]string{"three"}, titles(list)); diff != "" || list.UnreadCount != 2 || list.Total != 3 {
 		t.Errorf("unread, limit 1: got %v unread %d total %d (diff %s)", titles(list), list.UnreadCount, list.Total, diff)
 	}
 
 	// Deleting: someone else's is not found and changes nothing.
-	_, err = db.DeleteNotification(ctx, bob.ID, third.ID)
+	_, err = db.Notifications().DeleteNotification(ctx, bob.ID, third.ID)
 	wantCode(t, err, gantry.ENOTFOUND, "Notification not found")
-	if unread, err = db.DeleteNotification(ctx, alice.ID, third.ID); err != nil || unread != 1 {
+	if unread, err = db.Notifications().DeleteNotification(ctx, alice.ID, third.ID); err != nil || unread != 1 {
 		t.Fatalf("delete: got unread %d, %v; want 1", unread, err)
 	}
-	_, err = db.DeleteNotification(ctx, alice.ID, third.ID)
+	_, err = db.Notifications().DeleteNotification(ctx, alice.ID, third.ID)
 	wantCode(t, err, gantry.ENOTFOUND, "Notification not found")
 
 	// Mark all read: counts what changed; the counter stays at 0 after.
 	for _, want := range []int{1, 0} {
-		if got, err := db.MarkAllNotificationsRead(ctx, alice.ID); err != nil || got != want {
+		if got, err := db.Notifications().MarkAllNotificationsRead(ctx, alice.ID); err != nil || got != want {
 			t.Fatalf("mark all read: got %d, %v; want %d", got, err, want)
 		}
 	}
-	list, _ = db.ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
+	list, _ = db.Notifications().ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
 	if list.UnreadCount != 0 || list.Total != 2 {
 		t.Errorf("after mark all read: got unread %d total %d, want 0 and 2", list.UnreadCount, list.Total)
 	}
-	if _, unread, err = db.MarkNotificationRead(ctx, alice.ID, first.ID); err != nil || unread != 0 {
+	if _, unread, err = db.Notifications().MarkNotificationRead(ctx, alice.ID, first.ID); err != nil || unread != 0 {
 		t.Fatalf("mark a read one read: got unread %d, %v; want 0", unread, err)
 	}
 
 	// Clear: only the owner's go.
-	if got, err := db.ClearNotifications(ctx, alice.ID); err != nil || got != 2 {
+	if got, err := db.Notifications().ClearNotifications(ctx, alice.ID); err != nil || got != 2 {
 		t.Fatalf("clear: got %d, %v; want 2", got, err)
 	}
-	list, _ = db.ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
+	list, _ = db.Notifications().ListNotifications(ctx, alice.ID, gantry.NotificationFilter{})
 	if len(list.Notifications) != 0 || list.Total != 0 || list.UnreadCount != 0 {
 		t.Errorf("after clear: got %+v", list)
 	}
-	list, _ = db.ListNotifications(ctx, bob.ID, gantry.NotificationFilter{})
+	list, _ = db.Notifications().ListNotifications(ctx, bob.ID, gantry.NotificationFilter{})
 	if diff := cmp.Diff([]string{"bob's"}, titles(list)); diff != "" || list.UnreadCount != 1 {
 		t.Errorf("bob's after alice cleared: got %v unread %d", titles(list), list.UnreadCount)
 	}
@@ -122,7 +122,7 @@ func TestNotifications(t *testing.T) {
 	if err := db.DeleteUser(ctx, bob.ID); err != nil {
 		t.Fatal(err)
 	}
-	list, _ = db.ListNotifications(ctx, bob.ID, gantry.NotificationFilter{})
+	list, _ = db.Notifications().ListNotifications(ctx, bob.ID, gantry.NotificationFilter{})
 	if list.Total != 0 {
 		t.Errorf("got %d notifications of a deleted user, want 0", list.Total)
 	}
@@ -138,9 +138,9 @@ func TestNotificationRules(t *testing.T) {
 		{UserID: u.ID, Type: gantry.NotifyInfo, Title: "  "},
 		{Type: gantry.NotifyInfo, Title: "no user"},
 	} {
-		wantCode(t, db.CreateNotification(ctx, n), gantry.EINVALID, "")
+		wantCode(t, db.Notifications().CreateNotification(ctx, n), gantry.EINVALID, "")
 	}
-	if err := db.CreateNotification(ctx, &gantry.Notification{UserID: "missing", Type: "info", Title: "x"}); err == nil {
+	if err := db.Notifications().CreateNotification(ctx, &gantry.Notification{UserID: "missing", Type: "info", Title: "x"}); err == nil {
 		t.Error("a notification of a missing user was stored")
 	}
 }
@@ -153,7 +153,7 @@ func TestNotificationsKeepNewest(t *testing.T) {
 	for i := range gantry.KeepNotifications + 3 {
 		mustNotify(t, db, u.ID, fmt.Sprintf("n%03d", i))
 	}
-	list, err := db.ListNotifications(ctx, u.ID, gantry.NotificationFilter{Limit: gantry.MaxNotificationLimit + 50})
+	list, err := db.Notifications().ListNotifications(ctx, u.ID, gantry.NotificationFilter{Limit: gantry.MaxNotificationLimit + 50})
 	if err != nil {
 		t.Fatal(err)
 	}

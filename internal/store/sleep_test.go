@@ -27,7 +27,7 @@ func TestSleeping(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, err := db.ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
+		page, err := db.Gallery().ListPublicDeployments(ctx, gantry.GalleryQuery{Category: "all", Sort: "name", Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
