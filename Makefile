@@ -22,7 +22,7 @@ APT_RUN  := git bubblewrap passt iproute2 e2fsprogs
 APT_TEST := chromium postgresql libnss3-tools
 APT_BENCH := nginx wrk nghttp2-client
 
-.PHONY: run build dev test test-go test-pg test-web test-e2e bench deps deps-test deps-bench web clean fmt vet
+.PHONY: run build dev test test-go test-pg test-cluster test-web test-e2e bench deps deps-test deps-bench web clean fmt vet
 
 run: deps build
 	./bin/gantry serve
@@ -58,7 +58,7 @@ dev: deps
 	trap 'kill 0' EXIT; ./bin/gantry serve & (cd web && $(NPM) run dev)
 
 test: deps-test build
-	$(MAKE) test-go test-pg test-web test-e2e
+	$(MAKE) test-go test-pg test-cluster test-web test-e2e
 	@echo "All test suites passed."
 
 # Then the edge loops' parsers against net/http's, and the kernel-TLS route's
@@ -77,6 +77,11 @@ test-go:
 test-pg:
 	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/... ./internal/auth/ ./internal/api/ ./internal/deploy/... ./internal/project/ ./internal/domains/ ./internal/ghhook/
 	scripts/with-postgres $(GO) test -count=1 -run '^(TestShareLimits|TestSharedStorage)$$' ./cmd/gantry/ ./internal/tlsedge/
+
+# test-cluster runs two real replicas (bin/gantry) on one throwaway PostgreSQL and kills
+# and pauses them (issue 26; SCALING.md §9 B): internal/clustertest.
+test-cluster: build
+	scripts/with-postgres $(GO) test -count=1 -timeout 5m ./internal/clustertest/
 
 test-web:
 	cd web && $(NPM) run typecheck && $(NPM) test

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -20,6 +21,8 @@ type Server struct {
 
 	mu      sync.Mutex
 	records map[string][]dns.RR // by lower-case FQDN
+	asked   map[string]int      // queries by lower-case FQDN and type ("name TXT")
+	delay   time.Duration
 	srv     *dns.Server
 }
 
@@ -31,7 +34,7 @@ func NewServer(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{Addr: pc.LocalAddr().String(), records: map[string][]dns.RR{}}
+	s := &Server{Addr: pc.LocalAddr().String(), records: map[string][]dns.RR{}, asked: map[string]int{}}
 	started := make(chan struct{})
 	s.srv = &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(s.serve), NotifyStartedFunc: func() { close(started) }}
 	go func() { _ = s.srv.ActivateAndServe() }()
@@ -73,6 +76,21 @@ func (s *Server) Set(name, typ string, values ...string) {
 	s.records[fqdn] = kept
 }
 
+// SetDelay makes every later answer wait d: a slow DNS server.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// Queries returns how many queries for name's records of one type ("TXT")
+// the server was asked.
+func (s *Server) Queries(name, typ string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked[dns.Fqdn(strings.ToLower(name))+" "+typ]
+}
+
 // serve answers one query from the table: the records of the asked type,
 // NXDOMAIN when the name has none at all.
 func (s *Server) serve(w dns.ResponseWriter, req *dns.Msg) {
@@ -81,6 +99,11 @@ func (s *Server) serve(w dns.ResponseWriter, req *dns.Msg) {
 	m.Authoritative = true
 	if len(req.Question) == 1 {
 		q := req.Question[0]
+		s.mu.Lock()
+		s.asked[strings.ToLower(q.Name)+" "+dns.TypeToString[q.Qtype]]++
+		delay := s.delay
+		s.mu.Unlock()
+		time.Sleep(delay)
 		s.mu.Lock()
 		rrs, ok := s.records[strings.ToLower(q.Name)]
 		for _, rr := range rrs {
