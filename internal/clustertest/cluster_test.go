@@ -116,8 +116,9 @@ type replica struct {
 }
 
 // start runs a replica named node (GANTRY_NODE_ID) with a data folder of
-// its own and a peer address, and waits until it listens.
-func (c *cluster) start(node string) *replica {
+// its own and a peer address, and waits until it listens: on a free port,
+// or as args say (serve's flags).
+func (c *cluster) start(node string, args ...string) *replica {
 	t := c.t
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gantry-cluster-"+node+"-")
@@ -128,7 +129,10 @@ func (c *cluster) start(node string) *replica {
 	if err := os.Chmod(dir, 0o755); err != nil { // the sandbox's users reach their builds' folders
 		t.Fatal(err)
 	}
-	cmd := exec.Command(c.bin, "serve", "--addr", "127.0.0.1:0")
+	if len(args) == 0 {
+		args = []string{"--addr", "127.0.0.1:0"}
+	}
+	cmd := exec.Command(c.bin, append([]string{"serve"}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"GANTRY_DATA_DIR=" + dir, "GANTRY_NODE_ID=" + node, "GANTRY_PEER_ADDR=" + freeAddr(t)}
 	for k, v := range c.env {
