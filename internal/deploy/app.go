@@ -92,7 +92,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		var once sync.Once
 		release = func() { once.Do(l.Unlock) }
 		defer release()
-		s.sizeAppVolume(ctx, d, spec.Volume)
+		s.storage().sizeAppVolume(ctx, d, spec.Volume)
 	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d), d.Metadata.Fork)
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *Service) stopRun(run *appRun, drain bool) {
 	}
 	run.app.Stop()
 	run.logs.close()
-	s.measureApp(context.Background(), run.id) // what it wrote counts from now on
+	s.storage().measureApp(context.Background(), run.id) // what it wrote counts from now on
 }
 
 // stopAppLater drains and stops id's app in the background; Close waits

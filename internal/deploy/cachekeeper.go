@@ -137,7 +137,7 @@ func (k *cacheKeeper) save(ctx context.Context, d *gantry.Deployment, p *gantry.
 			if err := sandbox.Trim(ws); err != nil {
 				k.s.logger().Warn("trim app volume", "deployment", id, "err", err)
 			}
-			k.s.measureApp(ctx, id)
+			k.s.storage().measureApp(ctx, id)
 		}
 		k.saved(ctx, p)
 	}()

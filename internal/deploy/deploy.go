@@ -300,7 +300,7 @@ func (s *Service) Open(ctx context.Context) error {
 	for _, d := range cut {
 		if s.fail(ctx, d, failure{from: inProgress,
 			reason: "Build interrupted: the platform restarted while this deployment was in progress. Deploy again to retry."}) {
-			s.dropFiles(ctx, d)
+			s.storage().dropFiles(ctx, d)
 		}
 	}
 	routes, err := s.Store.ListRoutes(ctx)
@@ -329,7 +329,7 @@ func (s *Service) Open(ctx context.Context) error {
 			s.route(r) // the "stopped" page
 		}
 	}
-	if err := s.recoverStorage(ctx); err != nil {
+	if err := s.storage().recoverStorage(ctx); err != nil {
 		return fmt.Errorf("deploy: storage: %w", err)
 	}
 	n := s.Concurrency
@@ -351,7 +351,7 @@ func (s *Service) Open(ctx context.Context) error {
 	}
 	if s.Apps != nil {
 		s.wg.Add(1)
-		go s.measureLoop(wctx)
+		go s.storage().measureLoop(wctx)
 	}
 	if _, ok := s.sleeper(); ok {
 		s.wg.Add(1)

@@ -71,7 +71,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	if err := s.checkLiveLimit(ctx, userID, p, &gantry.Deployment{Target: gantry.TargetProduction}); err != nil {
 		return nil, err
 	}
-	made, err := s.checkStorage(ctx, userID)
+	made, err := s.storage().checkStorage(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		msg = fmt.Sprintf("Deployment queued: position %d, waiting for %d build%s ahead", pos, pos-1, plural(pos-1))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
-	s.logRoom(ctx, d.ID, made)
+	s.storage().logRoom(ctx, d.ID, made)
 	s.kick()
 	// Answer what was created (pending), not a re-read: a worker may have
 	// claimed it already.
@@ -195,7 +195,7 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		if !keepWorkspace {
 			s.caches().release(job.Workspace) // after its caches' save
 			if IsApp(d) && d.FilesSize != 0 {
-				s.dropFiles(ctx, d) // its workspace was its files
+				s.storage().dropFiles(ctx, d) // its workspace was its files
 			}
 		}
 	}()
@@ -221,10 +221,10 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 	// From here the deployment keeps files (until it fails, is pruned or
 	// deleted): they count against the owner's storage (the build
 	// caches do not: they have bounds of their own).
-	s.recordFiles(ctx, d)
+	s.storage().recordFiles(ctx, d)
 	// Its real size is known now: over the budget, older rollbacks make
 	// room before it starts (a server app's volume is sized to what is left).
-	s.makeRoomFor(ctx, d)
+	s.storage().makeRoomFor(ctx, d)
 	if p.Type == "" || p.Type == "github" {
 		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
 			s.logger().Error("project type", "project", p.ID, "err", err)
@@ -276,15 +276,15 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 		}
 		s.fail(ctx, d, failure{reason: reason, from: inProgress})
 		keepWorkspace = false
-		s.dropFiles(ctx, d)
+		s.storage().dropFiles(ctx, d)
 		return
 	}
 	s.caches().save(wctx, d, p, job.Workspace, res.CacheSave) // live first, then the caches
 	s.notify(ctx, gantry.DeploymentLiveNotification(d))
 	s.finished(ctx, d)
-	s.prune(ctx, d.ProjectID)
+	s.storage().prune(ctx, d.ProjectID)
 	// The deployment it replaced is now the project's newest stopped one.
-	s.makeRoomFor(ctx, d)
+	s.storage().makeRoomFor(ctx, d)
 }
 
 // buildJob is the build pipeline's job for d of project p.
@@ -310,7 +310,7 @@ func (s *Service) buildJob(ctx context.Context, d *gantry.Deployment, p *gantry.
 		// A server app runs from its workspace: it is removed below unless
 		// the build made one.
 		KeepWorkspace: true,
-		StorageLeft:   s.storageLeft(ctx, d.UserID),
+		StorageLeft:   s.storage().storageLeft(ctx, d.UserID),
 		NpmRegistry:   s.NpmRegistry,
 		PipIndexURL:   s.PipIndexURL, BlobDir: blobDir(s, d.UserID),
 	}

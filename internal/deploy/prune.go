@@ -42,7 +42,7 @@ func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun
 		s.logger().Error("restore dev dependencies", "deployment", d.ID, "err", rerr)
 		return nil, err
 	}
-	s.recordFiles(ctx, d)
+	s.storage().recordFiles(ctx, d)
 	run, err = s.startApp(ctx, d, nil)
 	if err == nil {
 		// The first start's diagnosis no longer says why anything failed.
@@ -71,5 +71,5 @@ func (s *Service) dropHeld(ctx context.Context, d *gantry.Deployment) {
 	if err := sandbox.Trim(vol); err != nil {
 		s.logger().Warn("trim app volume", "deployment", d.ID, "err", err)
 	}
-	s.recordFiles(ctx, d)
+	s.storage().recordFiles(ctx, d)
 }

@@ -36,8 +36,15 @@ type room struct {
 // refuses it (StorageFullError) only when the account's live deployments
 // and logs fill its budget on their own. What it freed is logged to the
 // new deployment once it is queued (logRoom).
-func (s *Service) checkStorage(ctx context.Context, userID string) (*room, error) {
-	return s.makeRoom(ctx, userID, true)
+// storageKeeper is the deploy service's storage capability: budgets,
+// making room, measuring and pruning deployments' files. It holds no state
+// of its own.
+type storageKeeper struct{ s *Service }
+
+func (s *Service) storage() storageKeeper { return storageKeeper{s} }
+
+func (k storageKeeper) checkStorage(ctx context.Context, userID string) (*room, error) {
+	return k.makeRoom(ctx, userID, true)
 }
 
 // makeRoom brings userID's storage back under its budget when it is full
@@ -51,7 +58,8 @@ func (s *Service) checkStorage(ctx context.Context, userID string) (*room, error
 // refuse, the answer is StorageFullError naming the biggest projects.
 // A removed deployment keeps its record, marked pruned, with a line in
 // its own log saying why.
-func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*room, error) {
+func (k storageKeeper) makeRoom(ctx context.Context, userID string, refuse bool) (*room, error) {
+	s := k.s
 	u, err := s.Store.StorageUsage(ctx, userID)
 	if err != nil || !u.Full() {
 		return nil, err
@@ -148,12 +156,13 @@ func (s *Service) makeRoom(ctx context.Context, userID string, refuse bool) (*ro
 
 // makeRoomFor makes room (never refusing) once d's files are counted, and
 // logs to d what it freed.
-func (s *Service) makeRoomFor(ctx context.Context, d *gantry.Deployment) {
-	r, err := s.makeRoom(ctx, d.UserID, false)
+func (k storageKeeper) makeRoomFor(ctx context.Context, d *gantry.Deployment) {
+	s := k.s
+	r, err := k.makeRoom(ctx, d.UserID, false)
 	if err != nil {
 		s.logger().Error("make room", "deployment", d.ID, "err", err)
 	}
-	s.logRoom(ctx, d.ID, r)
+	k.logRoom(ctx, d.ID, r)
 }
 
 // kept sums, per project, what making room cannot free (the files of ds
@@ -189,7 +198,8 @@ const MsgRoomLine = "Files removed to make room for a new deployment: the accoun
 
 // logRoom writes to deployment id's log what was freed for it, naming
 // each deployment whose files were removed.
-func (s *Service) logRoom(ctx context.Context, id string, r *room) {
+func (k storageKeeper) logRoom(ctx context.Context, id string, r *room) {
+	s := k.s
 	if r == nil || len(r.pruned) == 0 {
 		return
 	}
@@ -230,7 +240,8 @@ func describeKept(d *gantry.Deployment, project string) string {
 // or a server app's workspace volume — its image file, whose allocated
 // blocks are what the volume costs on disk (sandbox.Volume), or a plain
 // folder where the sandbox makes no volumes (mode none, older versions).
-func (s *Service) filesOf(d *gantry.Deployment) string {
+func (k storageKeeper) filesOf(d *gantry.Deployment) string {
+	s := k.s
 	if !IsApp(d) {
 		return s.SiteDir(d.ID)
 	}
@@ -248,11 +259,12 @@ func fileExists(path string) bool {
 // recordFiles measures d's kept files and records their size: the blobs
 // they link to, when they have a manifest (recordBlobs), or what they
 // take on disk.
-func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
+func (k storageKeeper) recordFiles(ctx context.Context, d *gantry.Deployment) {
+	s := k.s
 	if recordBlobs(ctx, s, d) {
 		return
 	}
-	d.FilesSize = diskUsage(s.filesOf(d))
+	d.FilesSize = diskUsage(k.filesOf(d))
 	if err := s.Store.SetDeploymentFiles(context.WithoutCancel(ctx), d.ID, d.FilesSize); err != nil {
 		s.logger().Error("record deployment size", "deployment", d.ID, "err", err)
 	}
@@ -260,7 +272,8 @@ func (s *Service) recordFiles(ctx context.Context, d *gantry.Deployment) {
 
 // dropFiles removes d's published folder and workspace volume and records
 // that it keeps nothing.
-func (s *Service) dropFiles(ctx context.Context, d *gantry.Deployment) {
+func (k storageKeeper) dropFiles(ctx context.Context, d *gantry.Deployment) {
+	s := k.s
 	s.removeFiles(d)
 	if d.FilesSize != 0 {
 		d.FilesSize = 0
@@ -301,7 +314,8 @@ const MsgPrunedLine = "Files removed to save space: a project keeps the files of
 // failed and not pruned, and a restart's go-live only while it is not
 // pruned, both on the deployment's row: a deployment being restarted is
 // either pruned first (and the restart refused) or live first (and kept).
-func (s *Service) prune(ctx context.Context, projectID string) {
+func (k storageKeeper) prune(ctx context.Context, projectID string) {
+	s := k.s
 	ctx = context.WithoutCancel(ctx)
 	ds, err := s.Store.PruneDeployments(ctx, projectID, s.now())
 	if err != nil {
@@ -321,7 +335,8 @@ func (s *Service) prune(ctx context.Context, projectID string) {
 // recoverStorage runs at start-up: it measures the files of deployments
 // built before sizes were recorded, prunes every project with stopped
 // or failed deployments, and tidies the blob stores (tidyBlobs).
-func (s *Service) recoverStorage(ctx context.Context) error {
+func (k storageKeeper) recoverStorage(ctx context.Context) error {
+	s := k.s
 	ds, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive, gantry.DeploymentStopped, gantry.DeploymentFailed)
 	if err != nil {
 		return err
@@ -331,8 +346,8 @@ func (s *Service) recoverStorage(ctx context.Context) error {
 	var order []string
 	for _, d := range ds {
 		if d.PrunedAt == nil && d.FilesSize == 0 {
-			if _, err := os.Lstat(s.filesOf(d)); err == nil {
-				s.recordFiles(ctx, d)
+			if _, err := os.Lstat(k.filesOf(d)); err == nil {
+				k.recordFiles(ctx, d)
 				measured++
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				s.logger().Error("measure deployment", "deployment", d.ID, "err", err)
@@ -344,7 +359,7 @@ func (s *Service) recoverStorage(ctx context.Context) error {
 		}
 	}
 	for _, id := range order {
-		s.prune(ctx, id)
+		k.prune(ctx, id)
 	}
 	tidyBlobs(ctx, s)
 	if measured > 0 {
@@ -360,7 +375,8 @@ const DefaultMeasureEvery = time.Minute
 // measureLoop measures the volumes of the running server apps every
 // MeasureEvery until ctx ends: what an app writes at run time counts
 // against its owner's storage as its build did.
-func (s *Service) measureLoop(ctx context.Context) {
+func (k storageKeeper) measureLoop(ctx context.Context) {
+	s := k.s
 	defer s.wg.Done()
 	every := s.MeasureEvery
 	if every <= 0 {
@@ -381,7 +397,7 @@ func (s *Service) measureLoop(ctx context.Context) {
 		}
 		s.mu.Unlock()
 		for _, id := range ids {
-			s.measureApp(ctx, id)
+			k.measureApp(ctx, id)
 		}
 	}
 }
@@ -391,7 +407,8 @@ func (s *Service) measureLoop(ctx context.Context) {
 // what its image takes on the host's disk (its allocated blocks: a file
 // written and deleted still takes them). A deployment whose files were
 // removed meanwhile keeps its 0 (MeasuredDeploymentFiles).
-func (s *Service) measureApp(ctx context.Context, id string) {
+func (k storageKeeper) measureApp(ctx context.Context, id string) {
+	s := k.s
 	ws := s.WorkDir(id)
 	img := ws + ".img"
 	if !fileExists(img) {
@@ -414,18 +431,20 @@ func (s *Service) measureApp(ctx context.Context, id string) {
 // storageLeft is what userID has left of the storage budget now (at
 // least 1: a build is only started below the budget); 0 when it cannot
 // be read (no bound then).
-func (s *Service) storageLeft(ctx context.Context, userID string) int64 {
+func (k storageKeeper) storageLeft(ctx context.Context, userID string) int64 {
+	s := k.s
 	u, err := s.Store.StorageUsage(ctx, userID)
 	if err != nil {
 		return 0
 	}
-	return max(u.Budget-u.Used-s.reservedBy(userID, ""), 1)
+	return max(u.Budget-u.Used-k.reservedBy(userID, ""), 1)
 }
 
 // reservedBy is what the running apps of userID, but deployment except's,
 // may still write: the free space of their volumes. It is not in the
 // account's usage yet, so it is not left for another app either.
-func (s *Service) reservedBy(userID, except string) int64 {
+func (k storageKeeper) reservedBy(userID, except string) int64 {
+	s := k.s
 	s.mu.Lock()
 	var ids []string
 	for id, run := range s.apps {
@@ -453,7 +472,8 @@ func (s *Service) reservedBy(userID, except string) int64 {
 // registered. The volume is resized
 // only when that moves its size by more than a few MiB; a volume that
 // cannot be resized keeps its size.
-func (s *Service) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
+func (k storageKeeper) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
+	s := k.s
 	if s.Apps == nil || s.Apps.Sandbox == nil {
 		return
 	}
@@ -476,7 +496,7 @@ func (s *Service) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path 
 	// What the account has left, this volume's contents already counted
 	// (at their last measure), less what its other running apps may
 	// still write.
-	free := min(appDisk, max(u.Budget-u.Used-s.reservedBy(d.UserID, d.ID), build.MinAppDisk))
+	free := min(appDisk, max(u.Budget-u.Used-k.reservedBy(d.UserID, d.ID), build.MinAppDisk))
 	want := held.Bytes + free
 	const slack = 8 << 20
 	if diff := v.Disk.Bytes - want; diff > -slack && diff < slack {

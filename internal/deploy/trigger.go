@@ -141,7 +141,7 @@ func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deploy
 	if err := s.checkLiveLimit(ctx, p.UserID, p, d); err != nil {
 		return err
 	}
-	made, err := s.checkStorage(ctx, p.UserID)
+	made, err := s.storage().checkStorage(ctx, p.UserID)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deploy
 		msg += " (" + strings.TrimSpace(gantry.ShortSHA(d.Metadata.CommitHash)+" "+firstLine(d.Metadata.CommitMessage)) + ")"
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
-	s.logRoom(ctx, d.ID, made)
+	s.storage().logRoom(ctx, d.ID, made)
 	s.kick()
 	d.Project = &gantry.DeploymentProject{ID: p.ID, Name: p.Name, Description: p.Description, Type: p.Type,
 		BuildConfig: p.BuildConfig, Repository: p.Repository}
