@@ -12,13 +12,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/deploy/deploytest"
-	"github.com/gantryhq/gantry/internal/githost"
-	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/project"
-	"github.com/gantryhq/gantry/internal/sandbox"
-	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
-	"github.com/gantryhq/gantry/internal/store"
 )
 
 // BenchmarkDeployOverhead measures the platform's own time in a deploy of a
@@ -27,34 +21,12 @@ import (
 // (the part of a deploy that is git's, not Gantry's). It reports the median
 // of each as deploy-ms, git-ms and overhead-ms.
 func BenchmarkDeployOverhead(b *testing.B) {
-	sb := sandboxtest.Require(b, sandbox.Config{})
-	data, err := os.MkdirTemp("", "gantry-deploybench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { sandbox.RemoveTree(data) })
-	os.Chmod(data, 0o755)
-	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() }) // after the stack's service closes
-	git := gittest.NewServer(b)
-	url := git.Repo(b, "bench/site", "main", "site", map[string]string{
+	pl := newPipeline(b, roomyPlan)
+	db, data, svc, u, stack := pl.db, pl.dir, pl.stack.Deploys, pl.user, pl.stack
+	url := pl.git.Repo(b, "bench/site", "main", "site", map[string]string{
 		"index.html": "<h1>hello</h1>", "about/index.html": "<p>about</p>", "style.css": "body{margin:0}",
 	})
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
-	if err != nil {
-		b.Fatal(err)
-	}
-	stack := deploytest.New(b, deploytest.Options{DB: db, Sandbox: sb, Repos: hosts, Workers: true, Poll: 5 * time.Millisecond})
-	svc := stack.Deploys
 	ctx := context.Background()
-	u := &gantry.User{FullName: "Bench", Username: "bench", Email: "bench@example.com", PasswordHash: "x", IsActive: true,
-		Subscription: gantry.Subscription{Plan: "pro", MaxProjects: 100, MaxDeployments: 100}}
-	if err := db.CreateUser(ctx, u); err != nil {
-		b.Fatal(err)
-	}
 	name := "site"
 	p, err := stack.Projects.CreatePublic(ctx, u, project.Input{Repository: &project.RepositoryInput{URL: url}, Name: &name,
 		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}})

@@ -82,6 +82,7 @@ func (a app) edited(tb testing.TB) map[string]string {
 // builds that install from the npm registry, server apps, a SQLite file)
 // with projects cloned from a git server on loopback, and one account.
 type pipeline struct {
+	dir   string // the folder of the database, removed at the end
 	db    *store.DB
 	stack *deploytest.Stack
 	git   *gittest.Server
@@ -115,7 +116,7 @@ func newPipeline(tb testing.TB, sub gantry.Subscription) *pipeline {
 	if err := db.CreateUser(context.Background(), u); err != nil {
 		tb.Fatal(err)
 	}
-	return &pipeline{db: db, stack: stack, git: git, user: u}
+	return &pipeline{dir: data, db: db, stack: stack, git: git, user: u}
 }
 
 // account is pl for a new account on sub, named name.

@@ -16,13 +16,9 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/api"
 	"github.com/gantryhq/gantry/internal/deploy"
-	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
-	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/project"
-	"github.com/gantryhq/gantry/internal/sandbox"
-	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -42,32 +38,12 @@ type pushStack struct {
 }
 
 func newPushStack(b *testing.B) *pushStack {
-	sb := sandboxtest.Require(b, sandbox.Config{})
-	data, err := os.MkdirTemp("", "gantry-pushbench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { sandbox.RemoveTree(data) })
-	os.Chmod(data, 0o755)
-	db, err := store.Open(context.Background(), filepath.Join(data, "gantry.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	s := &pushStack{db: db, git: gittest.NewServer(b), data: data}
+	pl := newPipeline(b, roomyPlan)
+	stack := pl.stack
+	s := &pushStack{db: pl.db, git: pl.git, data: pl.dir, svc: stack.Deploys, user: pl.user}
 	s.url = s.git.Repo(b, "bench/site", "main", "site 0", map[string]string{"index.html": "<h1>0</h1>", "style.css": "body{margin:0}"})
-	hosts, err := githost.New(githost.Config{AllowHosts: []string{"127.0.0.1"}, Sandbox: sb})
-	if err != nil {
-		b.Fatal(err)
-	}
-	stack := deploytest.New(b, deploytest.Options{DB: db, Sandbox: sb, Repos: hosts, Workers: true, Poll: 5 * time.Millisecond})
-	s.svc = stack.Deploys
 	ctx := context.Background()
-	s.user = &gantry.User{FullName: "Bench", Username: "bench", Email: "bench@example.com", PasswordHash: "x", IsActive: true,
-		Subscription: gantry.Subscription{Plan: "pro", MaxProjects: 100, MaxDeployments: 100, MaxStorage: 100 << 30}}
-	if err := db.CreateUser(ctx, s.user); err != nil {
-		b.Fatal(err)
-	}
+	var err error
 	name := "site"
 	if s.proj, err = stack.Projects.CreatePublic(ctx, s.user, project.Input{Repository: &project.RepositoryInput{URL: s.url}, Name: &name,
 		BuildConfig: &gantry.BuildConfig{OutputDirectory: "."}}); err != nil {
