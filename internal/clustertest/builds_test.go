@@ -38,10 +38,14 @@ func TestSecondReplicaStartsMidBuild(t *testing.T) {
 
 // TestKilledBuilderTakenOver (B3): the replica building is killed
 // (SIGKILL); the other takes the build over once its lease lapsed and
-// makes it live as attempt 2, saying why in the log, and serves it.
+// makes it live as attempt 2, saying why in the log, and serves it. The
+// killed replica, restarted while the other builds attempt 2, leaves that
+// build alone.
 func TestKilledBuilderTakenOver(t *testing.T) {
 	c, token, p, id, dead, other := buildOnTwo(t, "bob", "killed", 4002, "finished")
 	dead.kill()
+	builder(t, "build.js 4002", 30*time.Second, other) // attempt 2
+	c.restart(dead)
 	d := waitDone(t, other, token, id, 90*time.Second)
 	if d.Status != "live" || !d.hasLine(restartLine) || d.hasLine("Build failed") || d.hasLine("interrupted") {
 		t.Fatalf("after %s was killed mid-build: %s, want live with %q\n%s", dead.node, d.Status, restartLine, d.log())

@@ -110,6 +110,8 @@ func schema(t *testing.T, base string) (string, *sql.DB) {
 // replica is one `gantry serve` process.
 type replica struct {
 	node string
+	dir  string // its data folder
+	args []string
 	cmd  *exec.Cmd
 	base string // http://127.0.0.1:port
 	logs *lockedBuffer
@@ -132,13 +134,26 @@ func (c *cluster) start(node string, args ...string) *replica {
 	if len(args) == 0 {
 		args = []string{"--addr", "127.0.0.1:0"}
 	}
+	return c.run(node, dir, args)
+}
+
+// restart runs a stopped replica again: the same node id, data folder
+// and flags.
+func (c *cluster) restart(r *replica) *replica {
+	c.t.Helper()
+	return c.run(r.node, r.dir, r.args)
+}
+
+func (c *cluster) run(node, dir string, args []string) *replica {
+	t := c.t
+	t.Helper()
 	cmd := exec.Command(c.bin, append([]string{"serve"}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"GANTRY_DATA_DIR=" + dir, "GANTRY_NODE_ID=" + node, "GANTRY_PEER_ADDR=" + freeAddr(t)}
 	for k, v := range c.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r := &replica{node: node, cmd: cmd, logs: &lockedBuffer{}}
+	r := &replica{node: node, dir: dir, args: args, cmd: cmd, logs: &lockedBuffer{}}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = r.logs, io.MultiWriter(r.logs, pw)
 	if err := cmd.Start(); err != nil {
