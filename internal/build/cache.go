@@ -98,7 +98,7 @@ type cacheRecord struct {
 	Size    int64     `json:"size"`          // bytes unpacked
 	Stored  int64     `json:"stored"`        // bytes of the tar.gz
 	SavedAt time.Time `json:"savedAt"`
-	Print   string    `json:"print,omitempty"` // files, bytes and newest change of what was packed
+	Print   string    `json:"print,omitempty"`  // files, bytes and newest change of what was packed
 	Format  string    `json:"format,omitempty"` // formatTar, or "" for gzip
 }
 
