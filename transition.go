@@ -1,6 +1,7 @@
 package gantry
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -98,6 +99,23 @@ type Route struct {
 	Version   int64
 	Active    *Deployment
 	Preview   bool
+}
+
+// RouteChange is one route as the change feed between replicas has it
+// (RouteFeed): the route as it is now (nil Active: the name answers "no
+// app here"), or, with Removed, a name a deleted project held (its own
+// subdomain, or a preview label when Route.Preview), under the route seq
+// of the transition that last moved it.
+type RouteChange struct {
+	Seq     int64
+	Route   *Route
+	Removed bool
+}
+
+// RouteFeed reads the route changes stamped after a route seq, in seq
+// order (store.Feed).
+type RouteFeed interface {
+	Routes(ctx context.Context, after int64) ([]RouteChange, error)
 }
 
 // ProjectStatusOf is a project's status as its deployments make it: that

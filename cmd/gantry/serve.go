@@ -149,7 +149,8 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 		return err
 	}
 
-	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open, notifier)
+	logs := logNudges(db, logger) // nil on SQLite
+	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open, notifier, logs)
 	if err != nil {
 		return err
 	}
@@ -220,6 +221,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	go customDomains.Run(domainsCtx)
 	srv.Domains = customDomains
 	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
+	followReplicas(ctx, cfg.DatabaseURL, db, deploys, logs, customDomains, logger, p)
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db.Notifications(), db

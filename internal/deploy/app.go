@@ -434,9 +434,7 @@ func (s *Service) store(ctx context.Context, id string, e gantry.LogEntry) {
 		}
 		return
 	}
-	if s.Hub != nil {
-		s.Hub.Publish(Topic(id), e)
-	}
+	s.publish(id, e)
 }
 
 // appFailure is the message of a deployment whose app did not start: the

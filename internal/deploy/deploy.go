@@ -192,6 +192,10 @@ type Service struct {
 	Branches     Branches
 	Logger       *slog.Logger
 	Now          func() time.Time
+	// Logged, when set, hears of every log entry stored and published
+	// here (deployment, seq): cmd/gantry nudges other replicas' followers
+	// with it (feed.Coalescer).
+	Logged func(deploymentID string, seq int64)
 
 	wake    chan struct{}
 	stop    context.CancelFunc
@@ -439,10 +443,14 @@ func (s *Service) logSeq(ctx context.Context, id, level, typ, msg string) int64 
 	return e.Seq
 }
 
-// publish sends a stored entry to the deployment's log stream.
+// publish sends a stored entry to the deployment's log stream, and marks
+// it for other replicas (Logged).
 func (s *Service) publish(id string, e gantry.LogEntry) {
 	if s.Hub != nil {
 		s.Hub.Publish(Topic(id), e)
+	}
+	if s.Logged != nil {
+		s.Logged(id, e.Seq)
 	}
 }
 

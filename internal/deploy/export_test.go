@@ -3,6 +3,8 @@ package deploy
 import (
 	"context"
 	"sort"
+
+	"github.com/gantryhq/gantry"
 )
 
 // RunningApps returns the ids of the deployments whose server apps the
@@ -28,3 +30,9 @@ func WaitCacheSaves(s *Service) { s.caches().wait() }
 // BeforeCacheSave has f called as each cache save starts (set before any
 // build).
 func BeforeCacheSave(s *Service, f func(deploymentID string)) { s.caches().beforeSave = f }
+
+// Log stores one info entry of deployment id through s, as a build's line
+// is: published to s's hub and marked for other replicas (Logged).
+func Log(s *Service, ctx context.Context, id, msg string) {
+	s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, msg)
+}

@@ -20,7 +20,8 @@ type LogEvent struct {
 // after; without it the stream starts with the next new entry. Then each new
 // entry comes once, in order, and every heartbeat (none when heartbeat is 0)
 // a Heartbeat event, sent after checking that the deployment is still the
-// owner's.
+// owner's and sending what the store holds beyond the last entry sent
+// (entries another replica stored whose nudge was lost).
 //
 // The channel is closed when the stream ends: ctx is done, the deployment
 // is deleted (at once, by the Deleted event; a deletion this replica did
@@ -29,7 +30,8 @@ type LogEvent struct {
 // reading.
 //
 // The protocol: subscribe before reading the stored backlog and skip live
-// entries already sent; fill a gap in the live numbers from the store; and
+// entries already sent; fill a gap in the live numbers from the store (a
+// LogNudge from another replica is such a gap); and
 // when the hub drops a subscription that fell behind, read what it missed
 // from the store and subscribe again. So nothing is lost or doubled.
 func (s *Service) FollowLogs(ctx context.Context, userID, id string, after int64, resume bool, heartbeat time.Duration) (<-chan LogEvent, error) {
@@ -88,6 +90,12 @@ func (s *Service) FollowLogs(ctx context.Context, userID, id string, after int64
 				if _, err := s.Store.FindDeployment(ctx, userID, id); err != nil {
 					return // deleted (or unreadable: the client resumes)
 				}
+				// Entries another replica stored whose nudge was lost (a
+				// dropped subscription catches up when it is seen closed,
+				// after subscribing again, so no event is missed between).
+				if !sub.Dropped() && !catchUp() {
+					return
+				}
 				if !emit(LogEvent{Heartbeat: true}) {
 					return
 				}
@@ -105,6 +113,13 @@ func (s *Service) FollowLogs(ctx context.Context, userID, id string, after int64
 				}
 				if _, gone := v.(Deleted); gone {
 					return
+				}
+				if n, nudged := v.(LogNudge); nudged {
+					// Another replica stored entries up to n.Seq.
+					if n.Seq > last && !catchUp() {
+						return
+					}
+					continue
 				}
 				e, isLog := v.(gantry.LogEntry)
 				if !isLog || e.Seq <= last {

@@ -61,7 +61,7 @@ func (s *Service) ExpireClaims(ctx context.Context) {
 		s.notify(ctx, gantry.DomainClaimExpiredNotification(d, ClaimExpiresAfter))
 	}
 	if len(gone) > 0 {
-		s.refreshAfter(ctx)
+		s.changed(ctx)
 	}
 }
 
@@ -177,7 +177,7 @@ func (s *Service) checkAndSave(ctx context.Context, d *gantry.Domain, sub string
 		s.notify(ctx, gantry.DomainStoppedNotification(d, d.Error))
 	}
 	if wasServing != d.Serving() || len(others) > 0 {
-		s.refreshAfter(ctx)
+		s.changed(ctx)
 	}
 	return nil
 }

@@ -98,6 +98,10 @@ type Service struct {
 	// and CertsTotal per CertWindow).
 	CertNames, CertAccounts, CertAll *auth.Limiter
 	Logger                           *slog.Logger
+	// Changed, when set, hears of every change of domains committed here
+	// (added, removed, verified, claims expired, a project deleted):
+	// cmd/gantry notifies other replicas, whose routes then Refresh.
+	Changed func(ctx context.Context)
 	// Now returns the current time (default time.Now).
 	Now func() time.Time
 
@@ -180,7 +184,16 @@ func (s *Service) Refresh(ctx context.Context) error {
 
 // RefreshAfterChange reloads the routes after a change committed
 // elsewhere (a project deleted with its domains), logging a failure.
-func (s *Service) RefreshAfterChange(ctx context.Context) { s.refreshAfter(ctx) }
+func (s *Service) RefreshAfterChange(ctx context.Context) { s.changed(ctx) }
+
+// changed reloads the routes after a change was committed here and tells
+// other replicas (Changed).
+func (s *Service) changed(ctx context.Context) {
+	s.refreshAfter(ctx)
+	if s.Changed != nil {
+		s.Changed(context.WithoutCancel(ctx))
+	}
+}
 
 // refreshAfter reloads the routes after a change was committed, logging a
 // failure (the change stands; the next refresh picks it up).
@@ -252,7 +265,7 @@ func (s *Service) Add(ctx context.Context, u *gantry.User, projectID, name strin
 		return nil, err
 	}
 	d.Records = s.Records(d, p.Subdomain)
-	s.refreshAfter(ctx)
+	s.changed(ctx)
 	s.kick()
 	return d, nil
 }
@@ -262,7 +275,7 @@ func (s *Service) Remove(ctx context.Context, userID, projectID, id string) erro
 	if err := s.Store.DeleteDomain(ctx, userID, projectID, id); err != nil {
 		return err
 	}
-	s.refreshAfter(ctx)
+	s.changed(ctx)
 	return nil
 }
 
@@ -318,7 +331,7 @@ func (s *Service) SetRedirect(ctx context.Context, userID, projectID, id, redire
 	if err := s.Store.SetDomainRedirect(ctx, userID, projectID, id, redirect); err != nil {
 		return nil, err
 	}
-	s.refreshAfter(ctx)
+	s.changed(ctx)
 	return s.Domain(ctx, userID, projectID, id)
 }
 
@@ -455,7 +468,7 @@ func (s *Service) CertificateIssued(ctx context.Context, name string) error {
 	if err := s.Store.SetDomainStatus(ctx, name, gantry.DomainVerified, gantry.DomainCertificateIssued); err != nil {
 		return err
 	}
-	s.refreshAfter(ctx)
+	s.changed(ctx)
 	return nil
 }
 

@@ -45,3 +45,23 @@ func (db *DB) GalleryCount(ctx context.Context) (int, error) {
 func (db *DB) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
 	return db.queryRow(ctx, query, args...)
 }
+
+// StampRoutes stamps project's route with the next route seq in a
+// transaction of its own, left open: the caller commits it (or rolls it
+// back) with end, for tests of transitions whose commits interleave.
+func (db *DB) StampRoutes(ctx context.Context, projectID string) (end func(commit bool) error, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := stampRoutes(ctx, tx, projectID, nil); err != nil {
+		rollback(tx)
+		return nil, err
+	}
+	return func(commit bool) error {
+		if !commit {
+			return tx.Rollback()
+		}
+		return tx.Commit()
+	}, nil
+}

@@ -234,8 +234,26 @@ func (db *DB) SetRepository(ctx context.Context, userID, id string, r gantry.Rep
 // DeleteProject removes the owner's project and, by cascade, its
 // deployments and their log entries; ENOTFOUND otherwise. Stopping apps and
 // removing files is the caller's work, done before.
+//
+// Its subdomain and preview labels are recorded as removed under the next
+// route seq, so other replicas' edges drop them too (Feed.Routes).
 func (db *DB) DeleteProject(ctx context.Context, userID, id string) error {
-	return db.execOne(ctx, "Project not found", `DELETE FROM projects WHERE id = ? AND user_id = ?`, id, userID)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	if err := removeRoutes(ctx, tx, id, userID); err != nil {
+		return err
+	}
+	res, err := tx.exec(ctx, `DELETE FROM projects WHERE id = ? AND user_id = ?`, id, userID)
+	if err != nil {
+		return fmt.Errorf("delete project: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return gantry.Errorf(gantry.ENOTFOUND, "Project not found")
+	}
+	return tx.Commit()
 }
 
 // CountProjects counts the owner's projects.

@@ -62,20 +62,7 @@ func (t *TLSObjects) ObjectKeys(ctx context.Context, prefix string) ([]string, e
 	if prefix != "" {
 		q, args = `SELECT key FROM tls_objects WHERE `+under+` ORDER BY key`, underArgs(prefix)
 	}
-	rows, err := t.db.db.QueryContext(ctx, t.db.rebind(q), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var keys []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	return keys, rows.Err()
+	return scanStrings(t.db.db.QueryContext(ctx, t.db.rebind(q), args...))
 }
 
 // TryLockName takes the lock name for owner until until, when nobody

@@ -193,6 +193,13 @@ func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, 
 	if t.Previews, err = previewRoutes(ctx, tx, labels); err != nil {
 		return nil, err
 	}
+	project := ""
+	if route != nil {
+		project = p.id
+	}
+	if err := stampRoutes(ctx, tx, project, labels); err != nil {
+		return nil, err
+	}
 	if d != nil {
 		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, d.ID)
 		if err != nil {
@@ -474,21 +481,8 @@ func (db *DB) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
 		}
 	}
 	// Then every preview label that serves a deployment.
-	labels, err := tx.query(ctx, `SELECT subdomain FROM preview_routes WHERE deployment_id IS NOT NULL ORDER BY subdomain`)
+	names, err := scanStrings(tx.query(ctx, `SELECT subdomain FROM preview_routes WHERE deployment_id IS NOT NULL ORDER BY subdomain`))
 	if err != nil {
-		return nil, fmt.Errorf("list routes: %w", err)
-	}
-	var names []string
-	for labels.Next() {
-		var l string
-		if err := labels.Scan(&l); err != nil {
-			labels.Close()
-			return nil, fmt.Errorf("list routes: %w", err)
-		}
-		names = append(names, l)
-	}
-	labels.Close()
-	if err := labels.Err(); err != nil {
 		return nil, fmt.Errorf("list routes: %w", err)
 	}
 	previews, err := previewRoutes(ctx, tx, names)
