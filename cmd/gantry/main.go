@@ -32,7 +32,6 @@ import (
 	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/events"
-	"github.com/gantryhq/gantry/internal/feed"
 	"github.com/gantryhq/gantry/internal/githost"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
@@ -171,10 +170,10 @@ func (m *Main) migrate(ctx context.Context, cfg *config.Config, logger *slog.Log
 // table and the deployment service, recovers from the last run and starts
 // the build workers. Without a usable sandbox it refuses to start. decrypt
 // opens users' sealed GitHub tokens for lookups and clones; notifier tells
-// owners about their projects and deployments; logs, when set (PostgreSQL),
+// owners about their projects and deployments; logged, when set (PostgreSQL),
 // hears of every log entry stored, for other replicas' followers.
 func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB, logger *slog.Logger,
-	decrypt func(string) (string, error), notifier gantry.Notifier, logs *feed.Coalescer) (*deploy.Service, *edge.Table, *githost.Service, error) {
+	decrypt func(string) (string, error), notifier gantry.Notifier, logged func(string, int64)) (*deploy.Service, *edge.Table, *githost.Service, error) {
 	// Builds reach the package registries the operator named although they
 	// sit on private addresses (a campus mirror).
 	allow := append(slices.Clone(cfg.SandboxAllow), registryPrefixes(ctx, logger, cfg.NpmRegistry, cfg.PipIndexURL)...)
@@ -250,9 +249,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		BuildCacheAccount: cfg.BuildCacheAccount,
 		BuildCacheTotal:   cfg.BuildCacheTotal,
 	}
-	if logs != nil { // other replicas' followers hear of each entry (followReplicas)
-		svc.Logged = logs.Add
-	}
+	svc.Logged = logged
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err
 	}

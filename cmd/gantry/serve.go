@@ -149,8 +149,11 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 		return err
 	}
 
-	logs := logNudges(db, logger) // nil on SQLite
-	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open, notifier, logs)
+	replicas, err := newReplicaFeed(ctx, db, logger) // nil on SQLite
+	if err != nil {
+		return err
+	}
+	deploys, sites, hosts, err := m.openDeploys(ctx, cfg, db, logger, githubTokens.Open, notifier, replicas.logged())
 	if err != nil {
 		return err
 	}
@@ -221,7 +224,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	go customDomains.Run(domainsCtx)
 	srv.Domains = customDomains
 	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
-	followReplicas(ctx, cfg.DatabaseURL, db, deploys, logs, customDomains, logger, p)
+	replicas.follow(ctx, cfg.DatabaseURL, deploys, customDomains, logger, p)
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db.Notifications(), db

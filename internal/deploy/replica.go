@@ -27,9 +27,11 @@ type Replica struct {
 	last int64 // the newest route seq applied
 }
 
-// NewReplica returns the replica side of s, reading routes from feed.
-func NewReplica(s *Service, feed gantry.RouteFeed) *Replica {
-	return &Replica{s: s, feed: feed}
+// NewReplica returns the replica side of s, reading routes from feed
+// after since: the route seq taken before s read every route at Open (0:
+// from the start, every route ever moved).
+func NewReplica(s *Service, feed gantry.RouteFeed, since int64) *Replica {
+	return &Replica{s: s, feed: feed, last: since}
 }
 
 // LogNudge is what Replica publishes on a deployment's log topic when

@@ -50,6 +50,10 @@ func newReplicas(t *testing.T, setup func(db *store.DB, dataDir string)) *replic
 	if setup != nil {
 		setup(db, r.a.DataDir)
 	}
+	since, err := db.Feed().RouteSeq(ctx) // as cmd/gantry reads it before Open
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []*deploytest.Stack{r.a, r.b} {
 		if err := s.Deploys.Open(ctx); err != nil {
 			t.Fatal(err)
@@ -59,7 +63,7 @@ func newReplicas(t *testing.T, setup func(db *store.DB, dataDir string)) *replic
 		return db.Feed().Notify(ctx, store.ChannelLogs, p)
 	}}
 	r.a.Deploys.Logged = r.logs.Add
-	r.replica = deploy.NewReplica(r.b.Deploys, db.Feed())
+	r.replica = deploy.NewReplica(r.b.Deploys, db.Feed(), since)
 	r.appName = fmt.Sprintf("feedtest_%d", time.Now().UnixNano())
 	u, err := url.Parse(storetest.PostgresURL())
 	if err != nil {

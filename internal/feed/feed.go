@@ -80,7 +80,11 @@ func (l *Listener) Run(ctx context.Context) {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {

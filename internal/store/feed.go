@@ -180,13 +180,16 @@ func (f *Feed) Routes(ctx context.Context, after int64) ([]gantry.RouteChange, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("route feed: %w", err)
 	}
-	for id, r := range active {
-		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+`WHERE d.id = ?`, id)
+	if len(active) > 0 {
+		ds, err := tx.queryDeployments(ctx, `SELECT `+deploymentColumns+deploymentFrom+
+			`WHERE p.active_deployment_id = d.id AND p.route_seq > ?`, after)
 		if err != nil {
 			return nil, err
 		}
-		if len(ds) == 1 {
-			r.Active = ds[0]
+		for _, d := range ds {
+			if r := active[d.ID]; r != nil {
+				r.Active = d
+			}
 		}
 	}
 	labels, err := tx.query(ctx, `SELECT subdomain, route_seq FROM preview_routes WHERE route_seq > ?`, after)
@@ -238,6 +241,17 @@ func (f *Feed) Routes(ctx context.Context, after int64) ([]gantry.RouteChange, e
 	}
 	slices.SortStableFunc(out, func(a, b gantry.RouteChange) int { return int(min(max(a.Seq-b.Seq, -1), 1)) })
 	return out, nil
+}
+
+// RouteSeq returns the newest route seq taken: a replica that reads every
+// route after reading it (deploy.Service.Open) follows the feed from there
+// (deploy.NewReplica).
+func (f *Feed) RouteSeq(ctx context.Context) (int64, error) {
+	var v int64
+	if err := f.db.queryRow(ctx, `SELECT v FROM seqs WHERE name = 'routes'`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("route seq: %w", err)
+	}
+	return v, nil
 }
 
 // Notify sends payloads on channel (PostgreSQL's NOTIFY) in one statement,
