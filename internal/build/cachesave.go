@@ -37,8 +37,13 @@ import (
 // Packing runs in the helper process in the idle classes, as before.
 
 // heldCaches is the folder of a server app's volume (beside workspace
-// and tmp) holding its caches until they are saved.
-const heldCaches = "caches.held"
+// and tmp) holding its caches until they are saved (HeldCaches).
+const heldCaches = HeldCaches
+
+// HeldCaches is that folder's name: what it holds is not the app's, and
+// goes within seconds of the go-live (the deploy service leaves it out of
+// the app's size).
+const HeldCaches = "caches.held"
 
 // CacheSave is a build's cache save, deferred (Job.DeferCacheSave).
 type CacheSave struct{ r *run }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -147,6 +148,11 @@ const trimSlack = 32 << 20
 // to the disk (fstrim) once they add up to trimSlack, so what the image
 // takes stays close to it. A volume not mounted counts its image's
 // allocated blocks.
+//
+// The caches held in the volume for their save after the go-live
+// (build.HeldCaches) are left out: they are not the app's and go within
+// seconds, and counting them (a Next.js app's pruned dev dependencies:
+// 500 MB) made room by pruning rollbacks for space the app never keeps.
 func volumeHolds(vol string) int64 {
 	img := diskUsage(vol + ".img")
 	u, ok := sandbox.MountedUsage(vol)
@@ -156,7 +162,33 @@ func volumeHolds(vol string) int64 {
 	if img > u.Bytes+trimSlack {
 		_ = sandbox.Trim(vol)
 	}
-	return u.Bytes
+	return max(u.Bytes-heldBytes(vol), 0)
+}
+
+// heldBytes is what the caches held in the volume vol take of their own:
+// the blocks of their files no other folder links (a pruned package, a
+// package manager's store moved there); a file the app's tree links too is
+// the app's.
+func heldBytes(vol string) int64 {
+	dir := filepath.Join(vol, build.HeldCaches)
+	if _, err := os.Lstat(dir); err != nil {
+		return 0
+	}
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink == 1 {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
 }
 
 // tidyBlobs runs at start-up, before any build: in every account's blob

@@ -143,6 +143,7 @@ func TestCacheSavedAfterLive(t *testing.T) {
 		if logs := e.logs(d.ID); hasLine(logs, "info: Saved build cache") {
 			t.Errorf("saved before the save:\n%s", strings.Join(logs, "\n"))
 		}
+		during := got.FilesSize // an app's: measured while its caches are held
 		// A new build of the project meanwhile waits for the save to end
 		// before it restores.
 		next, err := e.svc.Create(ctx, e.user.ID, deploy.CreateRequest{ProjectID: p.ID, Version: "1.0.1"})
@@ -163,6 +164,18 @@ func TestCacheSavedAfterLive(t *testing.T) {
 		}
 		finish <- struct{}{}
 		e.live(e.wait(next.ID))
+		if server {
+			// The caches held in the app's volume for their save (the
+			// half-megabyte .next/cache) were never counted as the app's:
+			// it took no more while they were held than once they went.
+			after, err := e.db.FindDeployment(ctx, "", d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.FilesSize > 0 && during > after.FilesSize+256<<10 {
+				t.Errorf("app: %d bytes counted while its caches were held for the save, %d after: the held caches were counted", during, after.FilesSize)
+			}
+		}
 		if _, err := os.Stat(e.svc.WorkDir(d.ID)); os.IsNotExist(err) == server {
 			t.Errorf("%s: workspace after the save: %v (a site's is removed, an app's kept)", name, err)
 		}
