@@ -76,7 +76,7 @@ test-go:
 # The store, API and deployment suites again, against a throwaway PostgreSQL cluster.
 test-pg:
 	scripts/with-postgres $(GO) test -count=1 -timeout 10m ./internal/store/... ./internal/feed/ ./internal/auth/ ./internal/api/ ./internal/deploy/... ./internal/project/ ./internal/domains/ ./internal/ghhook/
-	scripts/with-postgres $(GO) test -count=1 -run '^(TestShareLimits|TestSharedStorage)$$' ./cmd/gantry/ ./internal/tlsedge/
+	scripts/with-postgres $(GO) test -count=1 -run '^(TestShareLimits|TestSharedStorage|TestReplicaFeedWiring)$$' ./cmd/gantry/ ./internal/tlsedge/
 
 # test-cluster runs two real replicas (bin/gantry) on one throwaway PostgreSQL and kills
 # and pauses them (issue 26; SCALING.md §9 B): internal/clustertest.

@@ -8,6 +8,7 @@ import (
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/domains"
 	"github.com/gantryhq/gantry/internal/feed"
+	"github.com/gantryhq/gantry/internal/previewaccess"
 	"github.com/gantryhq/gantry/internal/store"
 )
 
@@ -50,8 +51,10 @@ func (r *replicaFeed) logged() func(string, int64) {
 // listener on a connection of its own applies other replicas' route moves
 // to this replica's edge (on each nudge, after each reconnect and every
 // 30 s), nudges this replica's log followers, and reloads custom domains
-// (which makes the TLS layer forget its refusals).
-func (r *replicaFeed) follow(ctx context.Context, url string, deploys *deploy.Service, customDomains *domains.Service, logger *slog.Logger, p *platform) {
+// (which makes the TLS layer forget its refusals) and who may see which
+// previews when another replica changed them.
+func (r *replicaFeed) follow(ctx context.Context, url string, deploys *deploy.Service, customDomains *domains.Service,
+	previews *previewaccess.Service, logger *slog.Logger, p *platform) {
 	if r == nil {
 		return
 	}
@@ -59,11 +62,17 @@ func (r *replicaFeed) follow(ctx context.Context, url string, deploys *deploy.Se
 	ctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	p.onClose(func() { stop(); <-done; <-done })
-	customDomains.Changed = func(ctx context.Context) {
-		if err := f.Notify(ctx, store.ChannelDomains, []string{""}); err != nil {
-			logger.Warn("change feed: other replicas not told of a domain change (they reload within 30 s)", "err", err)
+	tell := func(channel, what string) func(context.Context) {
+		return func(ctx context.Context) {
+			if err := f.Notify(ctx, channel, []string{""}); err != nil {
+				logger.Warn("change feed: other replicas not told of a change (they reload within 30 s)", "change", what, "err", err)
+			}
 		}
 	}
+	customDomains.Changed = tell(store.ChannelDomains, "custom domains")
+	// The setting alone moves no route: without this, B kept serving a
+	// preview closed on A to anyone until it restarted.
+	previews.Changed = tell(store.ChannelPreviews, "preview access")
 	replica := deploy.NewReplica(deploys, f, r.since)
 	l := &feed.Listener{URL: url, Logger: logger}
 	l.Handle(store.ChannelRoutes, replica.RouteNudge, replica.CatchUpRoutes)
@@ -76,6 +85,12 @@ func (r *replicaFeed) follow(ctx context.Context, url string, deploys *deploy.Se
 		}
 	}
 	l.Handle(store.ChannelDomains, func(ctx context.Context, _ string) { refresh(ctx) }, refresh)
+	refreshPreviews := func(ctx context.Context) {
+		if err := previews.Refresh(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("change feed: preview access not reloaded; keeping the last known", "err", err)
+		}
+	}
+	l.Handle(store.ChannelPreviews, func(ctx context.Context, _ string) { refreshPreviews(ctx) }, refreshPreviews)
 	go func() { r.logs.Run(ctx); done <- struct{}{} }()
 	go func() { l.Run(ctx); done <- struct{}{} }()
 }

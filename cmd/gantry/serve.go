@@ -224,7 +224,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	go customDomains.Run(domainsCtx)
 	srv.Domains = customDomains
 	projects.Deleted = func(ctx context.Context) { customDomains.RefreshAfterChange(ctx) }
-	replicas.follow(ctx, cfg.DatabaseURL, deploys, customDomains, logger, p)
+	replicas.follow(ctx, cfg.DatabaseURL, deploys, customDomains, previews, logger, p)
 	srv.Accounts = accounts
 	srv.Users = db
 	srv.Notifications, srv.Dashboards = db.Notifications(), db

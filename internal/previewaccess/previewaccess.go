@@ -73,6 +73,10 @@ type Service struct {
 	Logger  *slog.Logger
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
+	// Changed, when set, hears of every change of a project's preview
+	// setting committed here: cmd/gantry notifies other replicas, which
+	// Refresh.
+	Changed func(ctx context.Context)
 
 	key      []byte
 	labels   atomic.Pointer[map[string]bool] // label → open
@@ -218,6 +222,9 @@ func (s *Service) SetOpen(ctx context.Context, userID, projectID string, open bo
 	}
 	if err := s.Refresh(ctx); err != nil {
 		s.logger().Warn("preview access: reading the preview labels failed", "err", err)
+	}
+	if s.Changed != nil {
+		s.Changed(context.WithoutCancel(ctx))
 	}
 	return a, nil
 }

@@ -27,6 +27,8 @@ const (
 	ChannelRoutes  = "gantry_routes"  // payload: a route seq
 	ChannelDomains = "gantry_domains" // payload: none
 	ChannelLogs    = "gantry_logs"    // payload: "deployment:seq,…"
+	// ChannelPreviews: a project's previews were opened or closed.
+	ChannelPreviews = "gantry_previews" // payload: none
 )
 
 // Feed reads the change feed and sends its notifications.
