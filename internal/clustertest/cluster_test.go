@@ -113,7 +113,8 @@ type replica struct {
 	dir  string // its data folder
 	args []string
 	cmd  *exec.Cmd
-	base string // http://127.0.0.1:port
+	done chan struct{} // closed once the process ended
+	base string        // http://127.0.0.1:port
 	logs *lockedBuffer
 }
 
@@ -153,12 +154,13 @@ func (c *cluster) run(node, dir string, args []string) *replica {
 	for k, v := range c.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r := &replica{node: node, dir: dir, args: args, cmd: cmd, logs: &lockedBuffer{}}
+	r := &replica{node: node, dir: dir, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = r.logs, io.MultiWriter(r.logs, pw)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { _ = cmd.Wait(); close(r.done) }()
 	t.Cleanup(func() {
 		r.signal(syscall.SIGCONT)
 		r.kill()
@@ -179,6 +181,8 @@ func (c *cluster) run(node, dir string, args []string) *replica {
 	select {
 	case addr := <-found:
 		r.base = "http://" + addr
+	case <-r.done:
+		t.Fatalf("replica %s exited at start (%s):\n%s", node, cmd.ProcessState, r.logs.String())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("replica %s did not start:\n%s", node, r.logs.String())
 	}
@@ -186,17 +190,20 @@ func (c *cluster) run(node, dir string, args []string) *replica {
 }
 
 func (r *replica) signal(sig syscall.Signal) {
-	if r.cmd.ProcessState == nil {
+	select {
+	case <-r.done:
+	default:
 		_ = r.cmd.Process.Signal(sig)
 	}
 }
 
-// warnings returns the replica's log lines at WARN and ERROR (requests
-// aside): what a failed scenario shows.
+// warnings returns the replica's log lines at WARN and ERROR, and the
+// requests it answered with a server error: what a failed scenario shows.
 func (r *replica) warnings() string {
 	var b strings.Builder
 	for _, l := range strings.Split(r.logs.String(), "\n") {
-		if (strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR")) && !strings.Contains(l, "msg=request") {
+		if strings.Contains(l, "msg=request") && strings.Contains(l, "status=5") ||
+			(strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR")) && !strings.Contains(l, "msg=request") {
 			b.WriteString("  " + l + "\n")
 		}
 	}
@@ -205,10 +212,8 @@ func (r *replica) warnings() string {
 
 // kill ends the process at once (SIGKILL), as a crashed machine would.
 func (r *replica) kill() {
-	if r.cmd.ProcessState == nil {
-		_ = r.cmd.Process.Signal(syscall.SIGKILL)
-		_ = r.cmd.Wait()
-	}
+	r.signal(syscall.SIGKILL)
+	<-r.done
 }
 
 func freeAddr(t *testing.T) string {
