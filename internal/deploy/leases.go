@@ -34,7 +34,8 @@ type leaseKeeper struct{ s *Service }
 func (s *Service) leases() leaseKeeper { return leaseKeeper{s} }
 
 // hold keeps d's lease while its build runs, every third of the lease:
-// when a renewal fails the build is stopped (cause errLeaseLost: it ends
+// when the lease was taken over, or renewals failed until a third of it
+// is left, the build is stopped (cause errLeaseLost: it ends
 // without a word, its writes fenced off anyway). release stops the
 // renewals.
 func (k leaseKeeper) hold(ctx context.Context, d *gantry.Deployment) (release func()) {
@@ -46,15 +47,26 @@ func (k leaseKeeper) hold(ctx context.Context, d *gantry.Deployment) (release fu
 	go func() {
 		t := time.NewTicker(s.Lease / 3)
 		defer t.Stop()
+		// The lease runs at least until Lease after the last renewal that
+		// succeeded began: a renewal that failed (a slow or unreachable
+		// database) is tried again at the next tick while a third of the
+		// lease is left, and the build stopped only then.
+		held := time.Now()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
+				start := time.Now()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), s.Lease/3)
 				ok, err := s.Store.BuildLeases().Renew(rctx, d.ID, s.NodeID, d.Attempt, s.Lease)
 				rcancel()
 				if ok {
+					held = start
+					continue
+				}
+				if err != nil && time.Since(held) < s.Lease-s.Lease/3 {
+					s.logger().Warn("build lease: renewal failed; trying again", "deployment", d.ID, "attempt", d.Attempt, "err", err)
 					continue
 				}
 				select {

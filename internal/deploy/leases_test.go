@@ -148,3 +148,77 @@ func TestBuildTakenOver(t *testing.T) {
 		}
 	}
 }
+
+// failsOnce is a database whose first lease renewal fails (a statement
+// that timed out on a busy server); the later ones pass.
+type failsOnce struct {
+	*store.DB
+	failed *atomic.Bool
+}
+
+func (f failsOnce) BuildLeases() gantry.BuildLeaseStore {
+	return failsOnceLeases{f.DB.BuildLeases(), f.failed}
+}
+
+type failsOnceLeases struct {
+	gantry.BuildLeaseStore
+	failed *atomic.Bool
+}
+
+func (f failsOnceLeases) Renew(ctx context.Context, id, owner string, attempt int, lease time.Duration) (bool, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return false, context.DeadlineExceeded
+	}
+	return f.BuildLeaseStore.Renew(ctx, id, owner, attempt, lease)
+}
+
+// TestBuildSurvivesASlowRenewal: one renewal that fails while most of the
+// lease is left is tried again, not taken as the lease lost: the build
+// runs on as attempt 1. It was stopped at the first failed renewal (then
+// requeued as attempt 2 once its lease lapsed), which a 2 s lease on a
+// busy machine hit (make test-cluster).
+func TestBuildSurvivesASlowRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	var failed atomic.Bool
+	b := &orderBuilder{gate: make(chan struct{}), started: make(chan string, 4)}
+	a := deploytest.New(t, deploytest.Options{DB: db, Builder: b, Poll: 20 * time.Millisecond}).Deploys
+	a.NodeID, a.Lease, a.Store = "node-a", time.Second, failsOnce{db, &failed}
+	if err := a.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	user := &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true,
+		Subscription: gantry.Subscription{Plan: "free", MaxProjects: 3, MaxDeployments: 5}}
+	if err := db.CreateUser(ctx, user); err != nil {
+		t.Fatal(err)
+	}
+	p := &gantry.Project{UserID: user.ID, Name: "ada-site", Branch: "main", Type: "static",
+		Repository: gantry.Repository{FullName: "ada/site", CloneURL: "http://127.0.0.1/ada/site.git"}}
+	if err := db.CreateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-b.started
+	time.Sleep(2 * time.Second) // the failed renewal and two lease lengths
+	if !failed.Load() {
+		t.Fatal("no renewal was tried")
+	}
+	select {
+	case id := <-b.started:
+		t.Fatalf("the build of %s started again after one failed renewal", id)
+	default:
+	}
+	got, err := db.FindDeployment(ctx, "", d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != gantry.DeploymentBuilding || got.Attempt != 1 {
+		t.Fatalf("after one failed renewal the build is %s, attempt %d; want building, attempt 1", got.Status, got.Attempt)
+	}
+	close(b.gate)
+}
