@@ -720,20 +720,58 @@ func (c *Config) Prepare() error {
 		return nil
 	}
 	path := filepath.Join(c.DataDir, SecretKeyFile)
-	key, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c.generateSecretKey(path)
-	} else if err != nil {
-		return fmt.Errorf("read secret key: %w", err)
+	key, err := readOrCreate(path, "secret key", func() (string, error) {
+		var b [32]byte
+		_, err := rand.Read(b[:])
+		return hex.EncodeToString(b[:]), err
+	})
+	if err != nil {
+		return err
 	}
-	if err := tighten(path, 0o077); err != nil {
-		return fmt.Errorf("secret key: %w", err)
-	}
-	c.SecretKey = strings.TrimSpace(string(key))
+	c.SecretKey = key
 	if len(c.SecretKey) < MinSecretKeyLen {
 		return fmt.Errorf("secret key in %s is shorter than %d bytes: fix or delete it (deleting signs everyone out)", path, MinSecretKeyLen)
 	}
 	return nil
+}
+
+// readOrCreate returns the trimmed content of the private file path (its
+// group and other bits taken off), first writing it (mode 0600) with
+// generate's value when it does not exist. Of processes starting at once,
+// the one that creates the file wins and the others read its value.
+// what names the value in errors.
+func readOrCreate(path, what string, generate func() (string, error)) (string, error) {
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if err := tighten(path, 0o077); err != nil {
+				return "", fmt.Errorf("%s: %w", what, err)
+			}
+			return strings.TrimSpace(string(b)), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("read %s: %w", what, err)
+		}
+		v, err := generate()
+		if err != nil {
+			return "", fmt.Errorf("generate %s: %w", what, err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another process won the race: read its value
+		} else if err != nil {
+			return "", fmt.Errorf("write %s: %w", what, err)
+		}
+		_, werr := f.WriteString(v + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(path)
+			return "", fmt.Errorf("write %s: %w", what, werr)
+		}
+		return v, nil
+	}
 }
 
 // tighten takes the permission bits in drop off path when it has any of
@@ -751,33 +789,6 @@ func tighten(path string, drop fs.FileMode) error {
 		return nil
 	}
 	return os.Chmod(path, fi.Mode().Perm()&^drop|fi.Mode()&(fs.ModeSetgid|fs.ModeSetuid))
-}
-
-// generateSecretKey writes a new random key to path, failing rather than
-// overwriting a file another process created meanwhile.
-func (c *Config) generateSecretKey(path string) error {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return fmt.Errorf("generate secret key: %w", err)
-	}
-	key := hex.EncodeToString(b[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return c.Prepare() // another process won the race: use its key
-	} else if err != nil {
-		return fmt.Errorf("write secret key: %w", err)
-	}
-	if _, err := f.WriteString(key + "\n"); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("write secret key: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("write secret key: %w", err)
-	}
-	c.SecretKey = key
-	return nil
 }
 
 // PublicHost returns the public URL's host name, lowercased, without port.

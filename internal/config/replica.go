@@ -3,11 +3,8 @@ package config
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -99,36 +96,16 @@ func (c *Config) prepareNodeID() error {
 		return nil
 	}
 	path := filepath.Join(c.DataDir, NodeIDFile)
-	b, err := os.ReadFile(path)
-	if err == nil {
-		id := strings.TrimSpace(string(b))
-		if !nodeIDPattern.MatchString(id) {
-			return fmt.Errorf("node id in %s is not a valid name (%q): fix or delete it", path, id)
-		}
-		c.NodeID = id
-		return nil
+	id, err := readOrCreate(path, "node id", func() (string, error) {
+		var r [6]byte
+		_, err := rand.Read(r[:])
+		return "node-" + hex.EncodeToString(r[:]), err
+	})
+	if err != nil {
+		return err
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read node id: %w", err)
-	}
-	var r [6]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return fmt.Errorf("generate node id: %w", err)
-	}
-	id := "node-" + hex.EncodeToString(r[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return c.prepareNodeID() // another process wrote it first: use that one
-	} else if err != nil {
-		return fmt.Errorf("write node id: %w", err)
-	}
-	_, werr := f.WriteString(id + "\n")
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		os.Remove(path)
-		return fmt.Errorf("write node id: %w", werr)
+	if !nodeIDPattern.MatchString(id) {
+		return fmt.Errorf("node id in %s is not a valid name (%q): fix or delete it", path, id)
 	}
 	c.NodeID = id
 	return nil

@@ -188,7 +188,7 @@ func (s *Service) start() {
 		s.limits = &limiters{every: every, burst: orInt(s.HookBurst, DefaultHookBurst), by: map[int64]*rate.Limiter{}}
 		for range orInt(s.Workers, DefaultWorkers) {
 			s.workers.Add(1)
-			go s.work()
+			go deliveryWorker{s}.work()
 		}
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -141,16 +140,8 @@ func (s *Service) Receive(ctx context.Context, d Delivery) (string, error) {
 		return MsgAlreadyHandled, nil
 	}
 	s.recent.add(key)
-	s.wakeWorker()
+	deliveryWorker{s}.wake()
 	return MsgQueued, nil
-}
-
-// wakeWorker wakes an idle worker, if one is waiting.
-func (s *Service) wakeWorker() {
-	select {
-	case s.nudge <- struct{}{}:
-	default:
-	}
 }
 
 // claim claims delivery key in the store (false: handled before) and
@@ -215,67 +206,6 @@ func parseSignature(h string) ([]byte, bool) {
 	}
 	b, err := hex.DecodeString(hexSig)
 	return b, err == nil
-}
-
-// work takes deliveries from the database and handles them until Close:
-// waiting for one when none is (woken by Receive, or every JobPoll).
-func (s *Service) work() {
-	defer s.workers.Done()
-	poll := s.JobPoll
-	if poll <= 0 {
-		poll = DefaultJobPoll
-	}
-	lease := s.JobLease
-	if lease <= 0 {
-		lease = DefaultJobLease
-	}
-	jobs := s.Store.WebhookJobs()
-	for {
-		select {
-		case <-s.stop:
-			return
-		default:
-		}
-		s.active.Add(1)
-		j, err := jobs.Claim(context.Background(), s.owner, lease)
-		if err == nil {
-			s.wakeWorker() // another may be waiting for a job of another project
-			s.handleJob(j)
-			if err := jobs.Finish(context.Background(), j.ID, s.owner); err != nil {
-				s.logger().Error("github webhook: could not finish a delivery", "project", j.ProjectID, "err", err)
-			}
-			s.active.Add(-1)
-			continue
-		}
-		s.active.Add(-1)
-		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
-			s.logger().Error("github webhook: could not take a delivery", "err", err)
-		}
-		select {
-		case <-s.stop:
-			return
-		case <-s.nudge:
-		case <-time.After(poll):
-		}
-	}
-}
-
-// handleJob handles a delivery taken from the database: one taken
-// MaxJobAttempts times before (its workers died on it) is dropped and
-// recorded as failed.
-func (s *Service) handleJob(j *gantry.WebhookJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
-	defer cancel()
-	h, err := s.Store.FindGitHubHook(ctx, j.ProjectID)
-	if err != nil {
-		return // the project (and its webhook) was deleted meanwhile
-	}
-	if j.Attempts > MaxJobAttempts {
-		s.record(ctx, j.ProjectID, j.Event, "", gantry.DeliveryFailed, fmt.Sprintf(
-			"Gantry stopped %d times while handling this delivery, so it was dropped: redeliver it from GitHub", MaxJobAttempts))
-		return
-	}
-	s.handle(job{hook: h, event: j.Event, body: j.Payload})
 }
 
 // handle does what one delivery asks and records the result on the
