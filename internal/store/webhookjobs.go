@@ -56,16 +56,39 @@ func (w *WebhookJobs) Enqueue(ctx context.Context, j *gantry.WebhookJob, perProj
 	return gantry.JobQueued, tx.Commit()
 }
 
+// Claim takes the next delivery: of the project whose turn is oldest, its
+// oldest job, unless another job of that project is held. It reads twice:
+// the first statement picks a project and locks its webhook's row (SKIP
+// LOCKED on PostgreSQL, so claimers spread over projects); the second,
+// run with that lock held, reads the project's jobs afresh. (On
+// PostgreSQL the first statement's rows of webhook_jobs are as they were
+// when it began: a claim that committed meanwhile is invisible to it, and
+// taking its job from there would take that job twice.) A project whose
+// job another claimer took in between is passed over for the next.
 func (w *WebhookJobs) Claim(ctx context.Context, owner string, lease time.Duration) (*gantry.WebhookJob, error) {
+	for range claimTries {
+		j, err := w.claim(ctx, owner, lease)
+		if j != nil || err != nil {
+			return j, err
+		}
+	}
+	return nil, gantry.Errorf(gantry.ENOTFOUND, "No delivery waiting")
+}
+
+// claimTries is how many projects one Claim tries whose job another
+// claimer took first.
+const claimTries = 4
+
+// claim is one try of Claim: nil, nil when the project it picked had no
+// job left to take once locked.
+func (w *WebhookJobs) claim(ctx context.Context, owner string, lease time.Duration) (*gantry.WebhookJob, error) {
 	tx, err := w.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer rollback(tx)
 	now := tx.now
-	// A project's hook row is locked with its job (PostgreSQL), so two
-	// replicas never take two jobs of one project at once.
-	q := `SELECT j.id, j.project_id, j.event, j.payload, j.attempts FROM webhook_jobs j
+	q := `SELECT h.project_id FROM webhook_jobs j
 		JOIN github_hooks h ON h.project_id = j.project_id
 		WHERE (j.lease_until IS NULL OR j.lease_until <= ?)
 			AND NOT EXISTS (SELECT 1 FROM webhook_jobs r WHERE r.project_id = j.project_id AND r.lease_until > ?)
@@ -73,10 +96,21 @@ func (w *WebhookJobs) Claim(ctx context.Context, owner string, lease time.Durati
 	if w.db.dialect == Postgres {
 		q += ` FOR UPDATE OF h SKIP LOCKED`
 	}
-	var j gantry.WebhookJob
-	err = tx.queryRow(ctx, q, now, now).Scan(&j.ID, &j.ProjectID, &j.Event, &j.Payload, &j.Attempts)
+	var project string
+	err = tx.queryRow(ctx, q, now, now).Scan(&project)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "No delivery waiting")
+	} else if err != nil {
+		return nil, fmt.Errorf("claim delivery job: %w", err)
+	}
+	var j gantry.WebhookJob
+	err = tx.queryRow(ctx, `SELECT j.id, j.project_id, j.event, j.payload, j.attempts FROM webhook_jobs j
+		WHERE j.project_id = ? AND (j.lease_until IS NULL OR j.lease_until <= ?)
+			AND NOT EXISTS (SELECT 1 FROM webhook_jobs r WHERE r.project_id = j.project_id AND r.lease_until > ?)
+		ORDER BY j.received_at, j.id LIMIT 1`, project, now, now).
+		Scan(&j.ID, &j.ProjectID, &j.Event, &j.Payload, &j.Attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil // taken by a claim that committed after the first read
 	} else if err != nil {
 		return nil, fmt.Errorf("claim delivery job: %w", err)
 	}

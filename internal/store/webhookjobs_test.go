@@ -95,3 +95,100 @@ func TestWebhookJobs(t *testing.T) {
 		t.Fatalf("%d jobs after its holder finished one, want 6", n)
 	}
 }
+
+// Workers claiming and finishing as fast as they can while deliveries keep
+// coming (on PostgreSQL, make test-pg, as on SQLite): each job is taken
+// once, and never while another job of its project is held. (Claim locked
+// only the project's webhook row: on PostgreSQL a claim that read the jobs
+// before another claim committed then took that job a second time.)
+func TestWebhookJobsClaimedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	jobs := db.WebhookJobs()
+	u := mustCreateUser(t, db, "ada")
+	const nProjects, perProject, nWorkers = 3, 40, 8
+	var projects []string
+	for i := range nProjects {
+		p := mustCreateProject(t, db, u.ID, fmt.Sprint("site", i))
+		if err := db.SaveGitHubHook(ctx, &gantry.GitHubHook{ProjectID: p.ID, RepoID: int64(100 + i), Secret: secret.Version + "sealed"}); err != nil {
+			t.Fatal(err)
+		}
+		projects = append(projects, p.ID)
+	}
+	var mu sync.Mutex
+	claims := map[string]int{}  // job id → times taken
+	held := map[string]string{} // project → job held now
+	var done sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range nWorkers {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			owner := fmt.Sprint("worker-", w)
+			for {
+				j, err := jobs.Claim(ctx, owner, time.Minute)
+				if gantry.ErrorCode(err) == gantry.ENOTFOUND {
+					select {
+					case <-stop:
+						return
+					default:
+						time.Sleep(time.Millisecond)
+						continue
+					}
+				} else if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				claims[j.ID]++
+				if other := held[j.ProjectID]; other != "" {
+					t.Errorf("%s took %s while %s of its project was held", owner, j.ID, other)
+				}
+				held[j.ProjectID] = j.ID
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				delete(held, j.ProjectID)
+				mu.Unlock()
+				if err := jobs.Finish(ctx, j.ID, owner); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for k := range perProject {
+		for i, p := range projects {
+			id := fmt.Sprintf("hook-%d-%d", i, k)
+			for {
+				st, err := jobs.Enqueue(ctx, &gantry.WebhookJob{ID: id, ProjectID: p, Event: "push", Payload: []byte(`{}`)}, 2, 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st == gantry.JobQueued {
+					break
+				}
+				time.Sleep(time.Millisecond) // its project's share is full
+			}
+		}
+	}
+	for {
+		if n, err := jobs.Count(ctx); err != nil {
+			t.Fatal(err)
+		} else if n == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	done.Wait()
+	if len(claims) != nProjects*perProject {
+		t.Errorf("%d jobs taken, want %d", len(claims), nProjects*perProject)
+	}
+	for id, n := range claims {
+		if n != 1 {
+			t.Errorf("job %s taken %d times", id, n)
+		}
+	}
+}
