@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
 )
 
 // waitDeployment polls the API until deployment id is no longer in progress.
@@ -23,6 +24,7 @@ func (d *deployEnv) waitDeployment(t *testing.T, id string) gantry.Deployment {
 		rec := d.do(request{method: "GET", url: "/api/deployments/" + id, headers: bearer(d.token)})
 		dep := dataField[gantry.Deployment](t, rec, "deployment")
 		if !dep.InProgress() {
+			deploy.Settled(d.svc, id) // its route applied
 			return dep
 		}
 		time.Sleep(50 * time.Millisecond)

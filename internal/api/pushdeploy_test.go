@@ -12,6 +12,7 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/ghhook"
@@ -35,6 +36,7 @@ import (
 type pushEnv struct {
 	*githubEnv
 	hooks   *ghhook.Service
+	deploys *deploy.Service
 	project gantry.Project
 }
 
@@ -104,7 +106,7 @@ func withPushToDeployRepo(t *testing.T, private bool) *pushEnv {
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body.String())
 	}
-	p := &pushEnv{githubEnv: g, hooks: hooks, project: dataField[gantry.Project](t, rec, "project")}
+	p := &pushEnv{githubEnv: g, hooks: hooks, deploys: stack.Deploys, project: dataField[gantry.Project](t, rec, "project")}
 	if hs := g.gh.Hooks("alice-gh/site"); len(hs) != 1 {
 		t.Fatalf("hooks %+v", hs)
 	}
@@ -140,6 +142,7 @@ func (p *pushEnv) wait(t *testing.T, id string) gantry.Deployment {
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		rec := p.do(request{method: "GET", url: "/api/deployments/" + id, headers: bearer(p.token)})
 		if d := dataField[gantry.Deployment](t, rec, "deployment"); !d.InProgress() {
+			deploy.Settled(p.deploys, id) // its route applied
 			return d
 		}
 	}

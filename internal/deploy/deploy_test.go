@@ -135,8 +135,11 @@ func (e *env) wait(id string) *gantry.Deployment {
 			e.t.Fatal(err)
 		}
 		if !d.InProgress() {
+			// The worker applies the routes and starts the caches' save
+			// after the store's transition committed.
+			deploy.Settled(e.svc, id)
 			deploy.WaitCacheSaves(e.svc) // its log ends with what the save did
-			return d
+			return e.find(id)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
