@@ -56,6 +56,8 @@ type Config struct {
 	PeerAddr         string         // where other replicas reach this one; set: this is a replica
 	Roles            []string       // RoleAPI, RoleEdge, RoleBuilder, RoleRunner; default all
 	Lease            time.Duration  // how long a claimed build is held without renewal; default 30s
+	ObjectStore      *ObjectStore   // where artifacts are shared between replicas; nil: local folders only
+	SiteCache        int64          // bytes of sites an edge keeps fetched from the object store, default 2 GiB
 	GitHubClientID   string         // OAuth app; unset means GitHub connect is not configured
 	GitHubSecret     string         // OAuth app secret
 	GitHubAPIURL     *url.URL       // default https://api.github.com/
@@ -245,6 +247,8 @@ var settings = []setting{
 	{"peer-addr", "", "host:port where the other replicas reach this one; setting it makes this a replica (PostgreSQL and a shared secret key required)"},
 	{"roles", DefaultRoles, "what this replica does, comma-separated: api, edge, builder, runner"},
 	{"lease", DefaultLease.String(), "how long a replica holds a build it claimed without renewing it"},
+	{"object-store", "", "S3-compatible object store replicas share artifacts through: s3://bucket/prefix?endpoint=…&region=…&path_style=1 (credentials from the standard AWS variables; unset: local folders only)"},
+	{"site-cache", strconv.Itoa(DefaultSiteCacheMiB), "disk space, in MiB, for the sites an edge fetched from the object store (least recently served evicted first)"},
 	{"log-format", "text", "log format: text or json"},
 	{"log-level", "info", "log level: debug, info, warn or error"},
 }
@@ -323,6 +327,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (*Config, 
 	c.checkLimits(v, bad)
 	c.checkHTTP(v, bad)
 	c.checkReplica(v, bad)
+	c.checkObjectStore(v, bad)
 	c.checkTLS(bad)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration:\n  %w", joinLines(errs))
