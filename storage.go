@@ -238,4 +238,7 @@ type BlobRecords interface {
 	// deployments ids kept none: what removing them frees is the
 	// account's Files less this.
 	FilesWithout(ctx context.Context, userID string, ids []string) (int64, error)
+	// Unused returns those of userID's blobs hashes no deployment links
+	// to any more: what may be deleted from the object store.
+	Unused(ctx context.Context, userID string, hashes []string) ([]string, error)
 }

@@ -216,6 +216,10 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		return nil, nil, nil, err
 	}
 	table := edge.NewTable()
+	remote, siteCache, err := openSiteStore(ctx, cfg, logger, table)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	svc := &deploy.Service{
 		Store:         db,
 		Builder:       &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
@@ -226,7 +230,9 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		Branches:      hosts.Git,
 		WatchInterval: cfg.WatchInterval,
 		Hub:           events.NewHub(),
-		Sites:         deploy.EdgeSites{Table: table},
+		Sites:         deploy.EdgeSites{Table: table, Cache: siteCache},
+		Remote:        remote,
+		SiteCache:     siteCache,
 		DataDir:       cfg.DataDir,
 		NpmRegistry:   urlString(cfg.NpmRegistry),
 		PipIndexURL:   urlString(cfg.PipIndexURL),

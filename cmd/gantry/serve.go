@@ -188,6 +188,9 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	p.liveEdge = liveEdge
 	liveEdge.ConfigureProxy(edge.ProxyConfig{TrustForwarded: cfg.TrustProxy, UploadTimeout: cfg.UploadTimeout})
 	liveEdge.ConfigureWake(edge.WakeConfig{Wake: deploys.Wake, PageAfter: cfg.WakePageAfter, Timeout: cfg.AppStartTimeout})
+	if deploys.SiteCache != nil {
+		liveEdge.ConfigureFetch(deploys.SiteCache)
+	}
 	srv.LiveHandler = liveEdge
 	// Previews of private repositories are their owner's (issue 24, point
 	// 20): the edge asks for a cookie the platform hands over.

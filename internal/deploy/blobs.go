@@ -93,6 +93,7 @@ func forgetBlobs(s *Service, d *gantry.Deployment) {
 	if err := s.Store.Blobs().Forget(context.Background(), d.ID); err != nil {
 		s.logger().Error("forget deployment blobs", "deployment", d.ID, "err", err)
 	}
+	removeRemote(s, d)
 	sweepBlobs(s, d.UserID)
 }
 

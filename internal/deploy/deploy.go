@@ -25,6 +25,7 @@ import (
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/secret"
+	"github.com/gantryhq/gantry/internal/sitecache"
 )
 
 // Store is what the service needs of the database.
@@ -135,6 +136,12 @@ type Service struct {
 	// layout before blobs, instead of links to the account's blobs (for
 	// comparisons: bench/storagebench).
 	FlatFiles bool
+	// Remote, when set (GANTRY_OBJECT_STORE), keeps published sites in the
+	// object store: uploaded before their go-live, deleted with their
+	// deployment (objects.go). SiteCache is this replica's copy of the
+	// sites it serves but did not build. Nil: local folders only.
+	Remote    *sitecache.Remote
+	SiteCache *sitecache.Cache
 	// NpmRegistry and PipIndexURL are the package registries builds use
 	// (GANTRY_NPM_REGISTRY, GANTRY_PIP_INDEX_URL); empty: the tools' own.
 	NpmRegistry string

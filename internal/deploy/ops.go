@@ -256,6 +256,9 @@ func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
 			return
 		}
 	}
+	if !uploadSite(ctx, s, d) {
+		return // failed: nothing went live (objects.go)
+	}
 	now := s.now()
 	info := d.BuildInfo
 	info.EndTime = &now

@@ -6,10 +6,17 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/sitecache"
 )
 
-// EdgeSites adapts the edge's routing table to Sites.
-type EdgeSites struct{ Table *edge.Table }
+// EdgeSites adapts the edge's routing table to Sites. With Cache (the
+// object store's read-through copy), a site whose published folder is
+// not on this replica is served from the cache, fetched on its first
+// request.
+type EdgeSites struct {
+	Table *edge.Table
+	Cache *sitecache.Cache
+}
 
 var (
 	_ Sites   = EdgeSites{}
@@ -19,7 +26,11 @@ var (
 
 // Serve routes sub to a published folder.
 func (e EdgeSites) Serve(sub, deploymentID, dir string, spa bool) {
-	e.Table.Set(sub, edge.Site{DeploymentID: deploymentID, Dir: dir, Status: gantry.DeploymentLive, SPA: spa})
+	site := edge.Site{DeploymentID: deploymentID, Dir: dir, Status: gantry.DeploymentLive, SPA: spa}
+	if e.Cache != nil && !fileExists(dir) {
+		site.Dir, site.Fetched = e.Cache.Path(deploymentID), e.Cache.Clock(deploymentID)
+	}
+	e.Table.Set(sub, site)
 }
 
 // Proxy routes sub to the server app answering on addr.

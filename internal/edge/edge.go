@@ -80,6 +80,7 @@ type Edge struct {
 	domains     atomic.Pointer[customHosts] // custom domains: see domains.go
 	wake        WakeConfig                  // sleeping apps: see sleep.go
 	previews    PreviewGuard                // private previews: see previews.go
+	fetcher     SiteFetcher                 // sites' files from the object store: see fetch.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -177,6 +178,12 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if site.Fetched != nil {
+		site.Fetched.Store(time.Now().UnixNano())
+		if root == nil && !e.fetchSite(w, r, site, sub) {
+			return
+		}
+	}
 	e.serveSite(w, r, site, root, sub)
 }
 
@@ -249,6 +256,13 @@ func (e *Edge) serveSite(w http.ResponseWriter, r *http.Request, site Site, root
 		err = fs.ErrNotExist
 	}
 	if isNotFound(err) {
+		if site.Fetched != nil && e.fetcher != nil && !dirExists(site.Dir) {
+			// Evicted from the site cache meanwhile: fetched again.
+			if e.fetchSite(w, r, site, sub) {
+				e.serveSite(w, r, site, nil, sub)
+			}
+			return
+		}
 		e.notFound(w, r, root, sub)
 		return
 	}

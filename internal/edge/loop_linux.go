@@ -696,8 +696,12 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 		}
 		return lp.startExchange(c, req, site.ProxyTarget, sub)
 	}
+	if site.Fetched != nil {
+		site.Fetched.Store(lp.now.UnixNano())
+	}
 	// A sleeping app (App set, no ProxyTarget) has no root either: its
-	// requests go to net/http, which holds them while it wakes.
+	// requests go to net/http, which holds them while it wakes; so do a
+	// fetched site's while its folder is missing (fetch.go).
 	if root == nil {
 		return false
 	}

@@ -9,20 +9,21 @@ import (
 
 // The edge's own pages.
 const (
-	pageNoApp          = iota // 404: no site at this subdomain
-	pageStopped               // 503: the site is stopped
-	pageNotFound              // 404: nothing at this path of a live site without a 404.html
-	pageUnavailable           // 502: the site has nothing to serve
-	pageAppDown               // 502: a server app did not answer (crashed, restarting)
-	pageTimeout               // 504: a server app took too long to answer
-	pageTooLarge              // 413: a request body over the proxy's limit
-	pageSlowBody              // 408: a request body that did not arrive within the upload timeout
-	pageWaking                // 503: a sleeping app is waking up (a browser that waited; reloads itself)
-	pageWakeBusy              // 503: too many requests already wait for a sleeping app to wake
-	pageWakeFailed            // 503: a sleeping app did not wake (Retry-After: when it is tried again)
-	pageNoSite                // 404: a host name the platform does not serve (no link, no name)
-	pagePrivatePreview        // 401: a private repository's preview, asked without its owner's cookie (not GET)
-	pagePreviewLink           // 403: a preview hand-off link that is not valid (any more)
+	pageNoApp            = iota // 404: no site at this subdomain
+	pageStopped                 // 503: the site is stopped
+	pageNotFound                // 404: nothing at this path of a live site without a 404.html
+	pageUnavailable             // 502: the site has nothing to serve
+	pageAppDown                 // 502: a server app did not answer (crashed, restarting)
+	pageTimeout                 // 504: a server app took too long to answer
+	pageTooLarge                // 413: a request body over the proxy's limit
+	pageSlowBody                // 408: a request body that did not arrive within the upload timeout
+	pageWaking                  // 503: a sleeping app is waking up (a browser that waited; reloads itself)
+	pageWakeBusy                // 503: too many requests already wait for a sleeping app to wake
+	pageWakeFailed              // 503: a sleeping app did not wake (Retry-After: when it is tried again)
+	pageNoSite                  // 404: a host name the platform does not serve (no link, no name)
+	pagePrivatePreview          // 401: a private repository's preview, asked without its owner's cookie (not GET)
+	pagePreviewLink             // 403: a preview hand-off link that is not valid (any more)
+	pageFilesUnavailable        // 503: a site's files are not on this server and could not be fetched (object store down)
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -96,6 +97,11 @@ var pageText = [...]struct{ title, heading, body, link string }{
 	pagePreviewLink: {
 		"Link expired", "This preview link has expired",
 		"The sign-in link for {host} is valid for one minute and for this preview only. Open the preview again to get a new one.",
+		"Go to Gantry",
+	},
+	pageFilesUnavailable: {
+		"Temporarily unavailable", "This site is temporarily unavailable",
+		"{host} is deployed, but this server could not load its files from storage just now. Try again in a minute.",
 		"Go to Gantry",
 	},
 }

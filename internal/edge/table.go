@@ -27,6 +27,11 @@ type Site struct {
 	// Table.App). A live site with App set and no ProxyTarget is a
 	// sleeping app: its requests wake it (Edge.ConfigureWake).
 	App *AppState
+	// Fetched, for a site whose files come from the object store, is its
+	// use clock (the UnixNano of its last request) for the site cache's
+	// eviction; Dir is then a cache folder the edge's SiteFetcher fills
+	// on the first request that finds it missing (Edge.ConfigureFetch).
+	Fetched *atomic.Int64
 }
 
 // Resolver finds the site a subdomain serves. Lookup is called on every
@@ -105,6 +110,22 @@ func (t *Table) SetIf(sub string, s Site, cond func(old Site, ok bool) bool) boo
 		return []*siteRoot{old.root}
 	})
 	return done
+}
+
+// Reopen opens again the folder of every site served from dir (it was
+// filled or removed on disk): requests then use the new folder, or find
+// none and fetch it.
+func (t *Table) Reopen(dir string) {
+	t.update(func(m map[string]entry) []*siteRoot {
+		var closed []*siteRoot
+		for sub, e := range m {
+			if e.site.Dir == dir && e.site.ProxyTarget == "" {
+				closed = append(closed, e.root)
+				m[sub] = entry{site: e.site, root: openRoot(dir)}
+			}
+		}
+		return closed
+	})
 }
 
 // Delete removes sub; its requests then get the "no app" page.

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -63,6 +64,9 @@ type Options struct {
 	Endpoint  string // http(s)://host[:port] of an S3-compatible service; "" for AWS
 	Region    string // "" for the SDK's (AWS_REGION), else us-east-1
 	PathStyle bool   // http://endpoint/bucket/key rather than http://bucket.endpoint/key
+	// AccessKey and SecretKey, when set, are the credentials (tests);
+	// otherwise the SDK's default chain finds them.
+	AccessKey, SecretKey string
 	// Timeout bounds each call, retries included (default 60s). Connecting
 	// and waiting for an answer's headers have bounds of their own (5s,
 	// 15s), so a store that is down or paused is noticed in seconds.
@@ -92,6 +96,9 @@ func New(ctx context.Context, o Options) (*S3, error) {
 			tr.MaxIdleConnsPerHost = 32
 		})
 	opts = append(opts, awsconfig.WithHTTPClient(hc))
+	if o.AccessKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(o.AccessKey, o.SecretKey, "")))
+	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("object store: %w", err)

@@ -103,3 +103,44 @@ func (b *Blobs) FilesWithout(ctx context.Context, userID string, ids []string) (
 	}
 	return n, nil
 }
+
+// Unused returns those of userID's blobs hashes that no deployment of
+// userID links to (deployment_blobs_user_hash answers each).
+func (b *Blobs) Unused(ctx context.Context, userID string, hashes []string) ([]string, error) {
+	var unused []string
+	const batch = 200
+	for len(hashes) > 0 {
+		n := min(batch, len(hashes))
+		args := make([]any, 0, n+1)
+		args = append(args, userID)
+		for _, h := range hashes[:n] {
+			args = append(args, h)
+		}
+		rows, err := b.db.db.QueryContext(ctx, b.db.rebind(`SELECT DISTINCT hash FROM deployment_blobs WHERE user_id = ? AND hash IN (`+
+			strings.TrimSuffix(strings.Repeat("?, ", n), ", ")+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("unused blobs: %w", err)
+		}
+		used := map[string]bool{}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("unused blobs: %w", err)
+			}
+			used[h] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("unused blobs: %w", err)
+		}
+		for _, h := range hashes[:n] {
+			if !used[h] {
+				unused = append(unused, h)
+			}
+		}
+		hashes = hashes[n:]
+	}
+	return unused, nil
+}

@@ -1,0 +1,184 @@
+package deploy_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/blobs"
+	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/deploy/deploytest"
+	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/objstore/s3test"
+	"github.com/gantryhq/gantry/internal/sitecache"
+	"github.com/gantryhq/gantry/internal/store/storetest"
+)
+
+// siteBuilder publishes a fixed site as the build pipeline does: files
+// stored by content in the account's blob store, linked into the site's
+// folder, with a manifest.
+type siteBuilder struct{ files map[string]string }
+
+func (b siteBuilder) Run(_ context.Context, job build.Job, _ build.Logger) (*build.Result, error) {
+	dir := filepath.Join(job.SitesDir, job.DeploymentID)
+	w, err := (&blobs.Store{Dir: job.BlobDir}).Begin()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	var es []blobs.Entry
+	for p, body := range b.files {
+		dst := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		e, err := w.Copy(strings.NewReader(body), dst, false)
+		if err != nil {
+			return nil, err
+		}
+		e.Path = p
+		es = append(es, e)
+	}
+	return &build.Result{}, w.WriteManifest(job.DeploymentID, es)
+}
+
+// waitStatus waits for deployment id to reach live or failed.
+func waitStatus(t *testing.T, svc *deploy.Service, id string) *gantry.Deployment {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		d, err := svc.Store.FindDeployment(context.Background(), "", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status == gantry.DeploymentLive || d.Status == gantry.DeploymentFailed {
+			return d
+		}
+	}
+	t.Fatalf("deployment %s never ended", id)
+	return nil
+}
+
+func get(e *edge.Edge, sub, path string) (int, string) {
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://"+sub+".localhost"+path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// TestSiteServedByAReplicaWithoutItsFiles: a site built on replica A is
+// uploaded before it goes live; replica B, with its own data folder and
+// none of the files, serves it from the object store. Deleting the
+// deployment deletes its objects. Before, B had nothing to serve (404).
+func TestSiteServedByAReplicaWithoutItsFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	srv := s3test.Start(t)
+	remote := &sitecache.Remote{Store: srv.Store("t")}
+	a := deploytest.New(t, deploytest.Options{DB: db, Builder: siteBuilder{map[string]string{
+		"index.html": "<h1>built on A</h1>", "app.js": "console.log('A')"}}, Poll: 20 * time.Millisecond}).Deploys
+	a.NodeID, a.Remote = "node-a", remote
+	if err := a.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	user, p := siteOwner(t, db)
+	d, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d = waitStatus(t, a, d.ID); d.Status != gantry.DeploymentLive {
+		t.Fatalf("deployment %s: %s", d.Status, d.Error)
+	}
+	if ok, err := remote.Store.Has(ctx, sitecache.ManifestKey(d.ID)); !ok || err != nil {
+		t.Fatalf("manifest in the store: %v %v", ok, err)
+	}
+
+	// Replica B starts on the same database with its own data folder.
+	stack := deploytest.New(t, deploytest.Options{DB: db, Poll: 20 * time.Millisecond})
+	b := stack.Deploys
+	cache, err := sitecache.Open(filepath.Join(stack.DataDir, "site-cache"), 64<<20, remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache.OnEvict = stack.Table.Reopen
+	b.NodeID, b.NoBuilds, b.Remote, b.SiteCache = "node-b", true, remote, cache
+	b.Sites = deploy.EdgeSites{Table: stack.Table, Cache: cache}
+	if err := b.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	edgeB := edge.New("localhost", stack.Table, "http://localhost:8080")
+	edgeB.ConfigureFetch(cache)
+	if code, body := get(edgeB, d.Subdomain, "/"); code != 200 || body != "<h1>built on A</h1>" {
+		t.Fatalf("replica B: %d %q, want A's site", code, body)
+	}
+	if code, body := get(edgeB, d.Subdomain, "/app.js"); code != 200 || body != "console.log('A')" {
+		t.Fatalf("replica B /app.js: %d %q", code, body)
+	}
+
+	if err := a.Delete(ctx, user.ID, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := remote.Store.Has(ctx, sitecache.ManifestKey(d.ID)); ok || err != nil {
+		t.Fatalf("manifest still in the store after delete: %v %v", ok, err)
+	}
+}
+
+// TestUploadFailureFailsDeployment: with the object store down, a site
+// does not go live half-stored: its deployment fails with a reason that
+// says so, and nothing is served.
+func TestUploadFailureFailsDeployment(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	srv := s3test.Start(t)
+	remote := &sitecache.Remote{Store: srv.Store("t")}
+	srv.Stop()
+	stack := deploytest.New(t, deploytest.Options{DB: db, Builder: siteBuilder{map[string]string{"index.html": "x"}},
+		Poll: 20 * time.Millisecond})
+	a := stack.Deploys
+	a.Remote = remote
+	if err := a.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	user, p := siteOwner(t, db)
+	d, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = waitStatus(t, a, d.ID)
+	if d.Status != gantry.DeploymentFailed || !strings.Contains(d.Error, "could not be stored in the object store") {
+		t.Fatalf("deployment %s: %q, want failed for the object store", d.Status, d.Error)
+	}
+	if code, _ := get(edge.New("localhost", stack.Table, ""), d.Subdomain, "/"); code == 200 {
+		t.Fatal("the site is served although its upload failed")
+	}
+}
+
+// siteOwner makes an account and a static project of it.
+func siteOwner(t *testing.T, db interface {
+	CreateUser(context.Context, *gantry.User) error
+	CreateProject(context.Context, *gantry.Project) error
+}) (*gantry.User, *gantry.Project) {
+	t.Helper()
+	ctx := context.Background()
+	u := &gantry.User{FullName: "Ada", Username: "ada", Email: "ada@example.com", PasswordHash: "x", IsActive: true,
+		Subscription: gantry.Subscription{Plan: "free", MaxProjects: 3, MaxDeployments: 5}}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	p := &gantry.Project{UserID: u.ID, Name: "ada-site", Branch: "main", Type: "static",
+		Repository: gantry.Repository{FullName: "ada/site", CloneURL: "http://127.0.0.1/ada/site.git"}}
+	if err := db.CreateProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	return u, p
+}
