@@ -220,42 +220,43 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	svc := &deploy.Service{
-		Store:         db,
-		Builder:       &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
-		Decrypt:       decrypt,
-		Notify:        notifier,
-		Secrets:       envSecrets,
-		Heads:         hosts,
-		Branches:      hosts.Git,
-		WatchInterval: cfg.WatchInterval,
-		Hub:           events.NewHub(),
-		Sites:         deploy.EdgeSites{Table: table, Cache: siteCache},
-		Remote:        remote,
-		SiteCache:     siteCache,
-		DataDir:       cfg.DataDir,
-		NpmRegistry:   urlString(cfg.NpmRegistry),
-		PipIndexURL:   urlString(cfg.PipIndexURL),
-		LiveURL:       cfg.LiveURL,
-		Concurrency:   cfg.BuildConcurrency,
-		NoBuilds:      !cfg.HasRole(config.RoleBuilder),
-		NodeID:        cfg.NodeID,
-		Lease:         cfg.Lease,
-		MaxPending:    cfg.MaxPendingBuilds,
-		BuildTimeout:  cfg.BuildTimeout,
-		BuildDisk:     sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
-		AppDisk:       cfg.AppDisk,
-		SandboxUIDs:   sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
-		Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
-			StartTimeout: cfg.AppStartTimeout, Logger: logger},
-		AppIdle:     cfg.AppIdle,
-		PreviewIdle: cfg.PreviewIdle,
-		Logger:      logger,
-
-		BuildCacheAccount: cfg.BuildCacheAccount,
-		BuildCacheTotal:   cfg.BuildCacheTotal,
-	}
-	svc.Logged = logged
+	svc := deploy.New(deploy.Config{
+		SharedConfig: deploy.SharedConfig{
+			Store:       db,
+			Hub:         events.NewHub(),
+			Sites:       deploy.EdgeSites{Table: table, Cache: siteCache},
+			Notify:      notifier,
+			Decrypt:     decrypt,
+			Secrets:     envSecrets,
+			SandboxUIDs: sandbox.UIDRange{First: cfg.SandboxUIDFirst, Count: cfg.SandboxUIDCount},
+			DataDir:     cfg.DataDir,
+			LiveURL:     cfg.LiveURL,
+			NodeID:      cfg.NodeID,
+			Logger:      logger,
+			Logged:      logged,
+		},
+		BuildsConfig: deploy.BuildsConfig{
+			Builder:      &build.Pipeline{Sandbox: sb, Cloner: hosts, Limits: sandbox.Limits{CPUs: cfg.BuildCPUs}},
+			Concurrency:  cfg.BuildConcurrency,
+			NoBuilds:     !cfg.HasRole(config.RoleBuilder),
+			Lease:        cfg.Lease,
+			MaxPending:   cfg.MaxPendingBuilds,
+			BuildTimeout: cfg.BuildTimeout,
+			BuildDisk:    sandbox.Disk{Bytes: cfg.BuildDisk, Inodes: cfg.BuildInodes},
+			AppDisk:      cfg.AppDisk,
+			NpmRegistry:  urlString(cfg.NpmRegistry),
+			PipIndexURL:  urlString(cfg.PipIndexURL),
+		},
+		AppsConfig: deploy.AppsConfig{
+			Apps: &runtime.Supervisor{Sandbox: sb, Memory: cfg.AppMemory, Pids: cfg.AppPids, CPUs: cfg.AppCPUs,
+				StartTimeout: cfg.AppStartTimeout, Logger: logger},
+			AppIdle:     cfg.AppIdle,
+			PreviewIdle: cfg.PreviewIdle,
+		},
+		TriggersConfig: deploy.TriggersConfig{Heads: hosts, Branches: hosts.Git, WatchInterval: cfg.WatchInterval},
+		StorageConfig: deploy.StorageConfig{Remote: remote, SiteCache: siteCache,
+			BuildCacheAccount: cfg.BuildCacheAccount, BuildCacheTotal: cfg.BuildCacheTotal},
+	})
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err
 	}

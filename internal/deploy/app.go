@@ -16,6 +16,26 @@ import (
 	"github.com/gantryhq/gantry/internal/sandbox"
 )
 
+// apps is the deploy service's apps capability: it runs the server apps
+// of live deployments from their workspaces, stops and drains them, puts
+// idle ones to sleep and wakes them.
+type apps struct {
+	*core
+	*AppsConfig
+	release *release // a crashed app fails; a woken one is routed
+	storage *storage // volumes are measured as apps stop
+	mu      sync.Mutex
+	runs    map[string]*appRun // server apps running, by deployment id
+	appWG   sync.WaitGroup     // apps being restored or drained in the background
+	// appLocks serialise each app's sleep and wake (sleep.go).
+	appLocks map[string]*sync.Mutex
+	hinted   map[string]bool // deployments a wake hint is waking
+	// wakeGate holds the failed wakes in a row and the slots of wakes
+	// under way (wake.go), made once (wakeOnce).
+	wakeGate *wakeGate
+	wakeOnce sync.Once
+}
+
 // Defaults of the service's server apps.
 const (
 	DefaultDrainTimeout    = 10 * time.Second
@@ -45,14 +65,14 @@ type appRun struct {
 // runtime runs it from its workspace rather than the edge serving files.
 func IsApp(d *gantry.Deployment) bool { return d.IsApp() }
 
-func (s *Service) drainTimeout() time.Duration {
+func (s *apps) drainTimeout() time.Duration {
 	if s.DrainTimeout > 0 {
 		return s.DrainTimeout
 	}
 	return DefaultDrainTimeout
 }
 
-func (s *Service) runtimeLogLimit() int {
+func (s *apps) runtimeLogLimit() int {
 	if s.RuntimeLogLimit > 0 {
 		return s.RuntimeLogLimit
 	}
@@ -66,7 +86,7 @@ func (s *Service) runtimeLogLimit() int {
 // platform's restart routes the subdomain at once, so visitors see
 // "starting" rather than "no app"). The error's message is what the owner
 // reads; the app's last output lines are logged before it returns.
-func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func()) (*appRun, error) {
+func (s *apps) startApp(ctx context.Context, d *gantry.Deployment, route func()) (*appRun, error) {
 	if s.Apps == nil {
 		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps: set an output directory to publish the site statically")
 	}
@@ -92,7 +112,7 @@ func (s *Service) startApp(ctx context.Context, d *gantry.Deployment, route func
 		var once sync.Once
 		release = func() { once.Do(l.Unlock) }
 		defer release()
-		s.storage().sizeAppVolume(ctx, d, spec.Volume)
+		s.storage.sizeAppVolume(ctx, d, spec.Volume)
 	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d), d.Metadata.Fork)
 	if err != nil {
@@ -170,40 +190,40 @@ func roundStartup(d time.Duration) time.Duration {
 }
 
 // swapApp registers run as id's app and returns the one it replaces.
-func (s *Service) swapApp(id string, run *appRun) *appRun {
+func (s *apps) swapApp(id string, run *appRun) *appRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.apps == nil {
-		s.apps = make(map[string]*appRun)
+	if s.runs == nil {
+		s.runs = make(map[string]*appRun)
 	}
-	old := s.apps[id]
-	s.apps[id] = run
+	old := s.runs[id]
+	s.runs[id] = run
 	return old
 }
 
 // appRun returns id's registered app, or nil.
-func (s *Service) appRun(id string) *appRun {
+func (s *apps) appRun(id string) *appRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.apps[id]
+	return s.runs[id]
 }
 
 // takeApp unregisters id's app and returns it; with want set, only when it
 // is that one.
-func (s *Service) takeApp(id string, want *appRun) *appRun {
+func (s *apps) takeApp(id string, want *appRun) *appRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run := s.apps[id]
+	run := s.runs[id]
 	if run == nil || want != nil && run != want {
 		return nil
 	}
-	delete(s.apps, id)
+	delete(s.runs, id)
 	return run
 }
 
 // stopOwnApp stops run, id's app, unless another run replaced it: a
 // go-live that lost its race ends only the app it started.
-func (s *Service) stopOwnApp(id string, run *appRun) {
+func (s *apps) stopOwnApp(id string, run *appRun) {
 	if s.takeApp(id, run) != nil {
 		s.stopRun(run, false)
 	}
@@ -212,13 +232,13 @@ func (s *Service) stopOwnApp(id string, run *appRun) {
 // stopApp stops id's app if it runs. With drain, requests the edge is
 // still proxying to it may finish first (at most DrainTimeout): the app
 // was just replaced by a newer one.
-func (s *Service) stopApp(id string, drain bool) {
+func (s *apps) stopApp(id string, drain bool) {
 	if run := s.takeApp(id, nil); run != nil {
 		s.stopRun(run, drain)
 	}
 }
 
-func (s *Service) stopRun(run *appRun, drain bool) {
+func (s *apps) stopRun(run *appRun, drain bool) {
 	if d, ok := s.Sites.(Drainer); ok && drain {
 		ctx, cancel := context.WithTimeout(context.Background(), s.drainTimeout())
 		d.Drain(ctx, run.app.Addr())
@@ -226,12 +246,12 @@ func (s *Service) stopRun(run *appRun, drain bool) {
 	}
 	run.app.Stop()
 	run.logs.close()
-	s.storage().measureApp(context.Background(), run.id) // what it wrote counts from now on
+	s.storage.measureApp(context.Background(), run.id) // what it wrote counts from now on
 }
 
 // stopAppLater drains and stops id's app in the background; Close waits
 // for it.
-func (s *Service) stopAppLater(id string) {
+func (s *apps) stopAppLater(id string) {
 	run := s.takeApp(id, nil)
 	if run == nil {
 		return
@@ -246,13 +266,13 @@ func (s *Service) stopAppLater(id string) {
 
 // closeApps stops every app for the platform's shutdown, leaving their
 // deployments live: the next Open starts them again.
-func (s *Service) closeApps() {
+func (s *apps) closeApps() {
 	s.appWG.Wait()
 	s.mu.Lock()
-	runs := make([]*appRun, 0, len(s.apps))
-	for id, run := range s.apps {
+	runs := make([]*appRun, 0, len(s.runs))
+	for id, run := range s.runs {
 		runs = append(runs, run)
-		delete(s.apps, id)
+		delete(s.runs, id)
 	}
 	s.mu.Unlock()
 	var wg sync.WaitGroup
@@ -269,11 +289,11 @@ func (s *Service) closeApps() {
 // until the app does. An app that no longer starts ends failed (unless a
 // stop or delete came first). One that starts while a stop or delete
 // commits is ended: the process follows the store.
-func (s *Service) restoreApp(d *gantry.Deployment, r *gantry.Route) {
+func (s *apps) restoreApp(d *gantry.Deployment, r *gantry.Route) {
 	defer s.appWG.Done()
 	ctx := context.Background()
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, "Platform restarted: starting the app again")
-	run, err := s.startApp(ctx, d, func() { s.route(r) })
+	run, err := s.startApp(ctx, d, func() { s.release.route(r) })
 	if err == nil {
 		// A stop that committed before the app was registered found no
 		// app to end; one that commits after this read finds it.
@@ -283,7 +303,7 @@ func (s *Service) restoreApp(d *gantry.Deployment, r *gantry.Route) {
 		}
 		return
 	}
-	s.fail(ctx, d, failure{from: []string{gantry.DeploymentLive},
+	s.release.fail(ctx, d, failure{from: []string{gantry.DeploymentLive},
 		reason: "The app did not start again after the platform restarted: " + gantry.ErrorMessage(err)})
 }
 
@@ -291,7 +311,7 @@ func (s *Service) restoreApp(d *gantry.Deployment, r *gantry.Route) {
 // crashes: the deployment fails with the reason (unless a stop or delete
 // came first), its subdomain answers the "stopped" page, and the owner is
 // notified.
-func (s *Service) appCrashLoop(id string, run *appRun, crashes int, reason string) {
+func (s *apps) appCrashLoop(id string, run *appRun, crashes int, reason string) {
 	ctx := context.Background()
 	s.takeApp(id, run)
 	d, err := s.Store.FindDeployment(ctx, "", id)
@@ -299,7 +319,7 @@ func (s *Service) appCrashLoop(id string, run *appRun, crashes int, reason strin
 		return
 	}
 	msg := fmt.Sprintf("App stopped after crashing %d times in a row (%s): check its runtime logs, then restart it or deploy a fix", crashes, reason)
-	if !s.fail(ctx, d, failure{reason: msg, from: []string{gantry.DeploymentLive}, logged: true,
+	if !s.release.fail(ctx, d, failure{reason: msg, from: []string{gantry.DeploymentLive}, logged: true,
 		notice: gantry.AppCrashedNotification(d, crashes, reason)}) {
 		return
 	}
@@ -309,7 +329,7 @@ func (s *Service) appCrashLoop(id string, run *appRun, crashes int, reason strin
 // appEvents passes an app's output and the runtime's reports to the
 // deployment's log.
 type appEvents struct {
-	s    *Service
+	s    *apps
 	id   string
 	logs *appLog
 }
@@ -338,7 +358,7 @@ func (e *appEvents) Log(level, msg string) { e.logs.add(level, gantry.LogRuntime
 // Failed ends the deployment after a crash loop.
 func (e *appEvents) Failed(crashes int, reason string) {
 	e.s.mu.Lock()
-	run := e.s.apps[e.id]
+	run := e.s.runs[e.id]
 	e.s.mu.Unlock()
 	if run == nil || run.logs != e.logs {
 		return // already stopped or replaced
@@ -351,7 +371,7 @@ func (e *appEvents) Failed(crashes int, reason string) {
 // waits for the database. Secrets are redacted from every line, and the
 // deployment keeps only its newest RuntimeLogLimit runtime entries.
 type appLog struct {
-	s       *Service
+	s       *apps
 	id      string
 	secrets []string
 	ch      chan gantry.LogEntry
@@ -365,7 +385,7 @@ type appLog struct {
 // appLogQueue is how many entries wait to be stored before lines are dropped.
 const appLogQueue = 1024
 
-func (s *Service) newAppLog(id string, secrets []string) *appLog {
+func (s *apps) newAppLog(id string, secrets []string) *appLog {
 	l := &appLog{s: s, id: id, secrets: secrets, ch: make(chan gantry.LogEntry, appLogQueue), done: make(chan struct{})}
 	go l.run()
 	return l
@@ -427,7 +447,7 @@ func (l *appLog) run() {
 }
 
 // store appends e to the deployment's log and publishes it to its stream.
-func (s *Service) store(ctx context.Context, id string, e gantry.LogEntry) {
+func (s *apps) store(ctx context.Context, id string, e gantry.LogEntry) {
 	if err := s.Store.AppendLog(ctx, id, &e); err != nil {
 		if gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			s.logger().Error("append log", "deployment", id, "err", err)
@@ -444,4 +464,18 @@ func appFailure(err error) string {
 		return gantry.ErrorMessage(err)
 	}
 	return "The app could not be started: " + strings.TrimPrefix(err.Error(), "start app: ")
+}
+
+// running returns the ids of the deployments whose apps run here: all of
+// them when userID is "", else userID's but except's.
+func (s *apps) running(userID, except string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.runs))
+	for id, run := range s.runs {
+		if userID == "" || run.userID == userID && id != except {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -24,13 +24,13 @@ import (
 // nothing, and two projects sharing files pay for them once.
 
 // blobStore is userID's blob store.
-func blobStore(s *Service, userID string) *blobs.Store {
+func blobStore(s *storage, userID string) *blobs.Store {
 	return blobs.Open(filepath.Join(s.DataDir, "blobs"), userID)
 }
 
 // blobDir is the blob store a build of userID's publishes into: "" (plain
 // copies, the layout before blobs) with FlatFiles.
-func blobDir(s *Service, userID string) string {
+func blobDir(s *storage, userID string) string {
 	if s.FlatFiles {
 		return ""
 	}
@@ -42,7 +42,7 @@ func blobDir(s *Service, userID string) string {
 // outside blobs: a server app's volume, which holds what it writes), and
 // reports whether they had one. A server app's workspace, just built, is
 // stored by content first (storeApp).
-func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
+func recordBlobs(ctx context.Context, s *storage, d *gantry.Deployment) bool {
 	vol := s.WorkDir(d.ID)
 	if IsApp(d) {
 		if !fileExists(vol + ".img") {
@@ -85,7 +85,7 @@ func recordBlobs(ctx context.Context, s *Service, d *gantry.Deployment) bool {
 
 // forgetBlobs removes d's manifest and blob records, and deletes the
 // blobs of d's account that no deployment links to any more.
-func forgetBlobs(s *Service, d *gantry.Deployment) {
+func forgetBlobs(s *storage, d *gantry.Deployment) {
 	st := blobStore(s, d.UserID)
 	if err := st.RemoveManifest(d.ID); err != nil {
 		s.logger().Error("remove manifest", "deployment", d.ID, "err", err)
@@ -100,7 +100,7 @@ func forgetBlobs(s *Service, d *gantry.Deployment) {
 // sweepBlobs deletes the blobs of userID's store no manifest names. While
 // a build of the account is adding files it deletes nothing and marks the
 // store: the build sweeps once its files are recorded (recordBlobs).
-func sweepBlobs(s *Service, userID string) {
+func sweepBlobs(s *storage, userID string) {
 	swept, err := blobStore(s, userID).Sweep()
 	switch {
 	case errors.Is(err, blobs.ErrBusy):
@@ -118,7 +118,7 @@ func sweepBlobs(s *Service, userID string) {
 // in the volume are given back. Nothing is done with FlatFiles, for a
 // deployment that is not being deployed (an app of an older version runs
 // from its plain workspace), or when it is stored already.
-func storeApp(ctx context.Context, s *Service, d *gantry.Deployment) error {
+func storeApp(ctx context.Context, s *storage, d *gantry.Deployment) error {
 	vol := s.WorkDir(d.ID)
 	if s.FlatFiles || d.Status != gantry.DeploymentDeploying || fileExists(sandbox.FilesDir(vol)) {
 		return nil
@@ -196,7 +196,7 @@ func heldBytes(vol string) int64 {
 // store it removes the manifests (and files) of deployments that are gone
 // or pruned — a crash between a deletion's commit and its files' removal
 // leaves them — and sweeps what crashed publishes left.
-func tidyBlobs(ctx context.Context, s *Service) {
+func tidyBlobs(ctx context.Context, s *storage) {
 	root := filepath.Join(s.DataDir, "blobs")
 	users, err := os.ReadDir(root)
 	if err != nil {

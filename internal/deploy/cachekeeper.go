@@ -34,7 +34,7 @@ const DefaultCacheAccount = 2 * gantry.GiB
 // cacheKeeper keeps the build caches: it points a build at them, records
 // what a save left, evicts over the bounds and removes a project's.
 type cacheKeeper struct {
-	s     *Service
+	s     *storage
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per project
 	total func() int64           // the platform-wide bound, measured once
@@ -47,7 +47,7 @@ type cacheKeeper struct {
 }
 
 // caches returns the service's cache keeper.
-func (s *Service) caches() *cacheKeeper {
+func (s *storage) caches() *cacheKeeper {
 	s.cacheOnce.Do(func() {
 		k := &cacheKeeper{s: s, locks: map[string]*sync.Mutex{}, saving: map[string]bool{}}
 		k.total = sync.OnceValue(k.totalBound)
@@ -137,7 +137,7 @@ func (k *cacheKeeper) save(ctx context.Context, d *gantry.Deployment, p *gantry.
 			if err := sandbox.Trim(ws); err != nil {
 				k.s.logger().Warn("trim app volume", "deployment", id, "err", err)
 			}
-			k.s.storage().measureApp(ctx, id)
+			k.s.measureApp(ctx, id)
 		}
 		k.saved(ctx, p)
 	}()

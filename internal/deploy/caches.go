@@ -30,7 +30,7 @@ import (
 // maxBranchCaches most recently built preview branches.
 
 // CacheDir is where the project's build caches are kept, every target's.
-func (s *Service) CacheDir(projectID string) string {
+func (s *storage) CacheDir(projectID string) string {
 	return filepath.Join(s.DataDir, "caches", projectID)
 }
 
@@ -48,7 +48,7 @@ const (
 // and where it may read them from when dir has none yet (fallback, never
 // written): production's for production; the branch's own, falling back
 // to production's, for a preview; none for a fork's pull request.
-func (s *Service) CacheDirs(d *gantry.Deployment) (dir, fallback string) {
+func (s *storage) CacheDirs(d *gantry.Deployment) (dir, fallback string) {
 	base := s.CacheDir(d.ProjectID)
 	switch {
 	case !d.IsPreview():
@@ -76,7 +76,7 @@ func diagnosis(d *build.Diagnosis, seqs []int64) *gantry.Diagnosis {
 }
 
 // saveDiagnosis records why d failed.
-func (s *Service) saveDiagnosis(ctx context.Context, d *gantry.Deployment, diag *gantry.Diagnosis) {
+func (s *core) saveDiagnosis(ctx context.Context, d *gantry.Deployment, diag *gantry.Diagnosis) {
 	if diag == nil {
 		return
 	}

@@ -19,7 +19,7 @@ import (
 // are given: a preview never sees production-only secrets. A fork's pull
 // request (fork) gets only the variables scoped to preview
 // (EnvVar.InForkScope), not those of scope all.
-func (s *Service) buildEnv(ctx context.Context, projectID, target string, fork bool) ([]gantry.EnvVar, []string, error) {
+func (s *core) buildEnv(ctx context.Context, projectID, target string, fork bool) ([]gantry.EnvVar, []string, error) {
 	all, err := s.Store.ProjectEnv(ctx, projectID)
 	if err != nil {
 		return nil, nil, err

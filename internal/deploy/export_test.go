@@ -10,26 +10,23 @@ import (
 // RunningApps returns the ids of the deployments whose server apps the
 // service runs, sorted.
 func (s *Service) RunningApps() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.apps))
-	for id := range s.apps {
-		ids = append(ids, id)
-	}
+	ids := s.apps.running("", "")
 	sort.Strings(ids)
 	return ids
 }
 
 // EvictCaches evicts the least recently used build caches over the
 // owner's bound and the platform's.
-func EvictCaches(s *Service, ctx context.Context, userID string) { s.caches().evict(ctx, userID) }
+func EvictCaches(s *Service, ctx context.Context, userID string) {
+	s.storage.caches().evict(ctx, userID)
+}
 
 // WaitCacheSaves waits for the build caches' saves under way.
-func WaitCacheSaves(s *Service) { s.caches().wait() }
+func WaitCacheSaves(s *Service) { s.storage.caches().wait() }
 
 // BeforeCacheSave has f called as each cache save starts (set before any
 // build).
-func BeforeCacheSave(s *Service, f func(deploymentID string)) { s.caches().beforeSave = f }
+func BeforeCacheSave(s *Service, f func(deploymentID string)) { s.storage.caches().beforeSave = f }
 
 // Log stores one info entry of deployment id through s, as a build's line
 // is: published to s's hub and marked for other replicas (Logged).

@@ -11,7 +11,7 @@ import (
 // when connected. githost sends it to the GitHub host only. When the
 // owner's token no longer opens, the deployment log says so (without the
 // token) and the clone goes on without one.
-func (s *Service) cloneToken(ctx context.Context, deploymentID string, p *gantry.Project) string {
+func (s *core) cloneToken(ctx context.Context, deploymentID string, p *gantry.Project) string {
 	u, err := s.Store.FindUserByID(ctx, p.UserID)
 	if err != nil {
 		return ""
@@ -27,7 +27,7 @@ func (s *Service) cloneToken(ctx context.Context, deploymentID string, p *gantry
 
 // ownerToken is the project owner's GitHub token, or "" when the owner has
 // none that opens (a branch lookup then goes without one).
-func (s *Service) ownerToken(ctx context.Context, p *gantry.Project) string {
+func (s *core) ownerToken(ctx context.Context, p *gantry.Project) string {
 	u, err := s.Store.FindUserByID(ctx, p.UserID)
 	if err != nil {
 		return ""

@@ -29,9 +29,9 @@ const DefaultBuildRetries = 1
 
 // leaseKeeper renews the builds this replica holds and takes over lapsed
 // ones. It is made on demand: it holds no state of its own.
-type leaseKeeper struct{ s *Service }
+type leaseKeeper struct{ s *builds }
 
-func (s *Service) leases() leaseKeeper { return leaseKeeper{s} }
+func (s *builds) leases() leaseKeeper { return leaseKeeper{s} }
 
 // hold keeps d's lease while its build runs, every third of the lease:
 // when the lease was taken over, or renewals failed until a third of it
@@ -123,7 +123,7 @@ func (k leaseKeeper) reap(ctx context.Context) {
 	}
 	for _, d := range lapsed {
 		if d.Attempt > retries {
-			s.fail(ctx, d, failure{from: inProgress, reason: fmt.Sprintf(
+			s.release.fail(ctx, d, failure{from: inProgress, reason: fmt.Sprintf(
 				"Build failed: the server building it stopped, %d times. Deploy again to retry.", d.Attempt)})
 			continue
 		}

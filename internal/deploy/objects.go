@@ -18,17 +18,16 @@ import (
 // removeTimeout bounds the object store's part of removing a deployment.
 const removeTimeout = 2 * time.Minute
 
-// uploadSite uploads d's published site when there is an object store,
-// and reports whether d may go live: when the upload failed, d failed
-// with the reason and its files were dropped.
-func uploadSite(ctx context.Context, s *Service, d *gantry.Deployment) bool {
+// uploadSite uploads d's published site when there is an object store.
+// It returns why d may not go live ("" when it may): the upload failed.
+func uploadSite(ctx context.Context, s *storage, d *gantry.Deployment) string {
 	if s.Remote == nil || IsApp(d) {
-		return true
+		return ""
 	}
 	defer addPhase(&d.BuildInfo, "upload", time.Now())
 	err := s.Remote.Publish(ctx, blobStore(s, d.UserID), d.UserID, d.ID, s.SiteDir(d.ID))
 	if err == nil {
-		return true
+		return ""
 	}
 	s.logger().Error("upload site", "deployment", d.ID, "err", err)
 	reason := "Publishing failed: the site's files could not be stored in the object store, so no server could serve them. " +
@@ -36,15 +35,13 @@ func uploadSite(ctx context.Context, s *Service, d *gantry.Deployment) bool {
 	if errors.Is(err, sitecache.ErrNoManifest) {
 		reason = "Publishing failed: " + err.Error()
 	}
-	s.fail(ctx, d, failure{reason: reason, from: inProgress})
-	s.storage().dropFiles(ctx, d)
-	return false
+	return reason
 }
 
 // removeRemote deletes d's site from the object store (after its blob
 // records were dropped, so its blobs no other deployment links to go
 // with it) and from this replica's site cache.
-func removeRemote(s *Service, d *gantry.Deployment) {
+func removeRemote(s *storage, d *gantry.Deployment) {
 	if s.SiteCache != nil {
 		s.SiteCache.Drop(d.ID)
 	}

@@ -68,10 +68,10 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkLiveLimit(ctx, userID, p, &gantry.Deployment{Target: gantry.TargetProduction}); err != nil {
+	if err := s.builds.checkLiveLimit(ctx, userID, p, &gantry.Deployment{Target: gantry.TargetProduction}); err != nil {
 		return nil, err
 	}
-	made, err := s.storage().checkStorage(ctx, userID)
+	made, err := s.storage.checkStorage(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		// Overrides of this call, kept apart from the project's settings.
 		Environment: gantry.DeploymentEnv{Variables: []gantry.EnvVar{}},
 	}
-	if err := s.Store.QueueDeployment(ctx, d, s.maxPending()); err != nil {
+	if err := s.Store.QueueDeployment(ctx, d, s.builds.maxPending()); err != nil {
 		return nil, err
 	}
 	pos, _ := s.Store.QueuePosition(ctx, d.ID)
@@ -101,8 +101,8 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 		msg = fmt.Sprintf("Deployment queued: position %d, waiting for %d build%s ahead", pos, pos-1, plural(pos-1))
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
-	s.storage().logRoom(ctx, d.ID, made)
-	s.kick()
+	s.storage.logRoom(ctx, d.ID, made)
+	s.builds.kick()
 	// Answer what was created (pending), not a re-read: a worker may have
 	// claimed it already.
 	d.Project = &gantry.DeploymentProject{ID: p.ID, Name: p.Name, Description: p.Description, Type: p.Type,
@@ -113,253 +113,7 @@ func (s *Service) Create(ctx context.Context, userID string, req CreateRequest) 
 	return d, nil
 }
 
-// checkLiveLimit refuses a deployment d of the user's project p that would
-// leave more of the user's deployments live than the plan allows
-// (gantry.ErrLiveLimit): a project's live production deployment and each
-// live preview count one, and what d's go-live would replace does not
-// count twice. The store checks it again when d goes live (GoLive), where
-// parallel builds cannot race past it.
-func (s *Service) checkLiveLimit(ctx context.Context, userID string, p *gantry.Project, d *gantry.Deployment) error {
-	u, err := s.Store.FindUserByID(ctx, userID)
-	if err != nil {
-		return err
-	}
-	label := ""
-	if d.IsPreview() {
-		label = d.Subdomain
-	}
-	n, err := s.Store.CountLiveAfter(ctx, userID, p.ID, label)
-	if err != nil {
-		return err
-	}
-	if n > u.Subscription.MaxDeployments {
-		return gantry.ErrLiveLimit(u.Subscription)
-	}
-	return nil
-}
-
-// build runs one claimed deployment to live or failed.
-func (s *Service) build(wctx context.Context, d *gantry.Deployment) {
-	ctx, cancel := context.WithCancelCause(wctx)
-	rb := &runningBuild{cancel: cancel, done: make(chan struct{})}
-	s.mu.Lock()
-	s.running[d.ID] = rb
-	s.mu.Unlock()
-	defer func() {
-		cancel(nil)
-		s.mu.Lock()
-		delete(s.running, d.ID)
-		s.mu.Unlock()
-		close(rb.done)
-	}()
-
-	p, err := s.Store.FindProject(ctx, "", d.ProjectID)
-	if err != nil {
-		s.fail(ctx, d, failure{reason: "Project not found", from: inProgress})
-		return
-	}
-	start := s.now()
-	d.BuildInfo.StartTime = &start
-	if !s.saveBuild(ctx, d) {
-		return
-	}
-	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, "Build started")
-
-	timeout := s.BuildTimeout
-	if timeout <= 0 {
-		timeout = build.DefaultTimeout
-	}
-	env, secrets, err := s.buildEnv(ctx, p.ID, targetOf(d), d.Metadata.Fork)
-	if err != nil {
-		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
-		return
-	}
-	// The deployment records the environment it was built with, secrets
-	// masked: their values are never stored outside the project's sealed
-	// variables.
-	d.Environment.Variables = gantry.MaskedEnv(env)
-	if !s.saveBuild(ctx, d) {
-		return
-	}
-	uid, err := s.sandboxUID(ctx, d.UserID)
-	if err != nil {
-		s.fail(ctx, d, failure{reason: gantry.ErrorMessage(err), from: inProgress})
-		return
-	}
-	job := s.buildJob(ctx, d, p, env, uid, timeout)
-	// Caches per target: a preview never writes what production restores;
-	// a fork's pull request has none.
-	s.caches().prepare(ctx, d, &job)
-	keepWorkspace := false
-	defer func() {
-		if !keepWorkspace {
-			s.caches().release(job.Workspace) // after its caches' save
-			if IsApp(d) && d.FilesSize != 0 {
-				s.storage().dropFiles(ctx, d) // its workspace was its files
-			}
-		}
-	}()
-	var seqs []int64 // of the lines the build logged, for its diagnosis
-	logger := build.LoggerFunc(func(level, msg string) {
-		seqs = append(seqs, s.logSeq(ctx, d.ID, level, gantry.LogDeployment, redact(msg, secrets)))
-	})
-	res, err := s.Builder.Run(ctx, job, logger)
-	if err != nil {
-		s.buildFailed(ctx, wctx, d, err, seqs, secrets)
-		return
-	}
-	if c := res.Commit.Cleaned(); c != nil {
-		d.Metadata.CommitHash = c.SHA
-		d.Metadata.CommitMessage = c.Message
-		d.Metadata.Author = c.Author
-	}
-	builtInfo(&d.BuildInfo, res)
-	d.Status = gantry.DeploymentDeploying
-	if !s.saveBuild(ctx, d) {
-		return
-	}
-	// From here the deployment keeps files (until it fails, is pruned or
-	// deleted): they count against the owner's storage (the build
-	// caches do not: they have bounds of their own).
-	s.storage().recordFiles(ctx, d)
-	// Its real size is known now: over the budget, older rollbacks make
-	// room before it starts (a server app's volume is sized to what is left).
-	s.storage().makeRoomFor(ctx, d)
-	if p.Type == "" || p.Type == "github" {
-		if err := s.Store.SetDetectedType(context.WithoutCancel(ctx), p.ID, res.Detection.Framework); err != nil {
-			s.logger().Error("project type", "project", p.ID, "err", err)
-		}
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	var run *appRun // a server app's
-	if IsApp(d) {
-		keepWorkspace = true // kept for restarts, also when stopped while starting
-		run, err = s.startBuilt(ctx, d)
-		switch {
-		case err == nil:
-		case errors.Is(context.Cause(ctx), errStopped):
-			s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped by user")
-			return
-		case errors.Is(context.Cause(ctx), errLeaseLost):
-			return // another server builds it now (leases.go)
-		case wctx.Err() != nil:
-			return // shutting down: the next Open marks it interrupted
-		default:
-			keepWorkspace = false
-			s.fail(ctx, d, failure{reason: appFailure(err), from: inProgress})
-			return
-		}
-		if ctx.Err() != nil {
-			s.stopOwnApp(d.ID, run)
-			return
-		}
-	}
-	if !uploadSite(ctx, s, d) {
-		return // failed: nothing went live (objects.go)
-	}
-	now := s.now()
-	info := d.BuildInfo
-	info.EndTime = &now
-	info.Duration = now.Sub(start).Milliseconds()
-	if err := s.goLive(context.WithoutCancel(ctx), d, gantry.DeploymentDeploying, &info, "Deployment is live at "+d.URL); err != nil {
-		if run != nil {
-			s.stopOwnApp(d.ID, run)
-		}
-		if lost(err) {
-			return // a stop or delete came first: the deployment keeps its files as that left it
-		}
-		reason := "Publishing failed: " + gantry.ErrorMessage(err)
-		if gantry.ErrorCode(err) == gantry.EFORBIDDEN {
-			// Other deployments went live since this one was queued.
-			reason = gantry.ErrorMessage(err)
-		} else {
-			s.logger().Error("go live", "deployment", d.ID, "err", err)
-		}
-		s.fail(ctx, d, failure{reason: reason, from: inProgress})
-		keepWorkspace = false
-		s.storage().dropFiles(ctx, d)
-		return
-	}
-	s.caches().save(wctx, d, p, job.Workspace, res.CacheSave) // live first, then the caches
-	s.notify(ctx, gantry.DeploymentLiveNotification(d))
-	s.finished(ctx, d)
-	s.storage().prune(ctx, d.ProjectID)
-	// The deployment it replaced is now the project's newest stopped one.
-	s.storage().makeRoomFor(ctx, d)
-}
-
-// buildJob is the build pipeline's job for d of project p.
-func (s *Service) buildJob(ctx context.Context, d *gantry.Deployment, p *gantry.Project, env []gantry.EnvVar, uid uint32, timeout time.Duration) build.Job {
-	return build.Job{
-		UID:          uid,
-		GID:          uid,
-		Disk:         s.BuildDisk,
-		AppDisk:      s.AppDisk,
-		DeploymentID: d.ID,
-		Repository:   p.Repository.FullName,
-		CloneURL:     p.Repository.CloneURL,
-		Branch:       gantry.FirstNonBlank(d.Metadata.Branch, p.Branch),
-		Commit:       d.Metadata.CommitHash, // "" (a Deploy click): the branch's head
-		NoCache:      d.NoCache,
-		Workspace:    s.WorkDir(d.ID),
-		SitesDir:     s.sitesDir(),
-		Project:      p.BuildConfig,
-		Override:     gantry.BuildConfig{BuildCommand: d.BuildInfo.BuildCommand, OutputDirectory: d.BuildInfo.OutputDirectory},
-		Timeout:      timeout,
-		Token:        s.cloneToken(ctx, d.ID, p), // the owner's GitHub token, for the GitHub host only
-		Env:          env,
-		// A server app runs from its workspace: it is removed below unless
-		// the build made one.
-		KeepWorkspace: true,
-		StorageLeft:   s.storage().storageLeft(ctx, d.UserID),
-		NpmRegistry:   s.NpmRegistry,
-		PipIndexURL:   s.PipIndexURL, BlobDir: blobDir(s, d.UserID),
-	}
-}
-
-// buildFailed ends d after its build failed with err: quietly when the
-// build was superseded, taken over by another server, or the platform is
-// shutting down (wctx); with its line when its owner stopped it; else
-// failed with the pipeline's sentence, diagnosed (seqs: the lines the
-// build logged), secrets redacted.
-func (s *Service) buildFailed(ctx, wctx context.Context, d *gantry.Deployment, err error, seqs []int64, secrets []string) {
-	if errors.Is(context.Cause(ctx), errSuperseded) {
-		return // supersede recorded the status and its line
-	}
-	if errors.Is(context.Cause(ctx), errLeaseLost) {
-		return // another server builds it now (leases.go)
-	}
-	if errors.Is(context.Cause(ctx), errStopped) {
-		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Build stopped by user")
-		return // Stop already recorded the status
-	}
-	if wctx.Err() != nil {
-		return // shutting down: the next Open marks it interrupted
-	}
-	msg := "Build failed"
-	var be *build.Error
-	if errors.As(err, &be) {
-		msg = redact(be.Message, secrets)
-		if diag := diagnosis(be.Diagnosis, seqs); diag != nil {
-			diag.Title, diag.Detail = redact(diag.Title, secrets), redact(diag.Detail, secrets)
-			s.saveDiagnosis(ctx, d, diag)
-		}
-		if be.Err != nil && (be.Platform || be.Step == "clone" && gantry.ErrorCode(be.Err) == gantry.EINTERNAL) {
-			// The user was told a sentence; the cause is the platform's
-			// (git's own failures are logged by githost).
-			s.logger().Error("build", "deployment", d.ID, "step", be.Step, "err", be.Err)
-		}
-	} else {
-		s.logger().Error("build", "deployment", d.ID, "err", err)
-		s.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment, msg)
-	}
-	// The pipeline logged msg as its last line already.
-	s.fail(ctx, d, failure{reason: msg, from: inProgress, logged: true})
-}
-
-func (s *Service) sitesDir() string { return s.SiteDir("") }
+func (s *core) sitesDir() string { return s.SiteDir("") }
 
 // builtInfo records in info what the build res says: its settings, size
 // and phases.
@@ -381,53 +135,6 @@ func addPhase(info *gantry.BuildInfo, phase string, start time.Time) {
 		info.Phases = map[string]int64{}
 	}
 	info.Phases[phase] += time.Since(start).Milliseconds()
-}
-
-// saveBuild records d's progress (SaveBuild) while it is still building.
-// False ends the build: a stop or delete came first (it recorded the
-// outcome), or the store failed, and then d fails.
-func (s *Service) saveBuild(ctx context.Context, d *gantry.Deployment) bool {
-	err := s.Store.SaveBuild(context.WithoutCancel(ctx), d, gantry.DeploymentBuilding)
-	if err == nil {
-		return true
-	}
-	if !lost(err) {
-		s.logger().Error("save build", "deployment", d.ID, "err", err)
-		s.fail(ctx, d, failure{reason: "Build failed", from: inProgress})
-	}
-	return false
-}
-
-// goLive makes d live in one store transition from status from (deploying
-// at the end of its build, with info its build info; stopped for a
-// restart): d the project's active deployment, the deployment it replaces
-// stopped (its files stay, so restarting it is a rollback), liveLine (level
-// success) its log line. Only once that committed does the subdomain point
-// at d — at its published files, or at its registered server app — and is
-// a replaced app drained and stopped in the background. A transition that
-// lost its race (lost(err): d stopped, deleted or pruned meanwhile)
-// changed nothing and is returned as it is.
-func (s *Service) goLive(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string) error {
-	return s.goLiveAs(ctx, d, from, info, liveLine, false)
-}
-
-// goLiveAs is goLive, recording a promotion when promote is set.
-func (s *Service) goLiveAs(ctx context.Context, d *gantry.Deployment, from string, info *gantry.BuildInfo, liveLine string, promote bool) error {
-	line := s.line(gantry.LevelSuccess, liveLine)
-	t, err := s.Store.GoLive(ctx, d.ID, from, gantry.Change{At: s.now(), Info: info, Line: line, Promote: promote, Attempt: d.Attempt})
-	if err != nil {
-		return err
-	}
-	s.publish(d.ID, *line)
-	if t.Deployment != nil {
-		*d = *t.Deployment
-	}
-	s.routeAll(t)
-	for _, id := range t.Replaced {
-		s.stopAppLater(id)
-		s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, "Replaced by a newer deployment; restart this one to roll back")
-	}
-	return nil
 }
 
 // target finds the owner's deployment a hosting call means: deploymentID
@@ -493,11 +200,11 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 	} else if err != nil {
 		return nil, err
 	}
-	s.routeAll(t)
-	s.cancelBuild(d.ID)
-	s.stopApp(d.ID, false)
+	s.release.routeAll(t)
+	s.builds.cancelBuild(d.ID)
+	s.apps.stopApp(d.ID, false)
 	if t.From != gantry.DeploymentLive && t.Deployment != nil {
-		s.finished(ctx, t.Deployment)
+		s.release.finished(ctx, t.Deployment)
 	}
 	if t.From == gantry.DeploymentLive {
 		s.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, "Deployment stopped: "+d.URL+" now answers 503")
@@ -507,20 +214,6 @@ func (s *Service) Stop(ctx context.Context, userID, sub, deploymentID string) (*
 
 func errCannotStop(status string) error {
 	return gantry.Errorf(gantry.EINVALID, "Only live, building or deploying deployments can be stopped (this one is %s)", status)
-}
-
-// cancelBuild kills d's running build and waits for it to end.
-func (s *Service) cancelBuild(id string) { s.cancelBuildCause(id, errStopped) }
-
-// cancelBuildCause is cancelBuild with the cause the build sees.
-func (s *Service) cancelBuildCause(id string, cause error) {
-	s.mu.Lock()
-	rb := s.running[id]
-	s.mu.Unlock()
-	if rb != nil {
-		rb.cancel(cause)
-		<-rb.done
-	}
 }
 
 // Restart brings a stopped deployment back live on its subdomain from its
@@ -577,7 +270,7 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 // second one that waited finds it live and is worded by conflict, so two
 // promotes at once change it once.
 func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deployment, promoted bool, liveLine string, conflict func(status string) error) error {
-	l := s.appLock(d.ID)
+	l := s.apps.appLock(d.ID)
 	l.Lock()
 	defer l.Unlock()
 	cur, err := s.Store.FindDeployment(ctx, userID, d.ID)
@@ -591,12 +284,12 @@ func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deploy
 	if err != nil {
 		return err
 	}
-	if err := s.checkLiveLimit(ctx, userID, p, d); err != nil {
+	if err := s.builds.checkLiveLimit(ctx, userID, p, d); err != nil {
 		return err
 	}
 	var run *appRun
 	if IsApp(d) {
-		run, err = s.startBuilt(context.WithoutCancel(ctx), d)
+		run, err = s.apps.startBuilt(context.WithoutCancel(ctx), d)
 		if err != nil {
 			if gantry.ErrorCode(err) == gantry.EINTERNAL {
 				s.logger().Error("start app again", "deployment", d.ID, "err", err)
@@ -604,12 +297,12 @@ func (s *Service) bringBack(ctx context.Context, userID string, d *gantry.Deploy
 			return gantry.Errorf(gantry.EINVALID, "The app did not start: %s", appFailure(err))
 		}
 	}
-	if err := s.goLiveAs(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, liveLine, promoted); err != nil {
+	if err := s.release.goLiveAs(context.WithoutCancel(ctx), d, gantry.DeploymentStopped, nil, liveLine, promoted); err != nil {
 		var te *gantry.TransitionError
 		isTE := errors.As(err, &te)
 		if run != nil && !(isTE && te.Status == gantry.DeploymentLive) {
 			// Another restart that won keeps the app it registered.
-			s.stopOwnApp(d.ID, run)
+			s.apps.stopOwnApp(d.ID, run)
 		}
 		if isTE && !te.Pruned {
 			return conflict(te.Status)
@@ -632,17 +325,17 @@ func (s *Service) Delete(ctx context.Context, userID, id string) error {
 	if err != nil {
 		return err
 	}
-	s.cancelBuild(d.ID)
-	s.stopApp(d.ID, false)
+	s.builds.cancelBuild(d.ID)
+	s.apps.stopApp(d.ID, false)
 	t, err := s.Store.DeleteDeployment(ctx, d.ID)
 	if err != nil {
 		return err
 	}
-	s.routeAll(t)
+	s.release.routeAll(t)
 	// A restart that went live before the delete committed started the
 	// app again: the store's outcome (gone) wins.
-	s.stopApp(d.ID, false)
-	s.removeFiles(d)
+	s.apps.stopApp(d.ID, false)
+	s.storage.removeFiles(d)
 	s.publishDeleted(d.ID)
 	return nil
 }
@@ -659,7 +352,7 @@ func (s *Service) publishDeleted(id string) {
 
 // removeFiles removes d's published folder and workspace volume, and its
 // manifest: its blobs no other deployment links to go with it.
-func (s *Service) removeFiles(d *gantry.Deployment) {
+func (s *storage) removeFiles(d *gantry.Deployment) {
 	for _, dir := range []string{s.SiteDir(d.ID), s.WorkDir(d.ID)} {
 		if err := sandbox.RemoveVolume(dir); err != nil {
 			s.logger().Error("remove deployment files", "dir", dir, "err", err)
@@ -677,24 +370,24 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 		return 0, err
 	}
 	for _, d := range ds {
-		s.cancelBuild(d.ID)
-		s.stopApp(d.ID, false)
+		s.builds.cancelBuild(d.ID)
+		s.apps.stopApp(d.ID, false)
 	}
 	if err := s.Store.DeleteProject(ctx, p.UserID, p.ID); err != nil {
 		return 0, err
 	}
-	s.unroute(p)
+	s.release.unroute(p)
 	for _, d := range ds {
 		if d.IsPreview() {
-			s.unrouteLabel(p.ID, d.Subdomain)
+			s.release.unrouteLabel(p.ID, d.Subdomain)
 		}
 	}
 	for _, d := range ds {
-		s.stopApp(d.ID, false) // started again by a restart that committed first
-		s.removeFiles(d)
+		s.apps.stopApp(d.ID, false) // started again by a restart that committed first
+		s.storage.removeFiles(d)
 		s.publishDeleted(d.ID)
 	}
-	s.caches().drop(ctx, p.ID) // its record went with the project
+	s.storage.caches().drop(ctx, p.ID) // its record went with the project
 	return len(ds), nil
 }
 

@@ -15,7 +15,7 @@ import (
 // is dropped, which frees its space) once the app answers without them;
 // when it does not start without them, node_modules is put back as
 // installed and the app starts again.
-func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun, error) {
+func (s *apps) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun, error) {
 	defer addPhase(&d.BuildInfo, "start", time.Now())
 	vol := s.WorkDir(d.ID)
 	run, err := s.startApp(ctx, d, nil)
@@ -42,7 +42,7 @@ func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun
 		s.logger().Error("restore dev dependencies", "deployment", d.ID, "err", rerr)
 		return nil, err
 	}
-	s.storage().recordFiles(ctx, d)
+	s.storage.recordFiles(ctx, d)
 	run, err = s.startApp(ctx, d, nil)
 	if err == nil {
 		// The first start's diagnosis no longer says why anything failed.
@@ -62,7 +62,7 @@ func (s *Service) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun
 // app answered without its dev dependencies, is removed, the volume gives
 // the freed blocks back to the disk, and the deployment's size is measured
 // again.
-func (s *Service) dropHeld(ctx context.Context, d *gantry.Deployment) {
+func (s *apps) dropHeld(ctx context.Context, d *gantry.Deployment) {
 	vol := s.WorkDir(d.ID)
 	if err := build.DropHeld(vol); err != nil {
 		s.logger().Error("drop held dev dependencies", "deployment", d.ID, "err", err)
@@ -71,5 +71,5 @@ func (s *Service) dropHeld(ctx context.Context, d *gantry.Deployment) {
 	if err := sandbox.Trim(vol); err != nil {
 		s.logger().Warn("trim app volume", "deployment", d.ID, "err", err)
 	}
-	s.storage().recordFiles(ctx, d)
+	s.storage.recordFiles(ctx, d)
 }

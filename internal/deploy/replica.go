@@ -87,18 +87,18 @@ func (r *Replica) apply(c gantry.RouteChange) {
 	s, rt := r.s, c.Route
 	switch {
 	case c.Removed && rt.Preview:
-		s.unrouteLabel(rt.ProjectID, rt.Subdomain)
+		s.release.unrouteLabel(rt.ProjectID, rt.Subdomain)
 	case c.Removed:
-		s.unroute(&gantry.Project{ID: rt.ProjectID, Subdomain: rt.Subdomain})
+		s.release.unroute(&gantry.Project{ID: rt.ProjectID, Subdomain: rt.Subdomain})
 	case rt.Active != nil && rt.Active.Status == gantry.DeploymentLive && !IsApp(rt.Active):
 		if _, err := os.Stat(s.SiteDir(rt.Active.ID)); err != nil && s.SiteCache == nil {
 			s.logger().Warn("change feed: a live site's files are not on this replica; serving its last version",
 				"subdomain", rt.Subdomain, "deployment", rt.Active.ID)
 			return
 		}
-		s.route(rt)
+		s.release.route(rt)
 	default:
-		s.route(rt)
+		s.release.route(rt)
 	}
 }
 

@@ -6,9 +6,10 @@ package deploy
 // that checks what the edge serves once the store says live (tests) waits
 // for that too.
 func Settled(s *Service, id string) {
-	s.mu.Lock()
-	rb := s.running[id]
-	s.mu.Unlock()
+	b := s.builds
+	b.mu.Lock()
+	rb := b.running[id]
+	b.mu.Unlock()
 	if rb != nil {
 		<-rb.done
 	}

@@ -26,7 +26,7 @@ type Sleeper interface {
 
 // sleeper returns Sites as a Sleeper when apps may sleep: AppIdle or
 // PreviewIdle set and Sites able to.
-func (s *Service) sleeper() (Sleeper, bool) {
+func (s *apps) sleeper() (Sleeper, bool) {
 	if s.AppIdle <= 0 && s.PreviewIdle <= 0 {
 		return nil, false
 	}
@@ -35,7 +35,7 @@ func (s *Service) sleeper() (Sleeper, bool) {
 }
 
 // appLock serialises the sleeps and wakes of one deployment's app.
-func (s *Service) appLock(id string) *sync.Mutex {
+func (s *apps) appLock(id string) *sync.Mutex {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.appLocks == nil {
@@ -51,7 +51,7 @@ func (s *Service) appLock(id string) *sync.Mutex {
 
 // idleFor is how long run may serve no request before it sleeps:
 // PreviewIdle for a preview's app, else AppIdle; 0 for never.
-func (s *Service) idleFor(run *appRun) time.Duration {
+func (s *apps) idleFor(run *appRun) time.Duration {
 	if run.preview {
 		return max(s.PreviewIdle, 0)
 	}
@@ -60,7 +60,7 @@ func (s *Service) idleFor(run *appRun) time.Duration {
 
 // sleepEvery is how often the sleeper looks for idle apps: a quarter of
 // the shorter of AppIdle and PreviewIdle, from 250 ms to 30 s.
-func (s *Service) sleepEvery() time.Duration {
+func (s *apps) sleepEvery() time.Duration {
 	idle := s.AppIdle
 	if s.PreviewIdle > 0 && (idle <= 0 || s.PreviewIdle < idle) {
 		idle = s.PreviewIdle
@@ -69,7 +69,7 @@ func (s *Service) sleepEvery() time.Duration {
 }
 
 // sleepLoop puts idle apps to sleep until ctx ends.
-func (s *Service) sleepLoop(ctx context.Context) {
+func (s *apps) sleepLoop(ctx context.Context) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.sleepEvery())
 	defer t.Stop()
@@ -86,7 +86,7 @@ func (s *Service) sleepLoop(ctx context.Context) {
 // sleepIdle puts to sleep every app that has served no request for
 // AppIdle, or PreviewIdle for a preview's (counted from its start when it
 // has served none).
-func (s *Service) sleepIdle(ctx context.Context) {
+func (s *apps) sleepIdle(ctx context.Context) {
 	sl, ok := s.sleeper()
 	if !ok {
 		return
@@ -98,7 +98,7 @@ func (s *Service) sleepIdle(ctx context.Context) {
 	}
 	var idle []candidate
 	s.mu.Lock()
-	for id, run := range s.apps {
+	for id, run := range s.runs {
 		if limit := s.idleFor(run); limit > 0 && run.answered && now.Sub(run.lastActive(sl.LastRequest(id))) >= limit {
 			idle = append(idle, candidate{id, run})
 		}
@@ -128,12 +128,12 @@ func (r *appRun) lastActive(lastRequest time.Time) time.Time {
 // preview's label) holds requests until Wake has started it again. The
 // production app of a project that is always on keeps running; previews
 // sleep all the same.
-func (s *Service) sleepApp(ctx context.Context, sl Sleeper, id string, run *appRun) error {
+func (s *apps) sleepApp(ctx context.Context, sl Sleeper, id string, run *appRun) error {
 	l := s.appLock(id)
 	l.Lock()
 	defer l.Unlock()
 	s.mu.Lock()
-	cur, idle, answered := s.apps[id], time.Since(run.lastActive(sl.LastRequest(id))), run.answered
+	cur, idle, answered := s.runs[id], time.Since(run.lastActive(sl.LastRequest(id))), run.answered
 	s.mu.Unlock()
 	limit := s.idleFor(run)
 	if cur != run || !answered || limit <= 0 || idle < limit {
@@ -189,7 +189,7 @@ func ignoreNotFound(err error) error {
 // asleep: the failure is logged, the next wake waits for a back-off that
 // doubles with each failure in a row (a *WakeError says how long), and
 // the owner is notified at the WakeNotifyAfter-th.
-func (s *Service) Wake(ctx context.Context, id string) error {
+func (s *apps) Wake(ctx context.Context, id string) error {
 	sl, ok := s.Sites.(Sleeper)
 	if !ok {
 		return gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not put apps to sleep")
@@ -242,25 +242,12 @@ func (s *Service) Wake(ctx context.Context, id string) error {
 	return nil
 }
 
-// restoreAsleep routes r, whose active deployment d was sleeping when the
-// platform stopped, to its sleeping app: it stays asleep until a request
-// comes.
-func (s *Service) restoreAsleep(sl Sleeper, r *gantry.Route) {
-	s.routeMu.Lock()
-	defer s.routeMu.Unlock()
-	sl.Sleep(r.Subdomain, r.Active.ID, "", true)
-	if s.routed == nil {
-		s.routed = make(map[string]int64)
-	}
-	s.routed[routeKey(r)] = r.Version
-}
-
 // WakeHint starts waking deployment id's app in the background when it is
 // a listed app of the public gallery (live, public, its project's active
 // deployment, shown in Discover) that sleeps, so that a visitor who saw its
 // card finds it awake; it reports whether a wake was started. An app that
 // is not listed is ENOTFOUND "App not found", as for views and likes.
-func (s *Service) WakeHint(ctx context.Context, id string) (bool, error) {
+func (s *apps) WakeHint(ctx context.Context, id string) (bool, error) {
 	notFound := gantry.Errorf(gantry.ENOTFOUND, "%s", gantry.MsgAppNotFound)
 	d, err := s.Store.FindDeployment(ctx, "", id)
 	if gantry.ErrorCode(err) == gantry.ENOTFOUND {
@@ -302,7 +289,7 @@ func (s *Service) WakeHint(ctx context.Context, id string) (bool, error) {
 }
 
 // wakeTimeout bounds a hint's wake: the apps' start timeout and a margin.
-func (s *Service) wakeTimeout() time.Duration {
+func (s *apps) wakeTimeout() time.Duration {
 	if s.Apps != nil && s.Apps.StartTimeout > 0 {
 		return s.Apps.StartTimeout + 5*time.Second
 	}

@@ -22,7 +22,7 @@ const slotEvery = time.Hour
 // slotLoop gives sandbox uid slots back to the pool (SlotStore) at start
 // and then every slotEvery, until ctx ends: without it a range of N uids
 // served N accounts ever, deleted and idle ones included.
-func (s *Service) slotLoop(ctx context.Context, st SlotStore) {
+func (s *builds) slotLoop(ctx context.Context, st SlotStore) {
 	defer s.wg.Done()
 	t := time.NewTicker(slotEvery)
 	defer t.Stop()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,14 +37,21 @@ type room struct {
 // refuses it (StorageFullError) only when the account's live deployments
 // and logs fill its budget on their own. What it freed is logged to the
 // new deployment once it is queued (logRoom).
-// storageKeeper is the deploy service's storage capability: budgets,
-// making room, measuring and pruning deployments' files. It holds no state
-// of its own.
-type storageKeeper struct{ s *Service }
+// storage is the deploy service's storage capability: budgets, making
+// room, measuring and pruning deployments' files, and the build caches
+// (caches).
+type storage struct {
+	*core
+	*StorageConfig
+	// appDisk is BuildsConfig.AppDisk: a server app's writable space.
+	appDisk *int64
+	apps    *apps // the running apps' volumes are measured
+	// cacheKeep keeps the build caches (caches()).
+	cacheOnce sync.Once
+	cacheKeep *cacheKeeper
+}
 
-func (s *Service) storage() storageKeeper { return storageKeeper{s} }
-
-func (k storageKeeper) checkStorage(ctx context.Context, userID string) (*room, error) {
+func (k *storage) checkStorage(ctx context.Context, userID string) (*room, error) {
 	return k.makeRoom(ctx, userID, true)
 }
 
@@ -58,14 +66,14 @@ func (k storageKeeper) checkStorage(ctx context.Context, userID string) (*room, 
 // refuse, the answer is StorageFullError naming the biggest projects.
 // A removed deployment keeps its record, marked pruned, with a line in
 // its own log saying why.
-func (k storageKeeper) makeRoom(ctx context.Context, userID string, refuse bool) (*room, error) {
-	s := k.s
+func (k *storage) makeRoom(ctx context.Context, userID string, refuse bool) (*room, error) {
+	s := k
 	u, err := s.Store.StorageUsage(ctx, userID)
 	if err != nil || !u.Full() {
 		return nil, err
 	}
 	// One account's passes one at a time: a second finds the room made.
-	l := s.appLock("room " + userID)
+	l := s.apps.appLock("room " + userID)
 	l.Lock()
 	defer l.Unlock()
 	if u, err = s.Store.StorageUsage(ctx, userID); err != nil || !u.Full() {
@@ -156,8 +164,8 @@ func (k storageKeeper) makeRoom(ctx context.Context, userID string, refuse bool)
 
 // makeRoomFor makes room (never refusing) once d's files are counted, and
 // logs to d what it freed.
-func (k storageKeeper) makeRoomFor(ctx context.Context, d *gantry.Deployment) {
-	s := k.s
+func (k *storage) makeRoomFor(ctx context.Context, d *gantry.Deployment) {
+	s := k
 	r, err := k.makeRoom(ctx, d.UserID, false)
 	if err != nil {
 		s.logger().Error("make room", "deployment", d.ID, "err", err)
@@ -198,8 +206,8 @@ const MsgRoomLine = "Files removed to make room for a new deployment: the accoun
 
 // logRoom writes to deployment id's log what was freed for it, naming
 // each deployment whose files were removed.
-func (k storageKeeper) logRoom(ctx context.Context, id string, r *room) {
-	s := k.s
+func (k *storage) logRoom(ctx context.Context, id string, r *room) {
+	s := k
 	if r == nil || len(r.pruned) == 0 {
 		return
 	}
@@ -240,8 +248,8 @@ func describeKept(d *gantry.Deployment, project string) string {
 // or a server app's workspace volume — its image file, whose allocated
 // blocks are what the volume costs on disk (sandbox.Volume), or a plain
 // folder where the sandbox makes no volumes (mode none, older versions).
-func (k storageKeeper) filesOf(d *gantry.Deployment) string {
-	s := k.s
+func (k *storage) filesOf(d *gantry.Deployment) string {
+	s := k
 	if !IsApp(d) {
 		return s.SiteDir(d.ID)
 	}
@@ -259,8 +267,8 @@ func fileExists(path string) bool {
 // recordFiles measures d's kept files and records their size: the blobs
 // they link to, when they have a manifest (recordBlobs), or what they
 // take on disk.
-func (k storageKeeper) recordFiles(ctx context.Context, d *gantry.Deployment) {
-	s := k.s
+func (k *storage) recordFiles(ctx context.Context, d *gantry.Deployment) {
+	s := k
 	if recordBlobs(ctx, s, d) {
 		return
 	}
@@ -272,8 +280,8 @@ func (k storageKeeper) recordFiles(ctx context.Context, d *gantry.Deployment) {
 
 // dropFiles removes d's published folder and workspace volume and records
 // that it keeps nothing.
-func (k storageKeeper) dropFiles(ctx context.Context, d *gantry.Deployment) {
-	s := k.s
+func (k *storage) dropFiles(ctx context.Context, d *gantry.Deployment) {
+	s := k
 	s.removeFiles(d)
 	if d.FilesSize != 0 {
 		d.FilesSize = 0
@@ -314,8 +322,8 @@ const MsgPrunedLine = "Files removed to save space: a project keeps the files of
 // failed and not pruned, and a restart's go-live only while it is not
 // pruned, both on the deployment's row: a deployment being restarted is
 // either pruned first (and the restart refused) or live first (and kept).
-func (k storageKeeper) prune(ctx context.Context, projectID string) {
-	s := k.s
+func (k *storage) prune(ctx context.Context, projectID string) {
+	s := k
 	ctx = context.WithoutCancel(ctx)
 	ds, err := s.Store.PruneDeployments(ctx, projectID, s.now())
 	if err != nil {
@@ -335,8 +343,8 @@ func (k storageKeeper) prune(ctx context.Context, projectID string) {
 // recoverStorage runs at start-up: it measures the files of deployments
 // built before sizes were recorded, prunes every project with stopped
 // or failed deployments, and tidies the blob stores (tidyBlobs).
-func (k storageKeeper) recoverStorage(ctx context.Context) error {
-	s := k.s
+func (k *storage) recoverStorage(ctx context.Context) error {
+	s := k
 	ds, err := s.Store.ListDeploymentsByStatus(ctx, gantry.DeploymentLive, gantry.DeploymentStopped, gantry.DeploymentFailed)
 	if err != nil {
 		return err
@@ -375,10 +383,10 @@ const DefaultMeasureEvery = time.Minute
 // measureLoop measures the volumes of the running server apps every
 // MeasureEvery until ctx ends: what an app writes at run time counts
 // against its owner's storage as its build did.
-func (k storageKeeper) measureLoop(ctx context.Context) {
-	s := k.s
+func (k *storage) measureLoop(ctx context.Context) {
+	s := k
 	defer s.wg.Done()
-	every := s.MeasureEvery
+	every := s.apps.MeasureEvery
 	if every <= 0 {
 		every = DefaultMeasureEvery
 	}
@@ -390,13 +398,7 @@ func (k storageKeeper) measureLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.mu.Lock()
-		ids := make([]string, 0, len(s.apps))
-		for id := range s.apps {
-			ids = append(ids, id)
-		}
-		s.mu.Unlock()
-		for _, id := range ids {
+		for _, id := range s.apps.running("", "") {
 			k.measureApp(ctx, id)
 		}
 	}
@@ -407,8 +409,8 @@ func (k storageKeeper) measureLoop(ctx context.Context) {
 // what its image takes on the host's disk (its allocated blocks: a file
 // written and deleted still takes them). A deployment whose files were
 // removed meanwhile keeps its 0 (MeasuredDeploymentFiles).
-func (k storageKeeper) measureApp(ctx context.Context, id string) {
-	s := k.s
+func (k *storage) measureApp(ctx context.Context, id string) {
+	s := k
 	ws := s.WorkDir(id)
 	img := ws + ".img"
 	if !fileExists(img) {
@@ -431,8 +433,8 @@ func (k storageKeeper) measureApp(ctx context.Context, id string) {
 // storageLeft is what userID has left of the storage budget now (at
 // least 1: a build is only started below the budget); 0 when it cannot
 // be read (no bound then).
-func (k storageKeeper) storageLeft(ctx context.Context, userID string) int64 {
-	s := k.s
+func (k *storage) storageLeft(ctx context.Context, userID string) int64 {
+	s := k
 	u, err := s.Store.StorageUsage(ctx, userID)
 	if err != nil {
 		return 0
@@ -443,18 +445,10 @@ func (k storageKeeper) storageLeft(ctx context.Context, userID string) int64 {
 // reservedBy is what the running apps of userID, but deployment except's,
 // may still write: the free space of their volumes. It is not in the
 // account's usage yet, so it is not left for another app either.
-func (k storageKeeper) reservedBy(userID, except string) int64 {
-	s := k.s
-	s.mu.Lock()
-	var ids []string
-	for id, run := range s.apps {
-		if run.userID == userID && id != except {
-			ids = append(ids, id)
-		}
-	}
-	s.mu.Unlock()
+func (k *storage) reservedBy(userID, except string) int64 {
+	s := k
 	var n int64
-	for _, id := range ids {
+	for _, id := range s.apps.running(userID, except) {
 		if u, ok := sandbox.MountedUsage(s.WorkDir(id)); ok {
 			n += u.FreeBytes
 		}
@@ -472,16 +466,16 @@ func (k storageKeeper) reservedBy(userID, except string) int64 {
 // registered. The volume is resized
 // only when that moves its size by more than a few MiB; a volume that
 // cannot be resized keeps its size.
-func (k storageKeeper) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
-	s := k.s
-	if s.Apps == nil || s.Apps.Sandbox == nil {
+func (k *storage) sizeAppVolume(ctx context.Context, d *gantry.Deployment, path string) {
+	s := k
+	if s.apps.Apps == nil || s.apps.Apps.Sandbox == nil {
 		return
 	}
 	u, err := s.Store.StorageUsage(ctx, d.UserID)
 	if err != nil {
 		return
 	}
-	v, err := s.Apps.Sandbox.AttachVolume(path)
+	v, err := s.apps.Apps.Sandbox.AttachVolume(path)
 	if err != nil {
 		return // the runtime says why it cannot start
 	}
@@ -489,7 +483,7 @@ func (k storageKeeper) sizeAppVolume(ctx context.Context, d *gantry.Deployment, 
 	if held.Bytes == 0 && held.FreeBytes == 0 {
 		return // mode none
 	}
-	appDisk := s.AppDisk
+	appDisk := *s.appDisk
 	if appDisk <= 0 {
 		appDisk = build.DefaultAppDisk
 	}

@@ -10,6 +10,18 @@ import (
 	"github.com/gantryhq/gantry"
 )
 
+// triggers is the deploy service's triggers capability: the deploys that
+// pushes, hooks and pull requests ask for (Trigger), superseding older
+// builds, and the commit watcher (watch.go).
+type triggers struct {
+	*core
+	*TriggersConfig
+	builds  *builds
+	release *release
+	apps    *apps
+	storage *storage
+}
+
 // errSuperseded is the cause of a build cancelled by a newer commit of
 // the same branch (supersede).
 var errSuperseded = errors.New("superseded by a newer commit")
@@ -29,7 +41,7 @@ const MsgAutoDeployOff = "Auto-deploy is off for this project: turn it on to dep
 // storage budget, pending cap), and the queued or running build of the
 // same project, target and branch (or pull request) that it supersedes
 // ends stopped with a log line naming the newer commit.
-func (s *Service) Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error) {
+func (s *triggers) Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.Deployment, error) {
 	if !gantry.ValidID(t.ProjectID) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "Project not found")
 	}
@@ -82,7 +94,7 @@ func (s *Service) Trigger(ctx context.Context, t gantry.DeployTrigger) (*gantry.
 // Outside GitHub one `git ls-remote` (Branches) answers: the build then
 // records the commit's message and author. GitHub's API (Heads) gives
 // them at once, with the owner's token for a private repository.
-func (s *Service) branchHead(ctx context.Context, p *gantry.Project, branch string) (*gantry.Commit, error) {
+func (s *triggers) branchHead(ctx context.Context, p *gantry.Project, branch string) (*gantry.Commit, error) {
 	if s.Branches != nil && !p.Repository.OnGitHub() {
 		sha, err := s.Branches.LsRemoteBranch(ctx, gantry.FirstNonBlank(p.Repository.CloneURL, p.Repository.URL), branch)
 		if gantry.ErrorCode(err) == gantry.ENOTFOUND {
@@ -113,7 +125,7 @@ func (s *Service) branchHead(ctx context.Context, p *gantry.Project, branch stri
 
 // newDeployment is a pending deployment of p for target with meta: a
 // preview on its own label, production on the project's subdomain.
-func (s *Service) newDeployment(p *gantry.Project, target string, meta gantry.DeploymentMetadata) *gantry.Deployment {
+func (s *triggers) newDeployment(p *gantry.Project, target string, meta gantry.DeploymentMetadata) *gantry.Deployment {
 	sub := p.Subdomain
 	if target == gantry.TargetPreview {
 		sub = gantry.PreviewLabel(p.ID, p.Subdomain, meta.Branch, meta.PullRequest)
@@ -137,15 +149,15 @@ func (s *Service) newDeployment(p *gantry.Project, target string, meta gantry.De
 // queue checks the owner's limits (live deployments, storage), queues d
 // (the store's pending cap), logs its place in the queue and wakes a
 // worker; d gets its project and user embedded for the answer.
-func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deployment) error {
-	if err := s.checkLiveLimit(ctx, p.UserID, p, d); err != nil {
+func (s *triggers) queue(ctx context.Context, p *gantry.Project, d *gantry.Deployment) error {
+	if err := s.builds.checkLiveLimit(ctx, p.UserID, p, d); err != nil {
 		return err
 	}
-	made, err := s.storage().checkStorage(ctx, p.UserID)
+	made, err := s.storage.checkStorage(ctx, p.UserID)
 	if err != nil {
 		return err
 	}
-	if err := s.Store.QueueDeployment(ctx, d, s.maxPending()); err != nil {
+	if err := s.Store.QueueDeployment(ctx, d, s.builds.maxPending()); err != nil {
 		return err
 	}
 	pos, _ := s.Store.QueuePosition(ctx, d.ID)
@@ -157,8 +169,8 @@ func (s *Service) queue(ctx context.Context, p *gantry.Project, d *gantry.Deploy
 		msg += " (" + strings.TrimSpace(gantry.ShortSHA(d.Metadata.CommitHash)+" "+firstLine(d.Metadata.CommitMessage)) + ")"
 	}
 	s.log(ctx, d.ID, gantry.LevelInfo, gantry.LogDeployment, msg)
-	s.storage().logRoom(ctx, d.ID, made)
-	s.kick()
+	s.storage.logRoom(ctx, d.ID, made)
+	s.builds.kick()
 	d.Project = &gantry.DeploymentProject{ID: p.ID, Name: p.Name, Description: p.Description, Type: p.Type,
 		BuildConfig: p.BuildConfig, Repository: p.Repository}
 	if u, err := s.Store.FindUserByID(ctx, p.UserID); err == nil {
@@ -177,7 +189,7 @@ func firstLine(msg string) string {
 // and label (branch or pull request) that were queued before it: each ends
 // stopped with "Cancelled: superseded by <sha> (<message>)" as its last
 // line, and its running build is cancelled after the stop committed.
-func (s *Service) supersede(ctx context.Context, newer *gantry.Deployment) {
+func (s *triggers) supersede(ctx context.Context, newer *gantry.Deployment) {
 	ctx = context.WithoutCancel(ctx)
 	ds, err := s.Store.ListDeployments(ctx, newer.UserID, gantry.DeploymentFilter{ProjectID: newer.ProjectID, Target: newer.Target})
 	if err != nil {
@@ -208,10 +220,10 @@ func (s *Service) supersede(ctx context.Context, newer *gantry.Deployment) {
 				s.publish(d.ID, e)
 			}
 		}
-		s.routeAll(t)
-		s.cancelBuildCause(d.ID, errSuperseded)
-		s.stopApp(d.ID, false)
-		s.finished(ctx, t.Deployment)
+		s.release.routeAll(t)
+		s.builds.cancelBuildCause(d.ID, errSuperseded)
+		s.apps.stopApp(d.ID, false)
+		s.release.finished(ctx, t.Deployment)
 	}
 }
 
@@ -238,16 +250,16 @@ func (s *Service) Redeploy(ctx context.Context, userID, id string, noCache bool)
 	if !gantry.ValidCommitSHA(meta.CommitHash) {
 		meta.CommitHash, meta.CommitMessage, meta.Author = "", "", ""
 	}
-	d := s.newDeployment(p, targetOf(old), meta)
+	d := s.triggers.newDeployment(p, targetOf(old), meta)
 	d.Version = old.Version
 	d.BuildInfo.BuildCommand = gantry.FirstNonBlank(old.BuildInfo.BuildCommand, p.BuildConfig.BuildCommand)
 	d.BuildInfo.OutputDirectory = gantry.FirstNonBlank(old.BuildInfo.OutputDirectory, p.BuildConfig.OutputDirectory)
 	d.NoCache = noCache
-	if err := s.queue(ctx, p, d); err != nil {
+	if err := s.triggers.queue(ctx, p, d); err != nil {
 		return nil, err
 	}
 	if d.Metadata.CommitHash != "" {
-		s.supersede(ctx, d)
+		s.triggers.supersede(ctx, d)
 	}
 	return d, nil
 }

@@ -77,7 +77,7 @@ func newWakeGate(global, perUser int) *wakeGate {
 }
 
 // wakes returns the service's wake gate, made at its first use.
-func (s *Service) wakes() *wakeGate {
+func (s *apps) wakes() *wakeGate {
 	s.wakeOnce.Do(func() { s.wakeGate = newWakeGate(s.WakeConcurrency, s.AccountWakes) })
 	return s.wakeGate
 }
@@ -156,7 +156,7 @@ func (g *wakeGate) slot(ctx context.Context, userID string) (func(), error) {
 // start): d stays live and asleep, the next wake waits for the back-off,
 // the failure is logged on d and, at the WakeNotifyAfter-th in a row,
 // its owner is notified. It returns the *WakeError to answer.
-func (s *Service) wakeFailed(ctx context.Context, d *gantry.Deployment, err error) error {
+func (s *apps) wakeFailed(ctx context.Context, d *gantry.Deployment, err error) error {
 	n, wait := s.wakes().failed(d.ID)
 	msg := gantry.ErrorMessage(err)
 	if gantry.ErrorCode(err) == gantry.EINTERNAL {

@@ -60,7 +60,7 @@ const watchHostBusyDelay = 5 * time.Second
 // a project claimed while its host is busy is put back for
 // watchHostBusyDelay. So a stalled host delays its own projects, never the
 // others' (issue 24, point 18).
-func (s *Service) watch(ctx context.Context, ws WatchStore) {
+func (s *triggers) watch(ctx context.Context, ws WatchStore) {
 	defer s.wg.Done()
 	hosts := &watchHosts{busy: map[string]int{}}
 	var wg sync.WaitGroup
@@ -110,7 +110,7 @@ func watchHost(raw string) string {
 
 // watchWorker claims due projects and checks them until none is due, then
 // waits for the next tick.
-func (s *Service) watchWorker(ctx context.Context, ws WatchStore, hosts *watchHosts) {
+func (s *triggers) watchWorker(ctx context.Context, ws WatchStore, hosts *watchHosts) {
 	t := time.NewTicker(min(s.WatchInterval, 5*time.Second))
 	defer t.Stop()
 	for {
@@ -137,7 +137,7 @@ func (s *Service) watchWorker(ctx context.Context, ws WatchStore, hosts *watchHo
 // check runs one check of w's project and records it; a project whose git
 // host watchPerHost workers are checking goes back for
 // watchHostBusyDelay, unchanged.
-func (s *Service) check(ctx context.Context, ws WatchStore, w *gantry.WatchState, hosts *watchHosts) {
+func (s *triggers) check(ctx context.Context, ws WatchStore, w *gantry.WatchState, hosts *watchHosts) {
 	interval := s.WatchInterval
 	next := func(head string, backoff time.Duration) {
 		if err := ws.FinishWatch(context.WithoutCancel(ctx), w.ProjectID, head, s.now().Add(backoff), backoff); err != nil {

@@ -109,28 +109,32 @@ func New(tb testing.TB, opts Options) *Stack {
 	if builder == nil && opts.Sandbox != nil {
 		builder = &build.Pipeline{Sandbox: opts.Sandbox, Cloner: opts.Repos}
 	}
-	s.Deploys = &deploy.Service{
-		Store:       opts.DB,
-		Builder:     builder,
-		Hub:         s.Hub,
-		Sites:       deploy.EdgeSites{Table: s.Table},
-		Notify:      opts.Notify,
-		Decrypt:     s.Tokens.Open,
-		Secrets:     s.Secrets,
-		SandboxUIDs: opts.UIDs,
-		DataDir:     s.DataDir,
-		LiveURL:     func(sub string) string { return "http://" + sub + ".localhost:8080" },
-		Poll:        poll,
+	c := deploy.Config{
+		SharedConfig: deploy.SharedConfig{
+			Store:       opts.DB,
+			Hub:         s.Hub,
+			Sites:       deploy.EdgeSites{Table: s.Table},
+			Notify:      opts.Notify,
+			Decrypt:     s.Tokens.Open,
+			Secrets:     s.Secrets,
+			SandboxUIDs: opts.UIDs,
+			DataDir:     s.DataDir,
+			LiveURL:     func(sub string) string { return "http://" + sub + ".localhost:8080" },
+		},
+		BuildsConfig: deploy.BuildsConfig{Builder: builder, Poll: poll},
 	}
 	if opts.Apps {
-		s.Deploys.Apps = &runtime.Supervisor{Sandbox: opts.Sandbox, StartTimeout: 30 * time.Second,
+		c.Apps = &runtime.Supervisor{Sandbox: opts.Sandbox, StartTimeout: 30 * time.Second,
 			StopGrace: 2 * time.Second, BackoffMin: 100 * time.Millisecond, BackoffMax: time.Second}
 	}
+	if opts.Repos != nil {
+		c.Heads, c.Branches = opts.Repos, opts.Repos.Git
+	}
+	s.Deploys = deploy.New(c)
 	s.Projects = &project.Service{Store: opts.DB, Deployments: s.Deploys, Notify: opts.Notify,
 		Decrypt: s.Tokens.Open, Secrets: s.Secrets, Hooks: s.Hooks, PublicURL: "http://localhost:8080"}
 	if opts.Repos != nil {
 		s.Projects.Repos = opts.Repos
-		s.Deploys.Heads, s.Deploys.Branches = opts.Repos, opts.Repos.Git
 	}
 	if opts.Workers {
 		if err := s.Deploys.Open(context.Background()); err != nil {
@@ -145,15 +149,7 @@ func New(tb testing.TB, opts Options) *Stack {
 // makes one when it starts again, publishing its sites to table. It is not
 // open yet.
 func Restarted(old *deploy.Service, table *edge.Table) *deploy.Service {
-	return &deploy.Service{
-		Store: old.Store, Builder: old.Builder, Hub: old.Hub, Sites: deploy.EdgeSites{Table: table},
-		Notify: old.Notify, Decrypt: old.Decrypt, Secrets: old.Secrets, Apps: old.Apps,
-		DrainTimeout: old.DrainTimeout, RuntimeLogLimit: old.RuntimeLogLimit, SandboxUIDs: old.SandboxUIDs,
-		DataDir: old.DataDir, LiveURL: old.LiveURL, Concurrency: old.Concurrency, MaxPending: old.MaxPending,
-		BuildTimeout: old.BuildTimeout, BuildDisk: old.BuildDisk, AppDisk: old.AppDisk,
-		Poll: old.Poll, Logger: old.Logger, Now: old.Now, Heads: old.Heads, Finished: old.Finished,
-		WatchInterval: old.WatchInterval, Branches: old.Branches, AppIdle: old.AppIdle,
-		PreviewIdle: old.PreviewIdle, WakeConcurrency: old.WakeConcurrency, AccountWakes: old.AccountWakes,
-		MeasureEvery: old.MeasureEvery,
-	}
+	c := old.Config()
+	c.Sites = deploy.EdgeSites{Table: table}
+	return deploy.New(c)
 }
