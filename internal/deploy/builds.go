@@ -213,14 +213,7 @@ func (s *builds) build(wctx context.Context, d *gantry.Deployment) {
 		if lost(err) {
 			return // a stop or delete came first: the deployment keeps its files as that left it
 		}
-		reason := "Publishing failed: " + gantry.ErrorMessage(err)
-		if gantry.ErrorCode(err) == gantry.EFORBIDDEN {
-			// Other deployments went live since this one was queued.
-			reason = gantry.ErrorMessage(err)
-		} else {
-			s.logger().Error("go live", "deployment", d.ID, "err", err)
-		}
-		s.release.fail(ctx, d, failure{reason: reason, from: inProgress})
+		s.release.fail(ctx, d, failure{reason: s.goLiveFailure(d, err), from: inProgress})
 		keepWorkspace = false
 		s.storage.dropFiles(ctx, d)
 		return
@@ -231,6 +224,15 @@ func (s *builds) build(wctx context.Context, d *gantry.Deployment) {
 	s.storage.prune(ctx, d.ProjectID)
 	// The deployment it replaced is now the project's newest stopped one.
 	s.storage.makeRoomFor(ctx, d)
+}
+
+// goLiveFailure is why d failed when its go-live failed with err.
+func (s *builds) goLiveFailure(d *gantry.Deployment, err error) string {
+	if gantry.ErrorCode(err) == gantry.EFORBIDDEN {
+		return gantry.ErrorMessage(err) // other deployments went live since this one was queued
+	}
+	s.logger().Error("go live", "deployment", d.ID, "err", err)
+	return "Publishing failed: " + gantry.ErrorMessage(err)
 }
 
 // buildJob is the build pipeline's job for d of project p.
