@@ -57,3 +57,22 @@ func removeRemote(s *storage, d *gantry.Deployment) {
 		s.logger().Error("remove site from the object store", "deployment", d.ID, "err", err)
 	}
 }
+
+// siteMissing reports whether d, a static site's deployment, has no
+// published files to serve again: none here and, with an object store,
+// none there either (a replica may restart or promote a site another
+// built). An unreachable store is an error that says so.
+func siteMissing(ctx context.Context, s *Service, d *gantry.Deployment) (bool, error) {
+	if IsApp(d) || fileExists(s.SiteDir(d.ID)) {
+		return false, nil
+	}
+	if s.Remote == nil {
+		return true, nil
+	}
+	ok, err := s.Remote.Has(ctx, d.ID)
+	if err != nil {
+		s.logger().Error("object store: look up a site", "deployment", d.ID, "err", err)
+		return false, gantry.Errorf(gantry.EUNAVAILABLE, "The site's files are kept in the object store, which cannot be reached right now: try again in a minute")
+	}
+	return !ok, nil
+}

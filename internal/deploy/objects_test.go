@@ -23,7 +23,7 @@ import (
 
 // siteBuilder publishes a fixed site as the build pipeline does: files
 // stored by content in the account's blob store, linked into the site's
-// folder, with a manifest.
+// folder, with a manifest. "{id}" in a file is the deployment's id.
 type siteBuilder struct{ files map[string]string }
 
 func (b siteBuilder) Run(_ context.Context, job build.Job, _ build.Logger) (*build.Result, error) {
@@ -39,7 +39,7 @@ func (b siteBuilder) Run(_ context.Context, job build.Job, _ build.Logger) (*bui
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, err
 		}
-		e, err := w.Copy(strings.NewReader(body), dst, false)
+		e, err := w.Copy(strings.NewReader(strings.ReplaceAll(body, "{id}", job.DeploymentID)), dst, false)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func TestSiteServedByAReplicaWithoutItsFiles(t *testing.T) {
 	srv := s3test.Start(t)
 	remote := &sitecache.Remote{Store: srv.Store("t")}
 	a := deploytest.New(t, deploytest.Options{DB: db, Builder: siteBuilder{map[string]string{
-		"index.html": "<h1>built on A</h1>", "app.js": "console.log('A')"}}, Poll: 20 * time.Millisecond}).Deploys
+		"index.html": "<h1>{id} built on A</h1>", "app.js": "console.log('A')"}}, Poll: 20 * time.Millisecond}).Deploys
 	a.NodeID, a.Remote = "node-a", remote
 	if err := a.Open(ctx); err != nil {
 		t.Fatal(err)
@@ -116,13 +116,33 @@ func TestSiteServedByAReplicaWithoutItsFiles(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	edgeB := edge.New("localhost", stack.Table, "http://localhost:8080")
 	edgeB.ConfigureFetch(cache)
-	if code, body := get(edgeB, d.Subdomain, "/"); code != 200 || body != "<h1>built on A</h1>" {
+	if code, body := get(edgeB, d.Subdomain, "/"); code != 200 || body != "<h1>"+d.ID+" built on A</h1>" {
 		t.Fatalf("replica B: %d %q, want A's site", code, body)
 	}
 	if code, body := get(edgeB, d.Subdomain, "/app.js"); code != 200 || body != "console.log('A')" {
 		t.Fatalf("replica B /app.js: %d %q", code, body)
 	}
 
+	// A redeploy on A; the first deployment, stopped, is restarted
+	// through B (a load balancer sent the click there): B has never had
+	// its files but the object store has.
+	d2, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2 = waitStatus(t, a, d2.ID); d2.Status != gantry.DeploymentLive {
+		t.Fatalf("second deployment %s: %s", d2.Status, d2.Error)
+	}
+	deploy.Settled(a, d2.ID)
+	if _, err := b.Restart(ctx, user.ID, d.Subdomain, d.ID); err != nil {
+		t.Fatalf("restart through B: %v", err)
+	}
+	if code, body := get(edgeB, d.Subdomain, "/"); code != 200 || body != "<h1>"+d.ID+" built on A</h1>" {
+		t.Fatalf("replica B after the restart: %d %q", code, body)
+	}
+	if _, err := b.Restart(ctx, user.ID, d2.Subdomain, d2.ID); err != nil {
+		t.Fatalf("restart of the second through B: %v", err)
+	}
 	if err := a.Delete(ctx, user.ID, d.ID); err != nil {
 		t.Fatal(err)
 	}

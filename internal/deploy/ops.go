@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -249,7 +248,9 @@ func (s *Service) Restart(ctx context.Context, userID, sub, deploymentID string)
 	if d.PrunedAt != nil {
 		return nil, gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
 	}
-	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
+	if missing, err := siteMissing(ctx, s, d); err != nil {
+		return nil, err
+	} else if missing {
 		return nil, gantry.Errorf(gantry.EINVALID, "This deployment never finished building, so there is nothing to restart: deploy the project again")
 	}
 	if err := s.bringBack(ctx, userID, d, false, "Deployment restarted: live at "+d.URL, errCannotRestart); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/gantryhq/gantry"
@@ -298,7 +297,9 @@ func (s *Service) Promote(ctx context.Context, userID, id string) (*gantry.Deplo
 	case d.PrunedAt != nil:
 		return nil, gantry.Errorf(gantry.ECONFLICT, gantry.MsgPruned)
 	}
-	if _, err := os.Stat(s.SiteDir(d.ID)); err != nil && !IsApp(d) {
+	if missing, err := siteMissing(ctx, s, d); err != nil {
+		return nil, err
+	} else if missing {
 		return nil, gantry.Errorf(gantry.ECONFLICT, "This deployment never finished building, so it cannot be promoted: redeploy it instead")
 	}
 	conflict := func(status string) error {

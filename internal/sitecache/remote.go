@@ -191,3 +191,8 @@ func fileSHA256(p string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// Has reports whether deployment id's site is in the store.
+func (r *Remote) Has(ctx context.Context, id string) (bool, error) {
+	return r.Store.Has(ctx, ManifestKey(id))
+}

@@ -97,3 +97,39 @@ func TestBlobsCountOnce(t *testing.T) {
 		t.Errorf("record for a missing deployment: %v, want ENOTFOUND", err)
 	}
 }
+
+// TestBlobsUnused: of a removed deployment's blobs, Unused keeps those no
+// deployment of the same account links to any more; another account
+// linking the same blob does not keep it (object keys are per account).
+func TestBlobsUnused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	alice, bob := mustCreateUser(t, db, "alice"), mustCreateUser(t, db, "bob")
+	site := mustCreateProject(t, db, alice.ID, "site")
+	old := mustBuilt(t, db, site, gantry.DeploymentStopped, 1, false)
+	cur := mustBuilt(t, db, site, gantry.DeploymentLive, 1, false)
+	bobs := mustBuilt(t, db, mustCreateProject(t, db, bob.ID, "bobs"), gantry.DeploymentLive, 1, false)
+	for d, hashes := range map[*gantry.Deployment][]string{old: {"shared", "old-only", "bob-too"}, cur: {"shared"}, bobs: {"bob-too"}} {
+		var refs []gantry.BlobRef
+		for _, h := range hashes {
+			refs = append(refs, gantry.BlobRef{Hash: h, Bytes: 4096})
+		}
+		if err := db.Blobs().Record(ctx, d.ID, refs, 4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Blobs().Forget(ctx, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Blobs().Unused(ctx, alice.ID, []string{"shared", "old-only", "bob-too"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != "old-only" || got[1] != "bob-too" {
+		t.Fatalf("unused %v, want [old-only bob-too]", got)
+	}
+	if got, err := db.Blobs().Unused(ctx, alice.ID, nil); err != nil || len(got) != 0 {
+		t.Fatalf("none asked: %v %v", got, err)
+	}
+}
