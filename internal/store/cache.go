@@ -12,7 +12,8 @@ import (
 // SetBuildCache records the bytes a project's build caches take and that a
 // build used them at usedAt (the owner's storage counts them); bytes <= 0
 // forgets them. ENOTFOUND when the project is gone.
-func (db *DB) SetBuildCache(ctx context.Context, projectID string, bytes int64, usedAt time.Time) error {
+func (st buildCaches) SetBuildCache(ctx context.Context, projectID string, bytes int64, usedAt time.Time) error {
+	db := st.db
 	if bytes <= 0 {
 		return db.DeleteBuildCache(ctx, projectID)
 	}
@@ -38,20 +39,23 @@ func (db *DB) SetBuildCache(ctx context.Context, projectID string, bytes int64, 
 
 // TouchBuildCache records that a build used the project's caches at usedAt
 // (no row: nothing to do).
-func (db *DB) TouchBuildCache(ctx context.Context, projectID string, usedAt time.Time) error {
+func (st buildCaches) TouchBuildCache(ctx context.Context, projectID string, usedAt time.Time) error {
+	db := st.db
 	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE build_caches SET used_at = ? WHERE project_id = ?`), usedAt.UTC(), projectID)
 	return err
 }
 
 // DeleteBuildCache forgets the project's build caches (none: no error).
-func (db *DB) DeleteBuildCache(ctx context.Context, projectID string) error {
+func (st buildCaches) DeleteBuildCache(ctx context.Context, projectID string) error {
+	db := st.db
 	_, err := db.db.ExecContext(ctx, db.rebind(`DELETE FROM build_caches WHERE project_id = ?`), projectID)
 	return err
 }
 
 // BuildCaches lists the owner's projects' build caches, least recently
 // used first (the order of eviction).
-func (db *DB) BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCache, error) {
+func (st buildCaches) BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCache, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT project_id, user_id, bytes, used_at FROM build_caches
 		WHERE user_id = ? ORDER BY used_at, project_id`), userID)
 	if err != nil {
@@ -72,7 +76,8 @@ func (db *DB) BuildCaches(ctx context.Context, userID string) ([]gantry.BuildCac
 
 // SetDeploymentDiagnosis records why the deployment failed (nil: nothing
 // diagnosed). ENOTFOUND when it no longer exists.
-func (db *DB) SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error {
+func (st buildCaches) SetDeploymentDiagnosis(ctx context.Context, id string, d *gantry.Diagnosis) error {
+	db := st.db
 	v := ""
 	if d != nil {
 		b, err := json.Marshal(d)

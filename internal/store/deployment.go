@@ -29,7 +29,8 @@ const msgDeploymentNotFound = "Deployment not found"
 // project of that user. A raw write for tests and tools setting up rows,
 // like UpdateDeployment: it checks no queue limit and leaves the project's
 // status alone. The platform queues builds with QueueDeployment.
-func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error {
+func (st deployments) CreateDeployment(ctx context.Context, d *gantry.Deployment) error {
+	db := st.db
 	return db.insertDeployment(ctx, d, 0, false)
 }
 
@@ -40,13 +41,15 @@ func (db *DB) CreateDeployment(ctx context.Context, d *gantry.Deployment) error 
 // lock on the user's row), so concurrent deploys never queue more. The
 // same transaction locks the project's row, as the transitions do, and
 // derives the project's status (building, for a new build).
-func (db *DB) QueueDeployment(ctx context.Context, d *gantry.Deployment, maxPending int) error {
+func (st deployments) QueueDeployment(ctx context.Context, d *gantry.Deployment, maxPending int) error {
+	db := st.db
 	return db.insertDeployment(ctx, d, maxPending, true)
 }
 
 // insertDeployment is QueueDeployment, deriving the project's status when
 // derive is set.
-func (db *DB) insertDeployment(ctx context.Context, d *gantry.Deployment, maxPending int, derive bool) error {
+func (st deployments) insertDeployment(ctx context.Context, d *gantry.Deployment, maxPending int, derive bool) error {
+	db := st.db
 	id, err := newID()
 	if err != nil {
 		return err
@@ -142,7 +145,8 @@ func encodeDeployment(d *gantry.Deployment) (info, meta, env string, err error) 
 
 // FindDeployment returns the owner's deployment with its project and user
 // embedded, or ENOTFOUND. An empty userID finds any owner's deployment.
-func (db *DB) FindDeployment(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
+func (st deployments) FindDeployment(ctx context.Context, userID, id string) (*gantry.Deployment, error) {
+	db := st.db
 	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.id = ?`
 	args := []any{id}
 	if userID != "" {
@@ -159,7 +163,8 @@ func (db *DB) FindDeployment(ctx context.Context, userID, id string) (*gantry.De
 }
 
 // ListDeployments returns the owner's deployments matching f, newest first.
-func (db *DB) ListDeployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error) {
+func (st deployments) ListDeployments(ctx context.Context, userID string, f gantry.DeploymentFilter) ([]*gantry.Deployment, error) {
+	db := st.db
 	q := `SELECT ` + deploymentColumns + deploymentFrom + `WHERE d.user_id = ?`
 	args := []any{userID}
 	if f.ProjectID != "" {
@@ -183,7 +188,8 @@ func (db *DB) ListDeployments(ctx context.Context, userID string, f gantry.Deplo
 
 // ListDeploymentsByStatus returns every deployment (any owner) in one of
 // statuses, oldest first.
-func (db *DB) ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*gantry.Deployment, error) {
+func (st deployments) ListDeploymentsByStatus(ctx context.Context, statuses ...string) ([]*gantry.Deployment, error) {
+	db := st.db
 	if len(statuses) == 0 {
 		return []*gantry.Deployment{}, nil
 	}
@@ -203,7 +209,8 @@ func (db *DB) ListDeploymentsByStatus(ctx context.Context, statuses ...string) (
 // writes to: it checks no status and moves neither the project's status
 // nor its route. The platform changes deployments only through the
 // transitions (transition.go).
-func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error {
+func (st deployments) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error {
+	db := st.db
 	info, meta, env, err := encodeDeployment(d)
 	if err != nil {
 		return err
@@ -229,7 +236,8 @@ func (db *DB) UpdateDeployment(ctx context.Context, d *gantry.Deployment) error 
 // row is taken with FOR UPDATE SKIP LOCKED so replicas never claim the
 // same build (claimers at the same instant may serve one user twice in a
 // row: the order is fair, not strict, under concurrency).
-func (db *DB) ClaimDeployment(ctx context.Context, c gantry.BuildClaim) (*gantry.Deployment, error) {
+func (st deployments) ClaimDeployment(ctx context.Context, c gantry.BuildClaim) (*gantry.Deployment, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -279,7 +287,8 @@ const queueOrder = ` FROM deployments d LEFT JOIN build_turns t ON t.user_id = d
 // Builds that other users queue later can still go ahead of it (a user
 // with fewer builds waiting is served sooner): the position is an
 // estimate that can grow, not a promise.
-func (db *DB) QueuePosition(ctx context.Context, id string) (int, error) {
+func (st deployments) QueuePosition(ctx context.Context, id string) (int, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT d.id, d.user_id`+queueOrder), gantry.DeploymentPending)
 	if err != nil {
 		return 0, fmt.Errorf("queue position: %w", err)
@@ -329,7 +338,8 @@ const countLive = `SELECT (SELECT COUNT(DISTINCT project_id) FROM deployments
 // label) went live: one more unless it replaces a live one, as GoLive
 // would (the project's live production deployment; the label's live
 // preview, or the project's oldest beyond gantry.MaxLivePreviews).
-func (db *DB) CountLiveAfter(ctx context.Context, userID, projectID, label string) (int, error) {
+func (st deployments) CountLiveAfter(ctx context.Context, userID, projectID, label string) (int, error) {
+	db := st.db
 	var n, replaced int
 	if err := db.queryRow(ctx, countLive, userID, userID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count live deployments: %w", err)
@@ -393,7 +403,8 @@ var storageColumns = `u.max_storage,
 // StorageUsage returns what the owner's deployments keep on disk (their
 // recorded file sizes and log bytes) and the owner's budget: one indexed
 // sum, no disk walk. ENOTFOUND for a missing user.
-func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageUsage, error) {
+func (st deployments) StorageUsage(ctx context.Context, userID string) (*gantry.StorageUsage, error) {
+	db := st.db
 	var s gantry.StorageUsage
 	err := db.queryRow(ctx, `SELECT `+storageColumns+` FROM users u WHERE u.id = ?`, userID).
 		Scan(&s.Budget, &s.Files, &s.Logs)
@@ -410,7 +421,8 @@ func (db *DB) StorageUsage(ctx context.Context, userID string) (*gantry.StorageU
 // files link to (Blobs), as the bytes of the deployment's kept files
 // while it keeps any (not pruned, files_size not 0); otherwise, or when
 // it is gone, it does nothing.
-func (db *DB) MeasuredDeploymentFiles(ctx context.Context, id string, size int64) error {
+func (st deployments) MeasuredDeploymentFiles(ctx context.Context, id string, size int64) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -427,7 +439,8 @@ func (db *DB) MeasuredDeploymentFiles(ctx context.Context, id string, size int64
 
 // SetDeploymentFiles records the bytes the deployment's kept files take on
 // disk; ENOTFOUND when it no longer exists.
-func (db *DB) SetDeploymentFiles(ctx context.Context, id string, size int64) error {
+func (st deployments) SetDeploymentFiles(ctx context.Context, id string, size int64) error {
+	db := st.db
 	return db.execOne(ctx, msgDeploymentNotFound, `UPDATE deployments SET files_size = ? WHERE id = ?`, size, id)
 }
 
@@ -437,7 +450,8 @@ func (db *DB) SetDeploymentFiles(ctx context.Context, id string, size int64) err
 // were before. Each is marked only while it is still stopped or failed,
 // unpruned and not the project's active deployment, so one restarted
 // meanwhile keeps its files.
-func (db *DB) PruneDeployments(ctx context.Context, projectID string, now time.Time) ([]*gantry.Deployment, error) {
+func (st deployments) PruneDeployments(ctx context.Context, projectID string, now time.Time) ([]*gantry.Deployment, error) {
+	db := st.db
 	var active sql.NullString
 	if err := db.queryRow(ctx, `SELECT active_deployment_id FROM projects WHERE id = ?`, projectID).
 		Scan(&active); errors.Is(err, sql.ErrNoRows) {
@@ -480,7 +494,8 @@ func (db *DB) PruneDeployments(ctx context.Context, projectID string, now time.T
 // while it is still stopped or failed and unpruned (the project's active
 // deployment included: making room for a new deployment may take it), and
 // reports whether it did: one restarted meanwhile keeps its files.
-func (db *DB) PruneDeployment(ctx context.Context, id string, now time.Time) (bool, error) {
+func (st deployments) PruneDeployment(ctx context.Context, id string, now time.Time) (bool, error) {
+	db := st.db
 	n, err := db.execCount(ctx, `UPDATE deployments SET files_size = 0, pruned_at = ?
 		WHERE id = ? AND pruned_at IS NULL AND status IN (?, ?)`,
 		now.UTC().Truncate(time.Millisecond), id, gantry.DeploymentStopped, gantry.DeploymentFailed)
@@ -489,7 +504,8 @@ func (db *DB) PruneDeployment(ctx context.Context, id string, now time.Time) (bo
 
 // AppendLog stores e as the deployment's next entry, setting e.Seq, and
 // adds the bytes of its message to the deployment's log size.
-func (db *DB) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogEntry) error {
+func (st deployments) AppendLog(ctx context.Context, deploymentID string, e *gantry.LogEntry) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -531,7 +547,8 @@ func appendLog(ctx context.Context, tx *Tx, deploymentID string, e *gantry.LogEn
 
 // Logs returns the deployment's entries with Seq > afterSeq, in order. With
 // afterSeq 0 and limit > 0 it returns the newest limit entries.
-func (db *DB) Logs(ctx context.Context, deploymentID string, afterSeq int64, limit int) ([]gantry.LogEntry, error) {
+func (st deployments) Logs(ctx context.Context, deploymentID string, afterSeq int64, limit int) ([]gantry.LogEntry, error) {
+	db := st.db
 	q := `SELECT seq, ts, level, type, message FROM deployment_logs WHERE deployment_id = ? AND seq > ?`
 	if limit > 0 && afterSeq == 0 {
 		q = `SELECT * FROM (` + q + fmt.Sprintf(` ORDER BY seq DESC LIMIT %d) newest`, limit)
@@ -555,7 +572,8 @@ func (db *DB) Logs(ctx context.Context, deploymentID string, afterSeq int64, lim
 }
 
 // CountLogs returns how many entries the deployment has.
-func (db *DB) CountLogs(ctx context.Context, deploymentID string) (int, error) {
+func (st deployments) CountLogs(ctx context.Context, deploymentID string) (int, error) {
+	db := st.db
 	var n int
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM deployment_logs WHERE deployment_id = ?`, deploymentID).Scan(&n)
 	return n, err
@@ -564,7 +582,8 @@ func (db *DB) CountLogs(ctx context.Context, deploymentID string) (int, error) {
 // ClearLogs deletes the deployment's entries and zeroes its log size;
 // numbering continues after the last one, so open streams never see a
 // number twice.
-func (db *DB) ClearLogs(ctx context.Context, deploymentID string) error {
+func (st deployments) ClearLogs(ctx context.Context, deploymentID string) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -584,7 +603,8 @@ func (db *DB) ClearLogs(ctx context.Context, deploymentID string) error {
 // deployment entries alone, and returns how many it deleted; the
 // deployment's log size is counted again from what is left. keep ≤ 0
 // deletes every runtime entry.
-func (db *DB) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error) {
+func (st deployments) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int) (int, error) {
+	db := st.db
 	q := `DELETE FROM deployment_logs WHERE deployment_id = ? AND type = ?`
 	args := []any{deploymentID, gantry.LogRuntime}
 	if keep > 0 {
@@ -611,7 +631,8 @@ func (db *DB) TrimRuntimeLogs(ctx context.Context, deploymentID string, keep int
 	return int(n), tx.Commit()
 }
 
-func (db *DB) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
+func (st deployments) queryDeployments(ctx context.Context, q string, args ...any) ([]*gantry.Deployment, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("query deployments: %w", err)
@@ -681,6 +702,7 @@ func scanDeployments(rows *sql.Rows) ([]*gantry.Deployment, error) {
 // GANTRY_APP_IDLE without a request, woken by the next one); a missing
 // deployment is ENOTFOUND. Read back, it counts only while the deployment
 // is live.
-func (db *DB) SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error {
+func (st deployments) SetSleeping(ctx context.Context, deploymentID string, sleeping bool) error {
+	db := st.db
 	return db.execOne(ctx, msgDeploymentNotFound, `UPDATE deployments SET sleeping = ? WHERE id = ?`, sleeping, deploymentID)
 }

@@ -10,7 +10,8 @@ import (
 
 // ProjectEnv returns a project's environment variables in the order they
 // were saved, values as stored (secret ones sealed).
-func (db *DB) ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error) {
+func (st projects) ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT key, value, is_secret, scope FROM project_env
 		WHERE project_id = ? ORDER BY position, key`), projectID)
 	if err != nil {
@@ -31,7 +32,8 @@ func (db *DB) ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar
 // SetProjectEnv replaces the owner's project's environment variables with
 // vars in one transaction; ENOTFOUND unless userID owns projectID. Secret
 // values must be sealed by the caller.
-func (db *DB) SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error {
+func (st projects) SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -27,7 +27,8 @@ const MsgGitHubTaken = "This GitHub account is already connected to another Gant
 // users_github_id_key enforces it); linking the same id again, or another
 // GitHub account to an already connected user, replaces the link. A missing
 // user is ENOTFOUND; a zero id or an empty username is EINVALID.
-func (db *DB) SetGitHubLink(ctx context.Context, userID string, link gantry.GitHubLink) error {
+func (st githubHooks) SetGitHubLink(ctx context.Context, userID string, link gantry.GitHubLink) error {
+	db := st.db
 	if link.ID == 0 || link.Username == "" {
 		return gantry.Errorf(gantry.EINVALID, "A GitHub account id and username are required")
 	}
@@ -71,7 +72,8 @@ func (db *DB) SetGitHubLink(ctx context.Context, userID string, link gantry.GitH
 // SetGitHubRepos replaces the stored repository list of userID's connected
 // account (most recently updated first, as GitHub.Repos returns it). It
 // does not touch the token or the connection. A missing user is ENOTFOUND.
-func (db *DB) SetGitHubRepos(ctx context.Context, userID string, repos []gantry.GitHubRepo) error {
+func (st githubHooks) SetGitHubRepos(ctx context.Context, userID string, repos []gantry.GitHubRepo) error {
+	db := st.db
 	enc, err := encodeRepos(repos)
 	if err != nil {
 		return err
@@ -83,7 +85,8 @@ func (db *DB) SetGitHubRepos(ctx context.Context, userID string, repos []gantry.
 // the GitHub id (so the account may be linked elsewhere), username, avatar
 // and repository list are erased. Clearing an account that is not connected
 // is not an error; a missing user is ENOTFOUND.
-func (db *DB) ClearGitHubLink(ctx context.Context, userID string) error {
+func (st githubHooks) ClearGitHubLink(ctx context.Context, userID string) error {
+	db := st.db
 	return db.updateOne(ctx, `UPDATE users SET github_connected = ?, github_id = NULL, github_username = '',
 			github_avatar = '', github_access_token = '', github_repos = '[]', updated_at = ?
 		WHERE id = ?`, false, db.now(), userID)

@@ -25,7 +25,8 @@ const hookFrom = ` FROM github_hooks h JOIN projects p ON p.id = h.project_id `
 // SaveGitHubHook stores h as its project's webhook (one per project),
 // replacing the one it had; the last delivery is kept. h.Secret must be
 // sealed (internal/secret). A missing project is ENOTFOUND.
-func (db *DB) SaveGitHubHook(ctx context.Context, h *gantry.GitHubHook) error {
+func (st githubHooks) SaveGitHubHook(ctx context.Context, h *gantry.GitHubHook) error {
+	db := st.db
 	if !secret.IsSealed(h.Secret) {
 		return errors.New("store: refusing to store a webhook secret that is not encrypted")
 	}
@@ -61,13 +62,15 @@ func (db *DB) SaveGitHubHook(ctx context.Context, h *gantry.GitHubHook) error {
 
 // FindGitHubHook returns the webhook of projectID; ENOTFOUND when it has
 // none.
-func (db *DB) FindGitHubHook(ctx context.Context, projectID string) (*gantry.GitHubHook, error) {
+func (st githubHooks) FindGitHubHook(ctx context.Context, projectID string) (*gantry.GitHubHook, error) {
+	db := st.db
 	return scanHook(db.queryRow(ctx, `SELECT `+hookColumns+hookFrom+`WHERE h.project_id = ?`, projectID))
 }
 
 // GitHubHookByHookID returns the webhook whose GitHub id
 // (X-GitHub-Hook-ID) is hookID; ENOTFOUND when none is (0 never is).
-func (db *DB) GitHubHookByHookID(ctx context.Context, hookID int64) (*gantry.GitHubHook, error) {
+func (st githubHooks) GitHubHookByHookID(ctx context.Context, hookID int64) (*gantry.GitHubHook, error) {
+	db := st.db
 	if hookID <= 0 {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "Webhook not found")
 	}
@@ -77,7 +80,8 @@ func (db *DB) GitHubHookByHookID(ctx context.Context, hookID int64) (*gantry.Git
 
 // GitHubHooksByRepo returns the webhooks of every project made from GitHub
 // repository repoID (several projects may share one), oldest first.
-func (db *DB) GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.GitHubHook, error) {
+func (st githubHooks) GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.GitHubHook, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+hookColumns+hookFrom+`WHERE h.repo_id = ?
 		ORDER BY h.created_at, h.project_id`), repoID)
 	if err != nil {
@@ -97,7 +101,8 @@ func (db *DB) GitHubHooksByRepo(ctx context.Context, repoID int64) ([]*gantry.Gi
 
 // RecordGitHubDelivery stores d as the last delivery of projectID's
 // webhook. A project without a webhook is ENOTFOUND.
-func (db *DB) RecordGitHubDelivery(ctx context.Context, projectID string, d gantry.GitHubDelivery) error {
+func (st githubHooks) RecordGitHubDelivery(ctx context.Context, projectID string, d gantry.GitHubDelivery) error {
+	db := st.db
 	res, err := db.db.ExecContext(ctx, db.rebind(`UPDATE github_hooks SET last_at = ?, last_event = ?, last_action = ?,
 		last_result = ?, last_message = ? WHERE project_id = ?`),
 		d.At.UTC().Truncate(time.Millisecond), d.Event, d.Action, d.Result, d.Message, projectID)
@@ -116,7 +121,8 @@ func (db *DB) RecordGitHubDelivery(ctx context.Context, projectID string, d gant
 // whether it was new: false means it was handled already (a replay).
 // ghhook keys a delivery by its webhook and the SHA-256 of its body, not
 // by X-GitHub-Delivery, which is not signed. Ids older than DeliveryRetention are forgotten.
-func (db *DB) ClaimGitHubDelivery(ctx context.Context, id string) (bool, error) {
+func (st githubHooks) ClaimGitHubDelivery(ctx context.Context, id string) (bool, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -168,7 +174,8 @@ const pullColumns = `project_id, number, title, author, head_branch, head_sha, f
 
 // SaveGitHubPullRequest stores pr (keyed by project and number), replacing
 // what was stored; it sets pr.UpdatedAt. A missing project is ENOTFOUND.
-func (db *DB) SaveGitHubPullRequest(ctx context.Context, pr *gantry.GitHubPullRequest) error {
+func (st githubHooks) SaveGitHubPullRequest(ctx context.Context, pr *gantry.GitHubPullRequest) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -204,21 +211,24 @@ func (db *DB) SaveGitHubPullRequest(ctx context.Context, pr *gantry.GitHubPullRe
 
 // FindGitHubPullRequest returns pull request number of projectID;
 // ENOTFOUND when Gantry has not seen it.
-func (db *DB) FindGitHubPullRequest(ctx context.Context, projectID string, number int) (*gantry.GitHubPullRequest, error) {
+func (st githubHooks) FindGitHubPullRequest(ctx context.Context, projectID string, number int) (*gantry.GitHubPullRequest, error) {
+	db := st.db
 	return scanPull(db.queryRow(ctx, `SELECT `+pullColumns+` FROM github_pull_requests
 		WHERE project_id = ? AND number = ?`, projectID, number))
 }
 
 // FindGitHubPullRequestByDeployment returns the pull request whose last
 // preview is deploymentID; ENOTFOUND when none is.
-func (db *DB) FindGitHubPullRequestByDeployment(ctx context.Context, projectID, deploymentID string) (*gantry.GitHubPullRequest, error) {
+func (st githubHooks) FindGitHubPullRequestByDeployment(ctx context.Context, projectID, deploymentID string) (*gantry.GitHubPullRequest, error) {
+	db := st.db
 	return scanPull(db.queryRow(ctx, `SELECT `+pullColumns+` FROM github_pull_requests
 		WHERE project_id = ? AND deployment_id = ?`, projectID, deploymentID))
 }
 
 // ListGitHubPullRequests returns the pull requests of projectID, newest
 // number first.
-func (db *DB) ListGitHubPullRequests(ctx context.Context, projectID string) ([]*gantry.GitHubPullRequest, error) {
+func (st githubHooks) ListGitHubPullRequests(ctx context.Context, projectID string) ([]*gantry.GitHubPullRequest, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT `+pullColumns+` FROM github_pull_requests
 		WHERE project_id = ? ORDER BY number DESC`), projectID)
 	if err != nil {

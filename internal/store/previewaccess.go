@@ -13,7 +13,8 @@ import (
 // PreviewLabels lists every preview label the platform has routed (live
 // or not) with whether anyone may see it: its project's repository is
 // public, or its owner opened the project's previews (issue 24, point 20).
-func (db *DB) PreviewLabels(ctx context.Context) ([]gantry.PreviewRoute, error) {
+func (st previewAccess) PreviewLabels(ctx context.Context) ([]gantry.PreviewRoute, error) {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, `SELECT pr.subdomain, p.repository, p.previews_open
 		FROM preview_routes pr JOIN projects p ON p.id = pr.project_id`)
 	if err != nil {
@@ -47,7 +48,8 @@ func privateRepository(repo string) bool {
 
 // PreviewOwner returns the owner (user id) of the project whose preview
 // label is label; ENOTFOUND when no project has it.
-func (db *DB) PreviewOwner(ctx context.Context, label string) (string, error) {
+func (st previewAccess) PreviewOwner(ctx context.Context, label string) (string, error) {
+	db := st.db
 	var owner string
 	err := db.queryRow(ctx, `SELECT p.user_id FROM preview_routes pr JOIN projects p ON p.id = pr.project_id
 		WHERE pr.subdomain = ?`, label).Scan(&owner)
@@ -63,7 +65,8 @@ func (db *DB) PreviewOwner(ctx context.Context, label string) (string, error) {
 // PreviewAccess returns whether userID's project projectID has a private
 // repository and whether its previews are open; ENOTFOUND when the project
 // is not userID's.
-func (db *DB) PreviewAccess(ctx context.Context, userID, projectID string) (gantry.PreviewAccess, error) {
+func (st previewAccess) PreviewAccess(ctx context.Context, userID, projectID string) (gantry.PreviewAccess, error) {
+	db := st.db
 	var repo string
 	var a gantry.PreviewAccess
 	err := db.queryRow(ctx, `SELECT repository, previews_open FROM projects WHERE id = ? AND user_id = ?`,
@@ -81,7 +84,8 @@ func (db *DB) PreviewAccess(ctx context.Context, userID, projectID string) (gant
 // SetPreviewsOpen opens (or closes) the previews of userID's project
 // projectID to anyone with their address; ENOTFOUND when the project is
 // not userID's.
-func (db *DB) SetPreviewsOpen(ctx context.Context, userID, projectID string, open bool) (gantry.PreviewAccess, error) {
+func (st previewAccess) SetPreviewsOpen(ctx context.Context, userID, projectID string, open bool) (gantry.PreviewAccess, error) {
+	db := st.db
 	res, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET previews_open = ? WHERE id = ? AND user_id = ?`),
 		open, projectID, userID)
 	if err != nil {

@@ -28,7 +28,8 @@ const projectFrom = ` FROM projects p LEFT JOIN deployments ad ON ad.id = p.acti
 // "app", then with "-2", "-3", … appended while the name is taken or
 // reserved. Creating more projects than the owner's plan allows is
 // EFORBIDDEN with a message naming the plan and the limit.
-func (db *DB) CreateProject(ctx context.Context, p *gantry.Project) error {
+func (st projects) CreateProject(ctx context.Context, p *gantry.Project) error {
+	db := st.db
 	for attempt := 0; ; attempt++ {
 		err := db.createProject(ctx, p)
 		if _, ok := uniqueViolation(err); ok && attempt < 5 {
@@ -38,7 +39,8 @@ func (db *DB) CreateProject(ctx context.Context, p *gantry.Project) error {
 	}
 }
 
-func (db *DB) createProject(ctx context.Context, p *gantry.Project) error {
+func (st projects) createProject(ctx context.Context, p *gantry.Project) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -132,7 +134,8 @@ func encodeProject(p *gantry.Project) (repo, cfg string, err error) {
 // FindProject returns the owner's project with its newest deployments, or
 // ENOTFOUND (also when it belongs to someone else). An empty userID finds
 // any owner's project.
-func (db *DB) FindProject(ctx context.Context, userID, id string) (*gantry.Project, error) {
+func (st projects) FindProject(ctx context.Context, userID, id string) (*gantry.Project, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -177,7 +180,8 @@ func findProject(ctx context.Context, tx *Tx, userID, id string) (*gantry.Projec
 }
 
 // ListProjects returns the owner's projects, newest first.
-func (db *DB) ListProjects(ctx context.Context, userID string) ([]*gantry.Project, error) {
+func (st projects) ListProjects(ctx context.Context, userID string) ([]*gantry.Project, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -196,7 +200,8 @@ func (db *DB) ListProjects(ctx context.Context, userID string) ([]*gantry.Projec
 // project p.ID. The subdomain never changes after creation, so live links
 // keep working after a rename. The gallery triggers (migrations 00004 and
 // 00009) list or unlist the project's app in the same transaction.
-func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
+func (st projects) UpdateProject(ctx context.Context, p *gantry.Project) error {
+	db := st.db
 	repo, cfg, err := encodeProject(p)
 	if err != nil {
 		return err
@@ -222,7 +227,8 @@ func (db *DB) UpdateProject(ctx context.Context, p *gantry.Project) error {
 
 // SetRepository replaces the owner's project's repository facts (and its
 // updated time), nothing else; ENOTFOUND otherwise.
-func (db *DB) SetRepository(ctx context.Context, userID, id string, r gantry.Repository) error {
+func (st projects) SetRepository(ctx context.Context, userID, id string, r gantry.Repository) error {
+	db := st.db
 	repo, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode repository: %w", err)
@@ -237,7 +243,8 @@ func (db *DB) SetRepository(ctx context.Context, userID, id string, r gantry.Rep
 //
 // Its subdomain and preview labels are recorded as removed under the next
 // route seq, so other replicas' edges drop them too (Feed.Routes).
-func (db *DB) DeleteProject(ctx context.Context, userID, id string) error {
+func (st projects) DeleteProject(ctx context.Context, userID, id string) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -257,7 +264,8 @@ func (db *DB) DeleteProject(ctx context.Context, userID, id string) error {
 }
 
 // CountProjects counts the owner's projects.
-func (db *DB) CountProjects(ctx context.Context, userID string) (int, error) {
+func (st projects) CountProjects(ctx context.Context, userID string) (int, error) {
+	db := st.db
 	var n int
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM projects WHERE user_id = ?`, userID).Scan(&n)
 	return n, err
@@ -268,7 +276,8 @@ func (db *DB) CountProjects(ctx context.Context, userID string) (int, error) {
 // up rows: it moves neither the project's status nor its route version.
 // The platform moves a project's active deployment only with GoLive and
 // DeleteDeployment (transition.go).
-func (db *DB) SetActiveDeployment(ctx context.Context, id, deploymentID string) error {
+func (st projects) SetActiveDeployment(ctx context.Context, id, deploymentID string) error {
+	db := st.db
 	var v any
 	if deploymentID != "" {
 		v = deploymentID
@@ -279,7 +288,8 @@ func (db *DB) SetActiveDeployment(ctx context.Context, id, deploymentID string) 
 
 // execOne runs a statement that must touch exactly one row; notFound is
 // the ENOTFOUND message otherwise.
-func (db *DB) execOne(ctx context.Context, notFound, query string, args ...any) error {
+func (st projects) execOne(ctx context.Context, notFound, query string, args ...any) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -336,7 +346,8 @@ func scanProjects(rows *sql.Rows) ([]*gantry.Project, error) {
 // has no token yet and reports whether it wrote (a first token made by two
 // requests at once is made once); otherwise it replaces the token (a
 // rotation). ENOTFOUND when the project is gone.
-func (db *DB) SetDeployHook(ctx context.Context, projectID, hash, sealed string, onlyIfNone bool) (bool, error) {
+func (st projects) SetDeployHook(ctx context.Context, projectID, hash, sealed string, onlyIfNone bool) (bool, error) {
+	db := st.db
 	q := `UPDATE projects SET deploy_hook_hash = ?, deploy_hook_sealed = ?, updated_at = ? WHERE id = ?`
 	if onlyIfNone {
 		q += ` AND deploy_hook_hash IS NULL`
@@ -354,7 +365,8 @@ func (db *DB) SetDeployHook(ctx context.Context, projectID, hash, sealed string,
 
 // FindProjectByDeployHook returns the project whose deploy hook token has
 // SHA-256 hash (hex); ENOTFOUND when none has.
-func (db *DB) FindProjectByDeployHook(ctx context.Context, hash string) (*gantry.Project, error) {
+func (st projects) FindProjectByDeployHook(ctx context.Context, hash string) (*gantry.Project, error) {
+	db := st.db
 	var id string
 	err := db.queryRow(ctx, `SELECT id FROM projects WHERE deploy_hook_hash = ?`, hash).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -370,7 +382,8 @@ func (db *DB) FindProjectByDeployHook(ctx context.Context, hash string) (*gantry
 // watcher — and claims it until now+lease, in one transaction (SKIP LOCKED
 // on PostgreSQL), so two replicas never check one project at once.
 // ENOTFOUND when none is due.
-func (db *DB) ClaimWatch(ctx context.Context, now time.Time, lease time.Duration) (*gantry.WatchState, error) {
+func (st projects) ClaimWatch(ctx context.Context, now time.Time, lease time.Duration) (*gantry.WatchState, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -404,7 +417,8 @@ func (db *DB) ClaimWatch(ctx context.Context, now time.Time, lease time.Duration
 // FinishWatch records a check of the project's watched branch: the head it
 // saw, when to check next and the interval it backs off to, and releases
 // the claim.
-func (db *DB) FinishWatch(ctx context.Context, projectID, head string, next time.Time, backoff time.Duration) error {
+func (st projects) FinishWatch(ctx context.Context, projectID, head string, next time.Time, backoff time.Duration) error {
+	db := st.db
 	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET watch_head = ?, watch_next_at = ?, watch_backoff_ms = ?,
 		watch_claimed_until = NULL WHERE id = ?`), head, next.UTC(), backoff.Milliseconds(), projectID)
 	if err != nil {

@@ -14,7 +14,8 @@ var _ gantry.SessionStore = (*DB)(nil)
 // milliseconds in UTC) and deletes every session that has expired by
 // s.CreatedAt, so the table holds live sessions and those ended by time
 // since the last sign-in. A missing user is ENOTFOUND.
-func (db *DB) CreateSession(ctx context.Context, s *gantry.Session) error {
+func (st sessions) CreateSession(ctx context.Context, s *gantry.Session) error {
+	db := st.db
 	s.CreatedAt = s.CreatedAt.UTC().Truncate(time.Millisecond)
 	s.ExpiresAt = s.ExpiresAt.UTC().Truncate(time.Millisecond)
 	tx, err := db.BeginTx(ctx, nil)
@@ -42,14 +43,16 @@ func (db *DB) CreateSession(ctx context.Context, s *gantry.Session) error {
 // the session belongs to userID and expires after now. A session that was
 // ended or has expired, another account's session, and a deleted account
 // are all ENOTFOUND.
-func (db *DB) FindSessionUser(ctx context.Context, id, userID string, now time.Time) (*gantry.User, error) {
+func (st sessions) FindSessionUser(ctx context.Context, id, userID string, now time.Time) (*gantry.User, error) {
+	db := st.db
 	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users
 		WHERE id = ? AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = users.id AND s.expires_at > ?)`,
 		userID, id, now.UTC().Truncate(time.Millisecond)))
 }
 
 // EndSession deletes session id; ENOTFOUND when there is none.
-func (db *DB) EndSession(ctx context.Context, id string) error {
+func (st sessions) EndSession(ctx context.Context, id string) error {
+	db := st.db
 	res, err := db.db.ExecContext(ctx, db.rebind(`DELETE FROM sessions WHERE id = ?`), id)
 	if err != nil {
 		return fmt.Errorf("end session: %w", err)
@@ -64,7 +67,8 @@ func (db *DB) EndSession(ctx context.Context, id string) error {
 
 // EndUserSessions deletes every session of userID except keepID ("" keeps
 // none) and returns how many it deleted.
-func (db *DB) EndUserSessions(ctx context.Context, userID, keepID string) (int, error) {
+func (st sessions) EndUserSessions(ctx context.Context, userID, keepID string) (int, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -81,7 +85,8 @@ func (db *DB) EndUserSessions(ctx context.Context, userID, keepID string) (int, 
 // session of the account except keepID, in one transaction, so that no
 // request can use another session once the new password is in place. It
 // returns how many sessions it deleted; a missing user is ENOTFOUND.
-func (db *DB) ChangePasswordHash(ctx context.Context, userID, hash, keepID string) (int, error) {
+func (st sessions) ChangePasswordHash(ctx context.Context, userID, hash, keepID string) (int, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -114,7 +119,8 @@ func endUserSessions(ctx context.Context, tx *Tx, userID, keepID string) (int, e
 
 // CountSessions returns the number of sessions stored (live or expired
 // but not yet deleted) of userID, or of every account when userID is "".
-func (db *DB) CountSessions(ctx context.Context, userID string) (int, error) {
+func (st sessions) CountSessions(ctx context.Context, userID string) (int, error) {
+	db := st.db
 	var n int
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM sessions WHERE user_id = ? OR ? = ''`, userID, userID).Scan(&n)
 	return n, err

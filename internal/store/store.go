@@ -42,6 +42,17 @@ var migrations embed.FS
 // DB is an open Gantry database. Create it with Open; it is safe for
 // concurrent use.
 type DB struct {
+	// The store's parts, one per entity or capability, each a type of
+	// its own over this connection (their methods are DB's):
+	users         // user.go: accounts, plans, sign-in bookkeeping
+	sessions      // session.go: sign-in sessions and tokens
+	projects      // project.go, env.go: projects, their settings and variables
+	deployments   // deployment.go: deployments, the build queue, logs
+	transitions   // transition.go: status transitions and the routes they move
+	githubHooks   // githubhook.go, github.go: webhooks, deliveries, pull requests
+	buildCaches   // cache.go: the build caches' records
+	previewAccess // previewaccess.go: who may open which preview
+
 	db      *sql.DB
 	dialect string
 
@@ -65,6 +76,8 @@ const PostgresMaxConns = 20
 // PostgresMaxConns connections at once.
 func Open(ctx context.Context, dsn string) (*DB, error) {
 	db := &DB{Now: time.Now}
+	db.users, db.sessions, db.projects, db.deployments = users{db}, sessions{db}, projects{db}, deployments{db}
+	db.transitions, db.githubHooks, db.buildCaches, db.previewAccess = transitions{db}, githubHooks{db}, buildCaches{db}, previewAccess{db}
 	var err error
 	if isPostgres(dsn) {
 		db.dialect = Postgres

@@ -69,7 +69,8 @@ func lockProject(ctx context.Context, tx *Tx, projectID string) (*projectState, 
 // beginTransition starts the transaction of a change of deployment id: it
 // locks the deployment's project, then the deployment, and returns both as
 // they are now. ENOTFOUND when the deployment is gone.
-func (db *DB) beginTransition(ctx context.Context, id string) (*Tx, *projectState, *gantry.Deployment, error) {
+func (st transitions) beginTransition(ctx context.Context, id string) (*Tx, *projectState, *gantry.Deployment, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -171,7 +172,7 @@ func settle(ctx context.Context, tx *Tx, before *projectState) (*gantry.Route, e
 // labels are preview labels whose routes the change moved already (their
 // versions counted); a preview's own label is counted here when it serves
 // d. The transition carries their routes (Previews).
-func (db *DB) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition, labels ...string) (*gantry.Transition, error) {
+func (st transitions) finish(ctx context.Context, tx *Tx, p *projectState, from string, d *gantry.Deployment, line *gantry.LogEntry, t *gantry.Transition, labels ...string) (*gantry.Transition, error) {
 	if line != nil {
 		if err := appendLog(ctx, tx, d.ID, line); err != nil {
 			return nil, err
@@ -241,7 +242,8 @@ func at(tx *Tx, c gantry.Change) time.Time {
 // deployments than the plan allows changes nothing and is EFORBIDDEN
 // (gantry.ErrLiveLimit): checked here, in the transaction, as well as when
 // the build was queued.
-func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*gantry.Transition, error) {
+func (st transitions) GoLive(ctx context.Context, id, from string, c gantry.Change) (*gantry.Transition, error) {
+	db := st.db
 	tx, p, d, err := db.beginTransition(ctx, id)
 	if err != nil {
 		return nil, err
@@ -319,7 +321,8 @@ func (db *DB) GoLive(ctx context.Context, id, from string, c gantry.Change) (*ga
 // had not ended ends at c.At: its end time, and its duration from its
 // start. c.Line, when set, is appended to its log. A deployment in none of
 // from is a *gantry.TransitionError.
-func (db *DB) FailDeployment(ctx context.Context, id string, from []string, reason string, c gantry.Change) (*gantry.Transition, error) {
+func (st transitions) FailDeployment(ctx context.Context, id string, from []string, reason string, c gantry.Change) (*gantry.Transition, error) {
+	db := st.db
 	tx, p, d, err := db.beginTransition(ctx, id)
 	if err != nil {
 		return nil, err
@@ -347,7 +350,8 @@ func (db *DB) FailDeployment(ctx context.Context, id string, from []string, reas
 // project's status and route. A build that had started and not ended ends
 // at c.At. Any other status is a *gantry.TransitionError. Cancelling the
 // build or ending the app is the caller's work, after the commit.
-func (db *DB) StopDeployment(ctx context.Context, id string, c gantry.Change) (*gantry.Transition, error) {
+func (st transitions) StopDeployment(ctx context.Context, id string, c gantry.Change) (*gantry.Transition, error) {
+	db := st.db
 	tx, p, d, err := db.beginTransition(ctx, id)
 	if err != nil {
 		return nil, err
@@ -372,7 +376,8 @@ func (db *DB) StopDeployment(ctx context.Context, id string, c gantry.Change) (*
 // status, in one transaction with the project's status and route: a
 // project whose active deployment it was points at none afterwards.
 // ENOTFOUND when it does not exist.
-func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transition, error) {
+func (st transitions) DeleteDeployment(ctx context.Context, id string) (*gantry.Transition, error) {
+	db := st.db
 	tx, p, d, err := db.beginTransition(ctx, id)
 	if err != nil {
 		return nil, err
@@ -406,7 +411,8 @@ func (db *DB) DeleteDeployment(ctx context.Context, id string) (*gantry.Transiti
 // status (building and deploying both read "building"): d.Status must be
 // from or deploying. A deployment no longer in from is a
 // *gantry.TransitionError; ENOTFOUND when it is gone.
-func (db *DB) SaveBuild(ctx context.Context, d *gantry.Deployment, from string) error {
+func (st transitions) SaveBuild(ctx context.Context, d *gantry.Deployment, from string) error {
+	db := st.db
 	if from != gantry.DeploymentBuilding || (d.Status != from && d.Status != gantry.DeploymentDeploying) {
 		return fmt.Errorf("save build: %s → %s is not a build's progress", from, d.Status)
 	}
@@ -443,7 +449,8 @@ func (db *DB) SaveBuild(ctx context.Context, d *gantry.Deployment, from string) 
 
 // ListRoutes returns the route of every project that has an active
 // deployment, with that deployment: what start-up routes again.
-func (db *DB) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
+func (st transitions) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -496,7 +503,8 @@ func (db *DB) ListRoutes(ctx context.Context) ([]*gantry.Route, error) {
 // project's type unless the project has one of its own already (anything
 // but "" and "github"): one conditional statement, so it never overwrites
 // the owner's edits as a whole-row write of an older copy would.
-func (db *DB) SetDetectedType(ctx context.Context, id, typ string) error {
+func (st transitions) SetDetectedType(ctx context.Context, id, typ string) error {
+	db := st.db
 	_, err := db.db.ExecContext(ctx, db.rebind(`UPDATE projects SET type = ?, updated_at = ?
 		WHERE id = ? AND type IN ('', 'github')`), typ, db.now(), id)
 	if err != nil {

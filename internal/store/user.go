@@ -30,7 +30,8 @@ const userColumns = `id, username, email, full_name, avatar, password_hash, role
 // the email, and defaults an empty Role to student and an empty plan to the
 // free plan with its limits. A taken username or email (compared
 // case-insensitively) is ECONFLICT. The caller validates the fields.
-func (db *DB) CreateUser(ctx context.Context, u *gantry.User) error {
+func (st users) CreateUser(ctx context.Context, u *gantry.User) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -90,13 +91,15 @@ func createUser(ctx context.Context, tx *Tx, u *gantry.User) error {
 }
 
 // FindUserByID returns the user with the given id, or ENOTFOUND.
-func (db *DB) FindUserByID(ctx context.Context, id string) (*gantry.User, error) {
+func (st users) FindUserByID(ctx context.Context, id string) (*gantry.User, error) {
+	db := st.db
 	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 }
 
 // FindUserByEmail returns the user with the given email, compared
 // case-insensitively, or ENOTFOUND.
-func (db *DB) FindUserByEmail(ctx context.Context, email string) (*gantry.User, error) {
+func (st users) FindUserByEmail(ctx context.Context, email string) (*gantry.User, error) {
+	db := st.db
 	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`,
 		gantry.NormalizeEmail(email)))
 }
@@ -109,7 +112,8 @@ func findUserByID(ctx context.Context, tx *Tx, id string) (*gantry.User, error) 
 // applies the fields that are set, and returns the updated user. A missing
 // user is ENOTFOUND; a username or email taken by another account is
 // ECONFLICT. Changing only the case of one's own username is allowed.
-func (db *DB) UpdateUser(ctx context.Context, id string, upd gantry.UserUpdate) (*gantry.User, error) {
+func (st users) UpdateUser(ctx context.Context, id string, upd gantry.UserUpdate) (*gantry.User, error) {
+	db := st.db
 	upd.Normalize()
 	if err := upd.Validate(); err != nil {
 		return nil, err
@@ -148,24 +152,28 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd gantry.UserUpdate) 
 
 // SetPasswordHash replaces a user's password hash; ENOTFOUND when the user
 // does not exist.
-func (db *DB) SetPasswordHash(ctx context.Context, id, hash string) error {
+func (st users) SetPasswordHash(ctx context.Context, id, hash string) error {
+	db := st.db
 	return db.updateOne(ctx, `UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?`, hash, db.now(), id)
 }
 
 // TouchLastLogin records a sign-in at the given time; ENOTFOUND when the
 // user does not exist.
-func (db *DB) TouchLastLogin(ctx context.Context, id string, at time.Time) error {
+func (st users) TouchLastLogin(ctx context.Context, id string, at time.Time) error {
+	db := st.db
 	return db.updateOne(ctx, `UPDATE users SET last_login = ? WHERE id = ?`, at.UTC().Truncate(time.Millisecond), id)
 }
 
 // DeleteUser removes a user and, by cascade, their projects and
 // deployments; ENOTFOUND when the user does not exist.
-func (db *DB) DeleteUser(ctx context.Context, id string) error {
+func (st users) DeleteUser(ctx context.Context, id string) error {
+	db := st.db
 	return db.updateOne(ctx, `DELETE FROM users WHERE id = ?`, id)
 }
 
 // updateOne runs a statement that must touch exactly one user row.
-func (db *DB) updateOne(ctx context.Context, query string, args ...any) error {
+func (st users) updateOne(ctx context.Context, query string, args ...any) error {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -186,7 +194,8 @@ func (db *DB) updateOne(ctx context.Context, query string, args ...any) error {
 // UserStats counts a user's projects, deployments and live deployments,
 // the whole days between the account's creation and now, and the storage
 // the deployments use (see StorageUsage). A missing user is ENOTFOUND.
-func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.UserStats, error) {
+func (st users) UserStats(ctx context.Context, id string, now time.Time) (*gantry.UserStats, error) {
+	db := st.db
 	var created time.Time
 	var s gantry.UserStats
 	err := db.queryRow(ctx, `SELECT created_at,
@@ -217,7 +226,8 @@ func (db *DB) UserStats(ctx context.Context, id string, now time.Time) (*gantry.
 // is a deployment whose build info has a start command. A blob several
 // deployments link to counts once, in the first of sites, apps and
 // rollbacks that links to it.
-func (db *DB) splitFiles(ctx context.Context, userID string, u *gantry.StorageUsage) error {
+func (st users) splitFiles(ctx context.Context, userID string, u *gantry.StorageUsage) error {
+	db := st.db
 	rows, err := db.db.QueryContext(ctx, db.rebind(`SELECT id, status, files_size, build_info FROM deployments
 		WHERE user_id = ? AND files_size > 0`), userID)
 	if err != nil {
@@ -368,12 +378,14 @@ func nullInt64(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: v 
 
 // SetUserActive activates or deactivates an account; a deactivated account
 // cannot sign in. ENOTFOUND when the user does not exist.
-func (db *DB) SetUserActive(ctx context.Context, id string, active bool) error {
+func (st users) SetUserActive(ctx context.Context, id string, active bool) error {
+	db := st.db
 	return db.updateOne(ctx, `UPDATE users SET is_active = ?, updated_at = ? WHERE id = ?`, active, db.now(), id)
 }
 
 // CountUsers returns the number of accounts.
-func (db *DB) CountUsers(ctx context.Context) (int, error) {
+func (st users) CountUsers(ctx context.Context) (int, error) {
+	db := st.db
 	var n int
 	err := db.queryRow(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
 	return n, err
@@ -385,7 +397,8 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 // of given-back ones, else the next never given. Every call records that
 // the slot is in use now (a build or an app start), which keeps it the
 // account's. A missing user is ENOTFOUND.
-func (db *DB) SandboxSlot(ctx context.Context, userID string) (int64, error) {
+func (st users) SandboxSlot(ctx context.Context, userID string) (int64, error) {
+	db := st.db
 	for attempt := 1; ; attempt++ {
 		slot, err := db.sandboxSlot(ctx, userID)
 		if errors.Is(err, errSlotRace) && attempt < 10 {
@@ -398,7 +411,8 @@ func (db *DB) SandboxSlot(ctx context.Context, userID string) (int64, error) {
 // errSlotRace is a slot of the pool taken by another account meanwhile.
 var errSlotRace = errors.New("sandbox slot taken meanwhile")
 
-func (db *DB) sandboxSlot(ctx context.Context, userID string) (int64, error) {
+func (st users) sandboxSlot(ctx context.Context, userID string) (int64, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -473,7 +487,8 @@ func (db *DB) sandboxSlot(ctx context.Context, userID string) (int64, error) {
 // uid but lie in volumes and folders only its own runs mount, and its
 // next build takes a slot anew (build caches and kept app volumes are
 // re-owned when used: build.Pipeline, sandbox.Reown).
-func (db *DB) ReleaseSandboxSlots(ctx context.Context, idle time.Duration) (int, error) {
+func (st users) ReleaseSandboxSlots(ctx context.Context, idle time.Duration) (int, error) {
+	db := st.db
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
