@@ -39,6 +39,9 @@ import (
 // Server is the fake. Its fields may be changed between requests.
 type Server struct {
 	*httptest.Server
+	// hookPart is the repositories' webhooks, commit statuses, comments
+	// and the events delivered to the webhooks (hooks.go).
+	hookPart
 	Git *gittest.Server // holds the bare repositories
 
 	ClientID, ClientSecret string // the OAuth app; requests with others fail
@@ -108,6 +111,7 @@ func NewServer(tb testing.TB) *Server {
 		comments:     map[int64]*Comment{},
 		nextID:       1000,
 	}
+	s.hookPart = hookPart{s}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.Close)
 	return s

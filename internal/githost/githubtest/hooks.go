@@ -18,6 +18,11 @@ import (
 	"time"
 )
 
+// hookPart is the fake's repository webhooks: creating them, delivering
+// events to them (Deliver, the payload builders), and the commit statuses
+// and comments Gantry writes back. Server embeds it.
+type hookPart struct{ s *Server }
+
 // Hook is a repository webhook of the fake (POST /repos/{o}/{r}/hooks).
 type Hook struct {
 	ID          int64
@@ -60,7 +65,8 @@ type Delivery struct {
 }
 
 // Hooks returns the webhooks of repository fullName, oldest first.
-func (s *Server) Hooks(fullName string) []Hook {
+func (hp hookPart) Hooks(fullName string) []Hook {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Hook
@@ -75,7 +81,8 @@ func (s *Server) Hooks(fullName string) []Hook {
 
 // Statuses returns the commit statuses set on fullName's sha, oldest
 // first.
-func (s *Server) Statuses(fullName, sha string) []Status {
+func (hp hookPart) Statuses(fullName, sha string) []Status {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Status
@@ -89,7 +96,8 @@ func (s *Server) Statuses(fullName, sha string) []Status {
 
 // Comments returns the comments of issue or pull request number of
 // fullName, oldest first.
-func (s *Server) Comments(fullName string, number int) []Comment {
+func (hp hookPart) Comments(fullName string, number int) []Comment {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Comment
@@ -107,7 +115,8 @@ func (s *Server) Comments(fullName string, number int) []Comment {
 }
 
 // Deliveries returns every delivery made so far, in order.
-func (s *Server) Deliveries() []Delivery {
+func (hp hookPart) Deliveries() []Delivery {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Delivery(nil), s.deliveries...)
@@ -116,7 +125,8 @@ func (s *Server) Deliveries() []Delivery {
 // FailHooks makes hook creation and deletion answer status (e.g. 404, as
 // GitHub does for an account without admin rights, or 500); 0 restores
 // normal answers.
-func (s *Server) FailHooks(status int) {
+func (hp hookPart) FailHooks(status int) {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.hookFail = status
@@ -154,7 +164,8 @@ func NewDeliveryID() string {
 // a fresh X-GitHub-Delivery and the body signed with the hook's secret, as
 // GitHub does, and returns the deliveries. A receiver that cannot be
 // reached is a Delivery with Status 0, not a failure.
-func (s *Server) Deliver(tb testing.TB, fullName, event string, payload any) []Delivery {
+func (hp hookPart) Deliver(tb testing.TB, fullName, event string, payload any) []Delivery {
+	s := hp.s
 	tb.Helper()
 	body, err := json.Marshal(payload)
 	if err != nil {
@@ -173,7 +184,8 @@ func (s *Server) Deliver(tb testing.TB, fullName, event string, payload any) []D
 
 // Redeliver sends delivery d again, as GitHub's "Redeliver" button does
 // (same X-GitHub-Delivery, same body, same signature).
-func (s *Server) Redeliver(tb testing.TB, d Delivery) Delivery {
+func (hp hookPart) Redeliver(tb testing.TB, d Delivery) Delivery {
+	s := hp.s
 	tb.Helper()
 	s.mu.Lock()
 	h, ok := s.hooks[d.HookID]
@@ -188,7 +200,8 @@ func (s *Server) Redeliver(tb testing.TB, d Delivery) Delivery {
 	return s.deliverOne(hook, d.Event, d.ID, d.Body)
 }
 
-func (s *Server) deliverOne(h Hook, event, id string, body []byte) Delivery {
+func (hp hookPart) deliverOne(h Hook, event, id string, body []byte) Delivery {
+	s := hp.s
 	d := Delivery{HookID: h.ID, ID: id, Event: event, Body: body}
 	req, err := http.NewRequest(http.MethodPost, h.URL, bytes.NewReader(body))
 	if err == nil {
@@ -227,7 +240,8 @@ func contains(list []string, v string) bool {
 }
 
 // repositoryPayload is the "repository" object of events.
-func (s *Server) repositoryPayload(r *Repo) map[string]any {
+func (hp hookPart) repositoryPayload(r *Repo) map[string]any {
+	s := hp.s
 	return map[string]any{
 		"id": r.ID, "node_id": "R_" + strconv.FormatInt(r.ID, 10), "name": r.Name, "full_name": r.FullName(),
 		"private": r.Private, "owner": map[string]any{"login": r.Owner, "name": r.Owner},
@@ -238,7 +252,8 @@ func (s *Server) repositoryPayload(r *Repo) map[string]any {
 
 // headCommit reads branch's last commit of fullName from the bare
 // repository: sha, message, author name and email, and time.
-func (s *Server) headCommit(tb testing.TB, fullName, branch string) (sha, message, name, email, date string) {
+func (hp hookPart) headCommit(tb testing.TB, fullName, branch string) (sha, message, name, email, date string) {
+	s := hp.s
 	tb.Helper()
 	bare := filepath.Join(s.Git.Root, fullName+".git")
 	out, err := exec.Command("git", "-C", bare, "log", "-1", "--format=%H%x00%an%x00%ae%x00%aI%x00%B",
@@ -256,7 +271,8 @@ func (s *Server) headCommit(tb testing.TB, fullName, branch string) (sha, messag
 // PushPayload is the payload of a push of branch's current head to
 // fullName, by pusher (the repository's owner when ""), shaped as GitHub's
 // push event.
-func (s *Server) PushPayload(tb testing.TB, fullName, branch, pusher string) map[string]any {
+func (hp hookPart) PushPayload(tb testing.TB, fullName, branch, pusher string) map[string]any {
+	s := hp.s
 	tb.Helper()
 	r := s.repo(fullName)
 	if r == nil {
@@ -284,7 +300,8 @@ func (s *Server) PushPayload(tb testing.TB, fullName, branch, pusher string) map
 }
 
 // DeleteBranchPayload is the push event of deleting branch of fullName.
-func (s *Server) DeleteBranchPayload(tb testing.TB, fullName, branch string) map[string]any {
+func (hp hookPart) DeleteBranchPayload(tb testing.TB, fullName, branch string) map[string]any {
+	s := hp.s
 	tb.Helper()
 	r := s.repo(fullName)
 	if r == nil {
@@ -314,7 +331,8 @@ type PullRequest struct {
 // repository fullName, with the head branch's current commit as head.sha.
 // Unless pr is closed, it also points the base repository's
 // refs/pull/<n>/head at that commit, as GitHub does.
-func (s *Server) PullRequestPayload(tb testing.TB, fullName string, pr PullRequest) map[string]any {
+func (hp hookPart) PullRequestPayload(tb testing.TB, fullName string, pr PullRequest) map[string]any {
+	s := hp.s
 	tb.Helper()
 	base := s.repo(fullName)
 	if base == nil {
@@ -375,7 +393,8 @@ func (s *Server) PullRequestPayload(tb testing.TB, fullName string, pr PullReque
 // reports whether the path was one of them. Only the repository's owner
 // may use them (GitHub asks for admin rights for hooks and push rights for
 // the others; the fake has no collaborators).
-func (s *Server) serveRepoWrite(w http.ResponseWriter, r *http.Request, viewer *User, parts []string) bool {
+func (hp hookPart) serveRepoWrite(w http.ResponseWriter, r *http.Request, viewer *User, parts []string) bool {
+	s := hp.s
 	if len(parts) < 4 || parts[0] != "repos" {
 		return false
 	}
@@ -491,7 +510,8 @@ func (s *Server) serveRepoWrite(w http.ResponseWriter, r *http.Request, viewer *
 	return true
 }
 
-func (s *Server) createHook(w http.ResponseWriter, r *http.Request, repo *Repo) {
+func (hp hookPart) createHook(w http.ResponseWriter, r *http.Request, repo *Repo) {
+	s := hp.s
 	const doc = "https://docs.github.com/rest/repos/webhooks#create-a-repository-webhook"
 	var body struct {
 		Name   string   `json:"name"`
@@ -544,13 +564,15 @@ func (s *Server) createHook(w http.ResponseWriter, r *http.Request, repo *Repo) 
 // SetPingOnCreate makes every new hook receive a ping event right after it
 // is created, as on GitHub (off by default, so tests see only the
 // deliveries they make).
-func (s *Server) SetPingOnCreate(on bool) {
+func (hp hookPart) SetPingOnCreate(on bool) {
+	s := hp.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pingOnCreate = on
 }
 
-func (s *Server) hookJSON(h Hook) map[string]any {
+func (hp hookPart) hookJSON(h Hook) map[string]any {
+	s := hp.s
 	cfg := map[string]any{"url": h.URL, "content_type": h.ContentType, "insecure_ssl": "0"}
 	if h.Secret != "" {
 		cfg["secret"] = "********" // GitHub never shows it back
@@ -561,7 +583,8 @@ func (s *Server) hookJSON(h Hook) map[string]any {
 		"updated_at": time.Now().UTC().Format(time.RFC3339), "created_at": time.Now().UTC().Format(time.RFC3339)}
 }
 
-func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, repo *Repo, viewer *User, sha string) {
+func (hp hookPart) createStatus(w http.ResponseWriter, r *http.Request, repo *Repo, viewer *User, sha string) {
+	s := hp.s
 	const doc = "https://docs.github.com/rest/commits/statuses#create-a-commit-status"
 	var body struct {
 		State       string `json:"state"`
@@ -603,7 +626,8 @@ func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, repo *Repo
 		"created_at": time.Now().UTC().Format(time.RFC3339), "updated_at": time.Now().UTC().Format(time.RFC3339)})
 }
 
-func (s *Server) commentJSON(c Comment) map[string]any {
+func (hp hookPart) commentJSON(c Comment) map[string]any {
+	s := hp.s
 	return map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.User},
 		"html_url":   fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", s.URL, c.Repo, c.Number, c.ID),
 		"created_at": c.CreatedAt.Format(time.RFC3339), "updated_at": c.UpdatedAt.Format(time.RFC3339)}
