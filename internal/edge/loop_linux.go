@@ -152,6 +152,12 @@ func (l *Loop) Close() error {
 // evloop is one event loop: an epoll set, the connections registered in
 // it, and an eventfd to wake it.
 type evloop struct {
+	// Its parts, each a type of its own over the loop: the connections
+	// to apps, idle ones kept by address (upPool, loop_proxy_linux.go),
+	// and answering from a site's files (filePart).
+	upPool
+	filePart
+
 	l      *Loop
 	epfd   int
 	wakefd int
@@ -175,6 +181,10 @@ type evloop struct {
 	stats    loopCounters           // for Loop.Stats
 }
 
+// filePart answers requests from a site's files: cached small ones,
+// large ones kept open (evloop.files) and sent with sendfile.
+type filePart struct{ lp *evloop }
+
 func newEvloop(l *Loop) (*evloop, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -187,6 +197,7 @@ func newEvloop(l *Loop) (*evloop, error) {
 	}
 	lp := &evloop{l: l, epfd: epfd, wakefd: wfd, conns: make(map[int]*lconn),
 		ups: make(map[int]*upConn), idle: make(map[string][]*upConn)}
+	lp.upPool, lp.filePart = upPool{lp}, filePart{lp}
 	if l.opts.NewLogHandler != nil && l.opts.LogOutput != nil {
 		lp.logH = l.opts.NewLogHandler(&lp.logBuf)
 	}
@@ -752,7 +763,8 @@ func (lp *evloop) log(method, host, path string, status int, d time.Duration, se
 
 // answerCached queues a file from the memory cache; it returns the body
 // bytes sent.
-func (lp *evloop) answerCached(c *lconn, req *loopRequest, cf *cachedFile) int64 {
+func (pt filePart) answerCached(c *lconn, req *loopRequest, cf *cachedFile) int64 {
+	lp := pt.lp
 	rep := &cf.plain
 	if cf.br != nil && accepts(b2s(req.acceptEncoding), "br") {
 		rep = cf.br
@@ -772,7 +784,8 @@ func (lp *evloop) answerCached(c *lconn, req *loopRequest, cf *cachedFile) int64
 // its precompressed siblings, to be sent with sendfile; it takes f's
 // reference. It returns false, releasing f, when net/http should answer
 // instead (a type to sniff).
-func (lp *evloop) answerFile(c *lconn, req *loopRequest, root *siteRoot, name string, f *openFile) (int64, bool) {
+func (pt filePart) answerFile(c *lconn, req *loopRequest, root *siteRoot, name string, f *openFile) (int64, bool) {
+	lp := pt.lp
 	ext := extOf(name)
 	ct := contentType(ext)
 	if ct == nil {
@@ -841,7 +854,8 @@ const maxOpenFiles = 256
 
 // openFile returns name in root with a reference for the caller, from the
 // loop's cache or opened now (and kept when it is a large regular file).
-func (lp *evloop) openFile(root *siteRoot, name string) (*openFile, error) {
+func (pt filePart) openFile(root *siteRoot, name string) (*openFile, error) {
+	lp := pt.lp
 	k := cacheKey{root, name}
 	if f := lp.files[k]; f != nil && !root.closed.Load() {
 		f.refs++
@@ -872,7 +886,7 @@ func (lp *evloop) openFile(root *siteRoot, name string) (*openFile, error) {
 
 // release drops a reference to f, closing it when it is out of the cache
 // and unused.
-func (lp *evloop) release(f *openFile) {
+func (filePart) release(f *openFile) {
 	f.refs--
 	if f.refs == 0 && !f.kept {
 		unix.Close(f.fd)
@@ -880,7 +894,8 @@ func (lp *evloop) release(f *openFile) {
 }
 
 // dropFile takes f out of the cache.
-func (lp *evloop) dropFile(k cacheKey, f *openFile) {
+func (pt filePart) dropFile(k cacheKey, f *openFile) {
+	lp := pt.lp
 	delete(lp.files, k)
 	f.kept = false
 	if f.refs == 0 {

@@ -13,6 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// upPool keeps a loop's connections to apps: dialled, kept idle by app
+// address for reuse, swept when idle too long, closed.
+type upPool struct{ lp *evloop }
+
 // The loops' reverse proxy to server apps. A request for a live server
 // app (Site.ProxyTarget) that the loop takes — HTTP/1.1, no upgrade, no
 // Expect, no chunked body, head and body within MaxHeaderBytes; the rest
@@ -198,7 +202,8 @@ func appSockaddr(target string) unix.Sockaddr {
 
 // dial starts a new connection for u to its app. It fails only when the
 // connection is refused at once; a pending one is finished by upEvent.
-func (lp *evloop) dial(u *upConn, sa unix.Sockaddr) error {
+func (pt upPool) dial(u *upConn, sa unix.Sockaddr) error {
+	lp := pt.lp
 	family := unix.AF_INET
 	if _, ok := sa.(*unix.SockaddrInet6); ok {
 		family = unix.AF_INET6
@@ -223,7 +228,8 @@ func (lp *evloop) dial(u *upConn, sa unix.Sockaddr) error {
 }
 
 // takeIdle returns an idle connection to target, or nil.
-func (lp *evloop) takeIdle(target string) *upConn {
+func (pt upPool) takeIdle(target string) *upConn {
+	lp := pt.lp
 	l := lp.idle[target]
 	if len(l) == 0 {
 		return nil
@@ -236,7 +242,8 @@ func (lp *evloop) takeIdle(target string) *upConn {
 }
 
 // putIdle keeps u for the next request to its app.
-func (lp *evloop) putIdle(u *upConn) {
+func (pt upPool) putIdle(u *upConn) {
+	lp := pt.lp
 	l := lp.idle[u.target]
 	if len(l) >= maxIdleUps || lp.l.closing.Load() {
 		lp.closeUp(u)
@@ -248,7 +255,8 @@ func (lp *evloop) putIdle(u *upConn) {
 }
 
 // dropIdle takes u out of the idle list.
-func (lp *evloop) dropIdle(u *upConn) {
+func (pt upPool) dropIdle(u *upConn) {
+	lp := pt.lp
 	l := lp.idle[u.target]
 	for i, v := range l {
 		if v == u {
@@ -258,7 +266,8 @@ func (lp *evloop) dropIdle(u *upConn) {
 	}
 }
 
-func (lp *evloop) closeUp(u *upConn) {
+func (pt upPool) closeUp(u *upConn) {
+	lp := pt.lp
 	if u.state == upIdle {
 		lp.dropIdle(u)
 	}
@@ -269,7 +278,8 @@ func (lp *evloop) closeUp(u *upConn) {
 }
 
 // sweepIdleUps closes connections idle for longer than IdleConnTimeout.
-func (lp *evloop) sweepIdleUps() {
+func (pt upPool) sweepIdleUps() {
+	lp := pt.lp
 	limit := lp.l.e.proxy.cfg.IdleConnTimeout
 	for target, l := range lp.idle {
 		keep := l[:0]
@@ -291,7 +301,8 @@ func (lp *evloop) sweepIdleUps() {
 
 // upSweep answers 504 for an app that took too long to connect to or to
 // start its answer.
-func (lp *evloop) upSweep(u *upConn) {
+func (pt upPool) upSweep(u *upConn) {
+	lp := pt.lp
 	cfg := &lp.l.e.proxy.cfg
 	switch {
 	case u.state == upConnecting && lp.now.Sub(u.started) > cfg.DialTimeout,
