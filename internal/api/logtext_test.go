@@ -152,7 +152,8 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // IsLiveHost, which the edge's loops call for every request, without
 // allocating.
 func TestIsLiveHost(t *testing.T) {
-	s := &Server{PublicHost: "localhost", LiveDomain: "localhost"}
+	s := NewServer()
+	s.PublicHost, s.LiveDomain = "localhost", "localhost"
 	for host, want := range map[string]bool{
 		"blog.localhost":      true,
 		"blog.localhost:8080": true,

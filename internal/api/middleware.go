@@ -18,6 +18,12 @@ import (
 	"github.com/gantryhq/gantry/internal/auth"
 )
 
+// requestPart is what every request goes through: who is signed in
+// (requireUser, requireSession), which host and client it comes from
+// (isLiveHost, isPublicHost, clientIP, previewLabel), the access log and
+// panic recovery. Server embeds it.
+type requestPart struct{ s *Server }
+
 // userHandlerFunc is a handler for signed-in users: requireUser passes it
 // the account the bearer token belongs to.
 type userHandlerFunc func(w http.ResponseWriter, r *http.Request, u *gantry.User)
@@ -30,14 +36,16 @@ type sessionHandlerFunc func(w http.ResponseWriter, r *http.Request, sess *auth.
 // live session of an existing, active account. Otherwise it answers 401
 // (no, bad or expired token, an ended session, or a deleted account) or 403
 // (a deactivated account).
-func (s *Server) requireUser(h userHandlerFunc) http.HandlerFunc {
+func (rp requestPart) requireUser(h userHandlerFunc) http.HandlerFunc {
+	s := rp.s
 	return s.requireSession(func(w http.ResponseWriter, r *http.Request, sess *auth.Session) {
 		h(w, r, sess.User)
 	})
 }
 
 // requireSession is requireUser for handlers that need the session.
-func (s *Server) requireSession(h sessionHandlerFunc) http.HandlerFunc {
+func (rp requestPart) requireSession(h sessionHandlerFunc) http.HandlerFunc {
+	s := rp.s
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess, err := s.currentSession(r)
 		if err == nil && sess == nil {
@@ -57,7 +65,8 @@ func (s *Server) requireSession(h sessionHandlerFunc) http.HandlerFunc {
 // token was refused. It asks the database each time, so a caller that
 // calls it again (a long-lived stream) learns at once that the session
 // was ended.
-func (s *Server) currentUser(r *http.Request) (*gantry.User, error) {
+func (rp requestPart) currentUser(r *http.Request) (*gantry.User, error) {
+	s := rp.s
 	sess, err := s.currentSession(r)
 	if sess == nil || err != nil {
 		return nil, err
@@ -67,7 +76,8 @@ func (s *Server) currentUser(r *http.Request) (*gantry.User, error) {
 
 // currentSession is currentUser with the session: the one place a request's
 // bearer token is checked (auth.Service.Session).
-func (s *Server) currentSession(r *http.Request) (*auth.Session, error) {
+func (rp requestPart) currentSession(r *http.Request) (*auth.Session, error) {
+	s := rp.s
 	header := r.Header.Get("Authorization")
 	if header == "" {
 		return nil, nil
@@ -147,7 +157,8 @@ func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // record goes straight to the handler, without the caller's program
 // counter that slog.Logger's methods capture (so a handler with AddSource
 // shows no source for these lines).
-func (s *Server) logRequest(r *http.Request, w *responseWriter, start time.Time) {
+func (rp requestPart) logRequest(r *http.Request, w *responseWriter, start time.Time) {
+	s := rp.s
 	if !s.Logger.Handler().Enabled(r.Context(), logLevel(w.status)) {
 		return
 	}
@@ -205,7 +216,8 @@ func redact(r *http.Request, text string) string {
 	return text
 }
 
-func (s *Server) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+func (rp requestPart) writeLogLine(ctx context.Context, method, host, path string, status int, d time.Duration, bytes int64, ip string) {
+	s := rp.s
 	writeRequestLine(ctx, s.Logger.Handler(), method, host, path, status, d, bytes, ip)
 }
 
@@ -251,7 +263,8 @@ func writeRequestLine(ctx context.Context, h slog.Handler, method, host, path st
 
 // recoverPanic turns a handler's panic into a logged 500 answer. The
 // http.ErrAbortHandler sentinel is passed on.
-func (s *Server) recoverPanic(w *responseWriter, r *http.Request) {
+func (rp requestPart) recoverPanic(w *responseWriter, r *http.Request) {
+	s := rp.s
 	v := recover()
 	if v == nil {
 		return

@@ -109,7 +109,8 @@ func (s previewAPI) handlePreviewHandOff(w http.ResponseWriter, r *http.Request,
 
 // previewLabel returns the preview label of host (<label>.<LiveDomain>,
 // a port allowed), and whether it is one.
-func (s *Server) previewLabel(host string) (string, bool) {
+func (rp requestPart) previewLabel(host string) (string, bool) {
+	s := rp.s
 	if !s.isLiveHost(host) {
 		return "", false
 	}

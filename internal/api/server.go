@@ -43,6 +43,8 @@ type Database interface {
 // set the fields, and use it as the http.Server's Handler. Fields are read
 // at request time and must not change once serving has begun.
 type Server struct {
+	requestPart // who, from where, the access log (middleware.go)
+
 	// Accounts signs users up and in and checks bearer tokens.
 	Accounts *auth.Service
 	// Users reads and updates accounts for the profile and stats calls.
@@ -159,6 +161,7 @@ func NewServer() *Server {
 		LookupsRunning: auth.NewSlots(LookupConcurrency),
 		DeployHooks:    auth.NewLimiter(DeployHookLimit, DeployHookWindow),
 	}
+	s.requestPart = requestPart{s}
 	s.routes()
 	return s
 }
@@ -324,7 +327,8 @@ func (s *Server) IsLiveHost(hostport string) bool { return s.isLiveHost(hostport
 
 // isLiveHost reports whether a Host header names <sub>.<LiveDomain> (and
 // not the public host itself).
-func (s *Server) isLiveHost(hostport string) bool {
+func (rp requestPart) isLiveHost(hostport string) bool {
+	s := rp.s
 	host := hostName(hostport)
 	// (The loopback aliases of the public host end in no domain's suffix.)
 	if s.LiveDomain == "" || host == s.PublicHost {
@@ -337,7 +341,8 @@ func (s *Server) isLiveHost(hostport string) bool {
 
 // isPublicHost reports whether host (hostName's form) is PublicHost, or,
 // when PublicHost is a loopback name, another loopback name.
-func (s *Server) isPublicHost(host string) bool {
+func (rp requestPart) isPublicHost(host string) bool {
+	s := rp.s
 	if host == "" || s.PublicHost == "" {
 		return false
 	}
@@ -372,7 +377,8 @@ func setSecurityHeaders(h http.Header) {
 
 // clientIP returns the address a request came from: the connection's peer,
 // or with TrustProxy the last X-Forwarded-For entry when it is an IP.
-func (s *Server) clientIP(r *http.Request) string {
+func (rp requestPart) clientIP(r *http.Request) string {
+	s := rp.s
 	var xff string
 	if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
 		xff = v[len(v)-1]
