@@ -13,6 +13,12 @@ import (
 	"github.com/miekg/dns"
 )
 
+// dnsPart asks DNS what a domain points at: its CNAME, its addresses,
+// from the configured resolver.
+type dnsPart struct{ s *Service }
+
+func (s *Service) dns() dnsPart { return dnsPart{s} }
+
 // RefreshEvery is how often Run reloads the routes even without a change
 // of its own.
 const RefreshEvery = 30 * time.Second
@@ -189,7 +195,7 @@ func (s *Service) checkAndSave(ctx context.Context, d *gantry.Domain, sub string
 func (s *Service) Check(ctx context.Context, d *gantry.Domain, sub string) string {
 	var problems []string
 	txtName := gantry.DomainChallengeLabel + "." + d.Name
-	rrs, err := s.query(ctx, txtName, dns.TypeTXT)
+	rrs, err := s.dns().query(ctx, txtName, dns.TypeTXT)
 	if err != nil {
 		return err.Error()
 	}
@@ -206,16 +212,16 @@ func (s *Service) Check(ctx context.Context, d *gantry.Domain, sub string) strin
 		problems = append(problems, fmt.Sprintf("The TXT record %s holds %s, not %s", txtName, gantry.Quote(values[0]), d.Token))
 	}
 	if d.Apex {
-		problems = append(problems, s.checkAddresses(ctx, d.Name)...)
-	} else if p := s.checkCNAME(ctx, d.Name, s.target(sub)); p != "" {
+		problems = append(problems, s.dns().checkAddresses(ctx, d.Name)...)
+	} else if p := s.dns().checkCNAME(ctx, d.Name, s.target(sub)); p != "" {
 		problems = append(problems, p)
 	}
 	return strings.Join(problems, ". ")
 }
 
 // checkCNAME reports what is wrong with name's CNAME record.
-func (s *Service) checkCNAME(ctx context.Context, name, want string) string {
-	rrs, err := s.query(ctx, name, dns.TypeCNAME)
+func (dp dnsPart) checkCNAME(ctx context.Context, name, want string) string {
+	rrs, err := dp.query(ctx, name, dns.TypeCNAME)
 	if err != nil {
 		return err.Error()
 	}
@@ -232,7 +238,8 @@ func (s *Service) checkCNAME(ctx context.Context, name, want string) string {
 }
 
 // checkAddresses reports what is wrong with an apex's A and AAAA records.
-func (s *Service) checkAddresses(ctx context.Context, name string) []string {
+func (dp dnsPart) checkAddresses(ctx context.Context, name string) []string {
+	s := dp.s
 	var problems []string
 	matched := false
 	for _, fam := range []struct {
@@ -240,7 +247,7 @@ func (s *Service) checkAddresses(ctx context.Context, name string) []string {
 		qtype uint16
 		want  []netip.Addr
 	}{{"A", dns.TypeA, s.IPv4}, {"AAAA", dns.TypeAAAA, s.IPv6}} {
-		rrs, err := s.query(ctx, name, fam.qtype)
+		rrs, err := dp.query(ctx, name, fam.qtype)
 		if err != nil {
 			return []string{err.Error()}
 		}
@@ -299,8 +306,9 @@ func joinAddrs(as []netip.Addr) string {
 // query asks the DNS server for name's records of qtype (over UDP, again
 // over TCP when the answer was truncated) and returns the answer section.
 // A name that does not exist is no records, not an error.
-func (s *Service) query(ctx context.Context, name string, qtype uint16) ([]dns.RR, error) {
-	server, err := s.server()
+func (dp dnsPart) query(ctx context.Context, name string, qtype uint16) ([]dns.RR, error) {
+	s := dp.s
+	server, err := dp.server()
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +336,8 @@ func (s *Service) query(ctx context.Context, name string, qtype uint16) ([]dns.R
 
 // server returns the DNS server to ask: Resolver, or the first nameserver
 // of /etc/resolv.conf.
-func (s *Service) server() (string, error) {
+func (dp dnsPart) server() (string, error) {
+	s := dp.s
 	if s.Resolver != "" {
 		return s.Resolver, nil
 	}

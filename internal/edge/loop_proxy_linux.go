@@ -13,8 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// upPool keeps a loop's connections to apps: dialled, kept idle by app
-// address for reuse, swept when idle too long, closed.
+// upPool is a loop's connections to apps: dialled, read and written as
+// their events come (relaying answers to the client, retrying a request
+// an idle connection dropped), kept idle by app address for reuse, swept
+// when idle too long, closed.
 type upPool struct{ lp *evloop }
 
 // The loops' reverse proxy to server apps. A request for a live server
@@ -312,7 +314,8 @@ func (pt upPool) upSweep(u *upConn) {
 }
 
 // upEvent handles what epoll reported for an app connection.
-func (lp *evloop) upEvent(u *upConn, events uint32) {
+func (pt upPool) upEvent(u *upConn, events uint32) {
+	lp := pt.lp
 	switch u.state {
 	case upIdle:
 		// An idle connection that turns readable was closed by the app (or
@@ -346,7 +349,8 @@ func (lp *evloop) upEvent(u *upConn, events uint32) {
 }
 
 // upWrite writes the rest of the request; then the answer is awaited.
-func (lp *evloop) upWrite(u *upConn) {
+func (pt upPool) upWrite(u *upConn) {
+	lp := pt.lp
 	for len(u.reqOut) > 0 {
 		n, err := rawWritev(u.fd, u.reqOut, &lp.iov)
 		if err != nil {
@@ -367,7 +371,8 @@ func (lp *evloop) upWrite(u *upConn) {
 }
 
 // upResume goes on relaying once the client has taken what came before.
-func (lp *evloop) upResume(u *upConn) {
+func (pt upPool) upResume(u *upConn) {
+	lp := pt.lp
 	u.paused = false
 	if len(u.in) > 0 && lp.relay(u) {
 		return
@@ -379,7 +384,8 @@ func (lp *evloop) upResume(u *upConn) {
 
 // upRead reads the app's answer and relays it, until EAGAIN or a full
 // client socket.
-func (lp *evloop) upRead(u *upConn) {
+func (pt upPool) upRead(u *upConn) {
+	lp := pt.lp
 	for u.c != nil && !u.paused {
 		c := u.c
 		if c.writing() {
@@ -420,7 +426,8 @@ func (lp *evloop) upRead(u *upConn) {
 // answer started, a reused connection is retried once on a new one for a
 // request that may be repeated, else it is a 502; during the body the
 // client's connection is cut.
-func (lp *evloop) appFailed(u *upConn) {
+func (pt upPool) appFailed(u *upConn) {
+	lp := pt.lp
 	if u.status == 0 && u.reused && !u.retried && idempotent(u.method) {
 		lp.retry(u)
 		return
@@ -447,7 +454,8 @@ func idempotent(method string) bool {
 }
 
 // appEOF handles the app closing its connection.
-func (lp *evloop) appEOF(u *upConn) {
+func (pt upPool) appEOF(u *upConn) {
+	lp := pt.lp
 	if u.state == upBody && u.mode == bodyEOF {
 		u.closeUp = true
 		lp.queue(u.c, lastChunk)
@@ -460,7 +468,8 @@ func (lp *evloop) appEOF(u *upConn) {
 var lastChunk = []byte("0\r\n\r\n")
 
 // retry sends the request again on a new connection.
-func (lp *evloop) retry(u *upConn) {
+func (pt upPool) retry(u *upConn) {
+	lp := pt.lp
 	delete(lp.ups, u.fd)
 	unix.Close(u.fd)
 	u.retried = true
@@ -475,7 +484,8 @@ func (lp *evloop) retry(u *upConn) {
 // relay parses and passes on what u.in holds of the answer. It returns
 // true when the exchange ended or the client's socket is full (relaying
 // resumes from the next EPOLLOUT edge of the client).
-func (lp *evloop) relay(u *upConn) bool {
+func (pt upPool) relay(u *upConn) bool {
+	lp := pt.lp
 	c := u.c
 	for u.state == upHead {
 		end, ok := headEnd(u.in)
@@ -545,7 +555,8 @@ func (lp *evloop) relay(u *upConn) bool {
 
 // push writes what was queued for the client. It returns true when the
 // client's socket is full (or it was closed).
-func (lp *evloop) push(u *upConn) bool {
+func (pt upPool) push(u *upConn) bool {
+	lp := pt.lp
 	c := u.c
 	if !lp.flush(c) {
 		return true
