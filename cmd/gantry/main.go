@@ -254,7 +254,7 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 			PreviewIdle: cfg.PreviewIdle,
 		},
 		TriggersConfig: deploy.TriggersConfig{Heads: hosts, Branches: hosts.Git, WatchInterval: cfg.WatchInterval},
-		StorageConfig: deploy.StorageConfig{Remote: remote, SiteCache: siteCache,
+		StorageConfig: deploy.StorageConfig{Remote: remote, SiteCache: siteCache, Caches: cacheSync(remote),
 			BuildCacheAccount: cfg.BuildCacheAccount, BuildCacheTotal: cfg.BuildCacheTotal},
 	})
 	if err := svc.Open(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/gantryhq/gantry/internal/cachesync"
 	"github.com/gantryhq/gantry/internal/config"
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/objstore"
@@ -38,4 +39,13 @@ func openSiteStore(ctx context.Context, cfg *config.Config, logger *slog.Logger,
 		logger.Info("object store ready", "store", o.String(), "site_cache_bytes", cfg.SiteCache, "cached_bytes", cache.Bytes())
 	}
 	return remote, cache, nil
+}
+
+// cacheSync keeps build caches in the same object store as the sites
+// (nil without one).
+func cacheSync(remote *sitecache.Remote) *cachesync.Sync {
+	if remote == nil {
+		return nil
+	}
+	return &cachesync.Sync{Store: remote.Store}
 }

@@ -93,6 +93,7 @@ func (k *cacheKeeper) prepare(ctx context.Context, d *gantry.Deployment, job *bu
 		return
 	}
 	k.tidy(d.ProjectID)
+	pullCaches(ctx, k, d, job.CacheDir, job.CacheFallback)
 	if err := k.s.Store.TouchBuildCache(context.WithoutCancel(ctx), d.ProjectID, k.s.now()); err != nil {
 		k.s.logger().Error("touch build cache", "project", d.ProjectID, "err", err)
 	}
@@ -117,6 +118,7 @@ func (k *cacheKeeper) save(ctx context.Context, d *gantry.Deployment, p *gantry.
 	}
 	unlock := k.use(ctx, p.ID)
 	id, held := d.ID, cs.Held() // d is the build's: not read after this
+	dir, _ := k.s.CacheDirs(d)
 	k.mu.Lock()
 	k.saving[ws] = false
 	k.mu.Unlock()
@@ -131,6 +133,7 @@ func (k *cacheKeeper) save(ctx context.Context, d *gantry.Deployment, p *gantry.
 		cs.Save(ctx, build.LoggerFunc(func(level, msg string) {
 			k.s.log(ctx, id, level, gantry.LogDeployment, msg)
 		}))
+		pushCaches(ctx, k, id, p.ID, dir)
 		if held {
 			// The app's volume gives the held caches' blocks (the pruned
 			// packages' among them) back, and is measured again.
@@ -263,6 +266,7 @@ func (k *cacheKeeper) drop(ctx context.Context, projectID string) {
 	if err := os.RemoveAll(k.s.CacheDir(projectID)); err != nil {
 		k.s.logger().Error("remove build cache", "project", projectID, "err", err)
 	}
+	dropCaches(ctx, k, projectID)
 	if err := k.s.Store.DeleteBuildCache(context.WithoutCancel(ctx), projectID); err != nil {
 		k.s.logger().Error("forget build cache", "project", projectID, "err", err)
 	}

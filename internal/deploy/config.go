@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/cachesync"
 	"github.com/gantryhq/gantry/internal/events"
 	"github.com/gantryhq/gantry/internal/runtime"
 	"github.com/gantryhq/gantry/internal/sandbox"
@@ -173,6 +174,11 @@ type StorageConfig struct {
 	// sites it serves but did not build. Nil: local folders only.
 	Remote    *sitecache.Remote
 	SiteCache *sitecache.Cache
+	// Caches, when set (GANTRY_OBJECT_STORE), keeps projects' build caches
+	// in the object store too: pulled before a build when another replica
+	// saved newer ones, pushed after each save, dropped with the project's
+	// (cacheobjects.go).
+	Caches *cachesync.Sync
 	// BuildCacheAccount bounds one account's build caches (default
 	// DefaultCacheAccount) and BuildCacheTotal every account's together
 	// (default a tenth of DataDir's disk); see cachekeeper.go.

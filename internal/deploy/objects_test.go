@@ -13,6 +13,7 @@ import (
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/blobs"
 	"github.com/gantryhq/gantry/internal/build"
+	"github.com/gantryhq/gantry/internal/cachesync"
 	"github.com/gantryhq/gantry/internal/deploy"
 	"github.com/gantryhq/gantry/internal/deploy/deploytest"
 	"github.com/gantryhq/gantry/internal/edge"
@@ -201,4 +202,35 @@ func siteOwner(t *testing.T, db interface {
 		t.Fatal(err)
 	}
 	return u, p
+}
+
+// TestBuildCacheFollowsTheProject: with an object store, the caches a
+// build saved reach a server that does not have them (here: the same
+// replica whose local caches folder is gone, as on a replica that never
+// built the project): its next build restores them. Before, it started
+// without ("No build cache yet").
+func TestBuildCacheFollowsTheProject(t *testing.T) {
+	e := newEnv(t)
+	srv := s3test.Start(t)
+	e.svc.Caches = &cachesync.Sync{Store: srv.Store("c")}
+	p := e.project("cached", cachedRepo)
+	if d := e.deploy(p); d.Status != gantry.DeploymentLive {
+		t.Fatalf("first deploy %s\n%s", d.Status, strings.Join(e.logs(d.ID), "\n"))
+	}
+	deploy.WaitCacheSaves(e.svc)
+	if err := os.RemoveAll(e.svc.CacheDir(p.ID)); err != nil {
+		t.Fatal(err)
+	}
+	d := e.deploy(p)
+	if logs := e.logs(d.ID); !hasLine(logs, "info: Restored build cache: ") {
+		t.Fatalf("a build without the local caches restored nothing from the object store:\n%s", strings.Join(logs, "\n"))
+	}
+	// Deleting the project deletes its caches from the store too.
+	deploy.WaitCacheSaves(e.svc)
+	if err := e.projects().DeleteProject(context.Background(), e.user.ID, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := srv.Store("c").List(context.Background(), "caches/"+p.ID+"/"); err != nil || len(keys) != 0 {
+		t.Fatalf("the project's caches in the store after it was deleted: %v %v", keys, err)
+	}
 }

@@ -48,6 +48,8 @@ type Store interface {
 	Has(ctx context.Context, key string) (bool, error)
 	// Delete removes the objects at keys; missing ones are no error.
 	Delete(ctx context.Context, keys ...string) error
+	// List returns the keys that start with prefix.
+	List(ctx context.Context, prefix string) ([]string, error)
 }
 
 var (
@@ -230,6 +232,24 @@ func (s *S3) Delete(ctx context.Context, keys ...string) error {
 		keys = keys[n:]
 	}
 	return nil
+}
+
+// List implements Store.
+func (s *S3) List(ctx context.Context, prefix string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: s.key(prefix)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("object store: list %s: %w", prefix, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, strings.TrimPrefix(aws.ToString(o.Key), s.prefix))
+		}
+	}
+	return keys, nil
 }
 
 // notFound reports whether err is S3's answer for a missing key.

@@ -42,6 +42,14 @@ func TestRoundTrip(t *testing.T) {
 	if ok, err := st.Has(ctx, "blobs/u1/x"); !ok || err != nil {
 		t.Fatalf("has: %v %v", ok, err)
 	}
+	for _, k := range []string{"blobs/u1/y", "blobs/u2/z"} {
+		if err := st.Put(ctx, k, bytes.NewReader(body), sum(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys, err := st.List(ctx, "blobs/u1/"); err != nil || len(keys) != 2 || keys[0] != "blobs/u1/x" || keys[1] != "blobs/u1/y" {
+		t.Fatalf("list: %v %v", keys, err)
+	}
 	if err := st.Delete(ctx, "blobs/u1/x", "blobs/u1/never-there"); err != nil {
 		t.Fatal(err)
 	}
