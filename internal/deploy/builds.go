@@ -198,6 +198,10 @@ func (s *builds) build(wctx context.Context, d *gantry.Deployment) {
 	}
 	if reason := uploadSite(ctx, s.storage, d); reason != "" {
 		// Nothing goes live that another replica could not serve.
+		if run != nil {
+			s.apps.stopOwnApp(d.ID, run)
+		}
+		keepWorkspace = false
 		s.release.fail(ctx, d, failure{reason: reason, from: inProgress})
 		s.storage.dropFiles(ctx, d)
 		return

@@ -6,46 +6,66 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sitecache"
 )
 
-// Sites in the object store (GANTRY_OBJECT_STORE; internal/sitecache):
-// a site is uploaded after its build and before its go-live, so any
-// replica's edge can fetch it once it is live, and deleted with its
-// deployment (only the blobs no deployment of the account still links
-// to). Server apps' workspaces stay on the replica that built them.
+// Deployments' files in the object store (GANTRY_OBJECT_STORE;
+// internal/sitecache): a site, or the workspace a server app runs from,
+// is uploaded after its build and before its go-live, so any replica's
+// edge can fetch a site once it is live and a replica taking an app over
+// can restore its workspace (sitecache.Remote.Fill); both are deleted
+// with their deployment (only the blobs no deployment of the account
+// still links to).
 
 // removeTimeout bounds the object store's part of removing a deployment.
 const removeTimeout = 2 * time.Minute
 
-// uploadSite uploads d's published site when there is an object store.
-// It returns why d may not go live ("" when it may): the upload failed.
+// uploadSite uploads d's files when there is an object store: a site's
+// published folder, or a server app's stored workspace (a plain one, in
+// sandbox mode none, has no manifest and is not shared). It returns why
+// d may not go live ("" when it may): the upload failed.
 func uploadSite(ctx context.Context, s *storage, d *gantry.Deployment) string {
-	if s.Remote == nil || IsApp(d) {
+	if s.Remote == nil {
 		return ""
 	}
 	defer addPhase(&d.BuildInfo, "upload", time.Now())
-	err := s.Remote.Publish(ctx, blobStore(s, d.UserID), d.UserID, d.ID, s.SiteDir(d.ID))
-	if err == nil {
+	kind, dir := kindOf(d), s.SiteDir(d.ID)
+	if IsApp(d) {
+		dir = sandbox.FilesDir(s.WorkDir(d.ID))
+	}
+	err := s.Remote.Publish(ctx, kind, blobStore(s, d.UserID), d.UserID, d.ID, dir)
+	if err == nil || IsApp(d) && errors.Is(err, sitecache.ErrNoManifest) {
 		return ""
 	}
-	s.logger().Error("upload site", "deployment", d.ID, "err", err)
-	reason := "Publishing failed: the site's files could not be stored in the object store, so no server could serve them. " +
-		"Nothing went live; deploy again once the object store is reachable (the platform's operators see the error in the server log)"
+	s.logger().Error("upload files", "deployment", d.ID, "err", err)
 	if errors.Is(err, sitecache.ErrNoManifest) {
-		reason = "Publishing failed: " + err.Error()
+		return "Publishing failed: " + err.Error()
 	}
-	return reason
+	what := "site's files"
+	if IsApp(d) {
+		what = "app's files"
+	}
+	return "Publishing failed: the " + what + " could not be stored in the object store, so no other server could serve them. " +
+		"Nothing went live; deploy again once the object store is reachable (the platform's operators see the error in the server log)"
 }
 
-// removeRemote deletes d's site from the object store (after its blob
+// kindOf is what d's files are in the object store.
+func kindOf(d *gantry.Deployment) sitecache.Kind {
+	if IsApp(d) {
+		return sitecache.App
+	}
+	return sitecache.Site
+}
+
+// removeRemote deletes d's files from the object store (after its blob
 // records were dropped, so its blobs no other deployment links to go
 // with it) and from this replica's site cache.
 func removeRemote(s *storage, d *gantry.Deployment) {
 	if s.SiteCache != nil {
 		s.SiteCache.Drop(d.ID)
 	}
-	if s.Remote == nil || IsApp(d) {
+	if s.Remote == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
@@ -53,8 +73,8 @@ func removeRemote(s *storage, d *gantry.Deployment) {
 	unused := func(account string, names []string) ([]string, error) {
 		return s.Store.Blobs().Unused(ctx, account, names)
 	}
-	if err := s.Remote.Remove(ctx, d.ID, unused); err != nil {
-		s.logger().Error("remove site from the object store", "deployment", d.ID, "err", err)
+	if err := s.Remote.Remove(ctx, kindOf(d), d.ID, unused); err != nil {
+		s.logger().Error("remove files from the object store", "deployment", d.ID, "err", err)
 	}
 }
 
@@ -69,7 +89,7 @@ func siteMissing(ctx context.Context, s *Service, d *gantry.Deployment) (bool, e
 	if s.Remote == nil {
 		return true, nil
 	}
-	ok, err := s.Remote.Has(ctx, d.ID)
+	ok, err := s.Remote.Has(ctx, sitecache.Site, d.ID)
 	if err != nil {
 		s.logger().Error("object store: look up a site", "deployment", d.ID, "err", err)
 		return false, gantry.Errorf(gantry.EUNAVAILABLE, "The site's files are kept in the object store, which cannot be reached right now: try again in a minute")

@@ -234,3 +234,46 @@ func TestBuildCacheFollowsTheProject(t *testing.T) {
 		t.Fatalf("the project's caches in the store after it was deleted: %v %v", keys, err)
 	}
 }
+
+// TestAppWorkspaceInObjectStore: a server app's workspace is uploaded
+// before its go-live, and another server restores it from the store
+// (sitecache.Remote.Fill: what a replica taking the app over starts it
+// from) with the app's files as built; deleting the deployment deletes
+// its objects. With the store down the app does not go live.
+func TestAppWorkspaceInObjectStore(t *testing.T) {
+	e := newEnv(t)
+	srv := s3test.Start(t)
+	remote := &sitecache.Remote{Store: srv.Store("w")}
+	e.svc.Remote = remote
+	ctx := context.Background()
+	p := e.project("Py API", pyApp("v1"))
+	d := e.deploy(p)
+	if d.Status != gantry.DeploymentLive {
+		t.Fatalf("deploy %s\n%s", d.Status, strings.Join(e.logs(d.ID), "\n"))
+	}
+	dir := filepath.Join(t.TempDir(), "restored")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := remote.Fill(ctx, sitecache.App, d.ID, dir); err != nil {
+		t.Fatalf("restore the workspace: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "app.py")); err != nil || !strings.Contains(string(b), `VERSION = "v1"`) {
+		t.Fatalf("restored app.py: %v %.60q", err, b)
+	}
+	if err := e.svc.Delete(ctx, e.user.ID, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := remote.Has(ctx, sitecache.App, d.ID); ok || err != nil {
+		t.Fatalf("the workspace's manifest after the delete: %v %v", ok, err)
+	}
+
+	srv.Stop()
+	d = e.deploy(p)
+	if d.Status != gantry.DeploymentFailed || !strings.Contains(d.Error, "app's files could not be stored in the object store") {
+		t.Fatalf("deploy with the store down: %s %q", d.Status, d.Error)
+	}
+	if code, _ := get(e.edge, d.Subdomain, "/"); code == 200 {
+		t.Fatal("the app is served although its upload failed")
+	}
+}

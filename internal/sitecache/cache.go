@@ -1,7 +1,6 @@
 package sitecache
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gantryhq/gantry/internal/edge"
@@ -36,8 +34,6 @@ type Cache struct {
 	// OnEvict is told the folder of a site it removed (the edge's
 	// Table.Reopen), so no request keeps using a folder gone from disk.
 	OnEvict func(dir string)
-	// Downloads is how many blobs one fetch gets at once (default 8).
-	Downloads int
 
 	flight singleflight.Group
 	mu     sync.Mutex
@@ -130,16 +126,12 @@ func (c *Cache) Fetch(ctx context.Context, id, dir string) error {
 // fetch gets deployment id's site into its folder.
 func (c *Cache) fetch(ctx context.Context, id string) error {
 	start := time.Now()
-	m, err := c.Remote.manifest(ctx, id)
-	if err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp(c.Dir, ".fetch-"+id+"-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp) // left only on failure: renamed otherwise
-	n, err := c.fill(ctx, tmp, m)
+	n, files, err := c.Remote.Fill(ctx, Site, id, tmp)
 	if err != nil {
 		return err
 	}
@@ -161,82 +153,9 @@ func (c *Cache) fetch(ctx context.Context, id string) error {
 	}
 	k.Store(time.Now().UnixNano())
 	c.mu.Unlock()
-	slog.Info("site cache: fetched", "deployment", id, "files", len(m.Files), "bytes", n, "took", time.Since(start).Round(time.Millisecond))
+	slog.Info("site cache: fetched", "deployment", id, "files", files, "bytes", n, "took", time.Since(start).Round(time.Millisecond))
 	c.evict(id)
 	return nil
-}
-
-// fill writes m's files into the folder tmp and returns their bytes
-// (each blob once). Every path stays inside tmp (os.Root).
-func (c *Cache) fill(ctx context.Context, tmp string, m *Manifest) (int64, error) {
-	root, err := os.OpenRoot(tmp)
-	if err != nil {
-		return 0, err
-	}
-	defer root.Close()
-	first := map[string]string{} // blob → the path it is fetched to
-	var dups []link
-	var n int64
-	for _, e := range m.Files {
-		p := filepath.FromSlash(e.Path)
-		if dir := filepath.Dir(p); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return 0, err
-			}
-		}
-		switch {
-		case e.Mode.IsDir():
-			if err := root.MkdirAll(p, 0o755); err != nil {
-				return 0, err
-			}
-		case e.Mode&fs.ModeSymlink != 0:
-			if err := root.Symlink(e.Link, p); err != nil {
-				return 0, err
-			}
-		case e.Blob == "":
-			f, err := root.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, readOnly(e.Mode))
-			if err != nil {
-				return 0, err
-			}
-			f.Close()
-		case first[e.Blob] != "":
-			dups = append(dups, link{first[e.Blob], p})
-		default:
-			first[e.Blob] = p
-			n += e.Size
-		}
-	}
-	modes := map[string]fs.FileMode{}
-	for _, e := range m.Files {
-		modes[filepath.FromSlash(e.Path)] = e.Mode.Perm()
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cmp.Or(c.Downloads, 8))
-	for blob, p := range first {
-		g.Go(func() error {
-			f, err := root.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-			if err != nil {
-				return err
-			}
-			_, err = c.Remote.Store.Get(gctx, BlobKey(m.Account, blob), blob[:64], f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			return root.Chmod(p, readOnly(modes[p]))
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
-	}
-	for _, d := range dups {
-		if err := root.Link(d.from, d.to); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
 }
 
 // readOnly is a cached file's mode: published files are never written.

@@ -1,18 +1,21 @@
-// Package sitecache shares published sites between replicas through the
-// object store (issue 26, point 4): Remote uploads a site's files before
-// its go-live and deletes them with the deployment, and Cache is the
-// edges' read-through copy of the sites they serve but did not build.
+// Package sitecache shares deployments' files between replicas through
+// the object store (issue 26, point 4): Remote uploads a site's files, or
+// the workspace a server app runs from, before its go-live, restores
+// them elsewhere (Fill) and deletes them with the deployment, and Cache
+// is the edges' read-through copy of the sites they serve but did not
+// build.
 //
-// A site is stored as it is kept on disk (internal/blobs): each distinct
-// file once per account, named by its SHA-256, and a manifest per
-// deployment, written last (it is the commit point):
+// Files are stored as they are kept on disk (internal/blobs): each
+// distinct file once per account, named by its SHA-256, and a manifest
+// per deployment, written last (it is the commit point):
 //
-//	blobs/<account>/<blob>        a file's bytes (<blob>: hex SHA-256, then x when executable)
-//	sites/<deployment>.json       the manifest: account, paths, blobs, modes, sizes
+//	blobs/<account>/<blob>        a file's bytes (<blob>: hex SHA-256, then x when executable, w when the account's)
+//	sites/<deployment>.json       a site's manifest: account, paths, blobs, modes, sizes
+//	apps/<deployment>.json        a server app's workspace's manifest, the same way
 //
 // A redeploy uploads only the files that changed, and every blob is
 // checked against its SHA-256 on the way up (by the store) and on the way
-// down (by the cache).
+// down (Fill).
 package sitecache
 
 import (
@@ -51,27 +54,40 @@ var blobName = regexp.MustCompile(`^[0-9a-f]{64}[xw]{0,2}$`)
 // BlobKey is where account's blob is kept.
 func BlobKey(account, blob string) string { return "blobs/" + account + "/" + blob }
 
-// ManifestKey is where deployment id's manifest is kept.
-func ManifestKey(id string) string { return "sites/" + id + ".json" }
+// Kind is what a manifest describes: a published site, or the workspace
+// a server app runs from. Both name blobs of the same account stores.
+type Kind string
 
-// Remote keeps sites in an object store.
+const (
+	Site Kind = "sites"
+	App  Kind = "apps"
+)
+
+// Key is where deployment id's manifest of kind k is kept.
+func (k Kind) Key(id string) string { return string(k) + "/" + id + ".json" }
+
+// ManifestKey is where deployment id's site manifest is kept.
+func ManifestKey(id string) string { return Site.Key(id) }
+
+// Remote keeps sites and app workspaces in an object store.
 type Remote struct {
 	Store objstore.Store
-	// Uploads is how many files are sent at once (default 8).
-	Uploads int
+	// Transfers is how many files are sent or got at once (default 8).
+	Transfers int
 }
 
 // ErrNoManifest is Publish's answer for a site not stored by content (no
 // manifest in the local blob store), which cannot be shared.
 var ErrNoManifest = errors.New("the site's files have no manifest (deployments stored as plain copies cannot be shared through the object store)")
 
-// Publish uploads the site of deployment id, published into dir from
-// account's local blob store local: every blob the store does not have
+// Publish uploads the files of deployment id of kind k, linked into dir
+// from account's local blob store local (a site's published folder, an
+// app's sandbox.FilesDir): every blob the store does not have
 // yet, checked against its SHA-256, then the manifest. A file kept as a
 // private copy (no blob) is uploaded under its own SHA-256. Nothing is
 // live until the manifest is written, and a failed Publish leaves only
 // blobs that the next one reuses.
-func (r *Remote) Publish(ctx context.Context, local *blobs.Store, account, id, dir string) error {
+func (r *Remote) Publish(ctx context.Context, k Kind, local *blobs.Store, account, id, dir string) error {
 	m, err := local.ReadManifest(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ErrNoManifest
@@ -95,7 +111,7 @@ func (r *Remote) Publish(ctx context.Context, local *blobs.Store, account, id, d
 		out.Files[i] = e
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cmp.Or(r.Uploads, 8))
+	g.SetLimit(cmp.Or(r.Transfers, 8))
 	for blob, p := range paths {
 		g.Go(func() error { return r.putBlob(gctx, BlobKey(account, blob), blob[:64], p) })
 	}
@@ -107,7 +123,7 @@ func (r *Remote) Publish(ctx context.Context, local *blobs.Store, account, id, d
 		return err
 	}
 	sum := sha256.Sum256(body)
-	return r.Store.Put(ctx, ManifestKey(id), bytes.NewReader(body), hex.EncodeToString(sum[:]))
+	return r.Store.Put(ctx, k.Key(id), bytes.NewReader(body), hex.EncodeToString(sum[:]))
 }
 
 // putBlob uploads the file at p under key unless the store has it.
@@ -123,11 +139,11 @@ func (r *Remote) putBlob(ctx context.Context, key, sum, p string) error {
 	return r.Store.Put(ctx, key, f, sum)
 }
 
-// Remove deletes deployment id's site from the store: its blobs that
+// Remove deletes deployment id's files of kind k from the store: its blobs that
 // unused keeps (those no deployment of the account links to any more),
 // then its manifest. A site the store never had is no error.
-func (r *Remote) Remove(ctx context.Context, id string, unused func(account string, blobs []string) ([]string, error)) error {
-	m, err := r.manifest(ctx, id)
+func (r *Remote) Remove(ctx context.Context, k Kind, id string, unused func(account string, blobs []string) ([]string, error)) error {
+	m, err := r.manifest(ctx, k, id)
 	if errors.Is(err, objstore.ErrNotFound) {
 		return nil
 	} else if err != nil {
@@ -152,13 +168,13 @@ func (r *Remote) Remove(ctx context.Context, id string, unused func(account stri
 	if err := r.Store.Delete(ctx, keys...); err != nil {
 		return err
 	}
-	return r.Store.Delete(ctx, ManifestKey(id))
+	return r.Store.Delete(ctx, k.Key(id))
 }
 
 // manifest reads and checks deployment id's manifest.
-func (r *Remote) manifest(ctx context.Context, id string) (*Manifest, error) {
+func (r *Remote) manifest(ctx context.Context, k Kind, id string) (*Manifest, error) {
 	var buf bytes.Buffer
-	if _, err := r.Store.Get(ctx, ManifestKey(id), "", &buf); err != nil {
+	if _, err := r.Store.Get(ctx, k.Key(id), "", &buf); err != nil {
 		return nil, err
 	}
 	var m Manifest
@@ -192,7 +208,7 @@ func fileSHA256(p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Has reports whether deployment id's site is in the store.
-func (r *Remote) Has(ctx context.Context, id string) (bool, error) {
-	return r.Store.Has(ctx, ManifestKey(id))
+// Has reports whether deployment id's files of kind k are in the store.
+func (r *Remote) Has(ctx context.Context, k Kind, id string) (bool, error) {
+	return r.Store.Has(ctx, k.Key(id))
 }

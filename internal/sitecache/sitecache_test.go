@@ -53,7 +53,7 @@ func publish(t *testing.T, r *sitecache.Remote, id string, files map[string]stri
 	if err := w.WriteManifest(id, es); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Publish(context.Background(), st, account, id, site); err != nil {
+	if err := r.Publish(context.Background(), sitecache.Site, st, account, id, site); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -269,7 +269,7 @@ func TestRemoveKeepsSharedBlobs(t *testing.T) {
 	stillUsed := map[string]bool{} // as the database would answer: "new" links to "shared"
 	h := sha256.Sum256([]byte("shared"))
 	stillUsed[hex.EncodeToString(h[:])] = true
-	err := r.Remove(context.Background(), "old", func(acc string, names []string) ([]string, error) {
+	err := r.Remove(context.Background(), sitecache.Site, "old", func(acc string, names []string) ([]string, error) {
 		if acc != account {
 			t.Errorf("account %q", acc)
 		}
@@ -290,5 +290,65 @@ func TestRemoveKeepsSharedBlobs(t *testing.T) {
 		if ok, err := st.Has(ctx, k); err != nil || ok != want {
 			t.Errorf("%s present %v (%v), want %v", k, ok, err, want)
 		}
+	}
+}
+
+// TestFillApp: an app's workspace restored from the store keeps its
+// files' modes (an executable stays one, a writable file writable:
+// they are ingested into the account's store next), its symlinks and its
+// empty files; a site's files are read-only.
+func TestFillApp(t *testing.T) {
+	srv := s3test.Start(t)
+	r := &sitecache.Remote{Store: srv.Store("p")}
+	data := t.TempDir()
+	st := blobs.Open(filepath.Join(data, "blobs"), account)
+	files := filepath.Join(data, "builds", "app.files")
+	w, err := st.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []blobs.Entry
+	for _, f := range []struct {
+		path, body string
+		exec       bool
+	}{{"server.js", "require('http')", false}, {"bin/start", "#!/bin/sh\nnode server.js", true}, {"empty.txt", "", false}} {
+		dst := filepath.Join(files, f.path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e, err := w.Copy(strings.NewReader(f.body), dst, f.exec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Path = f.path
+		es = append(es, e)
+	}
+	es = append(es, blobs.Entry{Path: "current", Mode: os.ModeSymlink | 0o777, Link: "server.js"})
+	if err := w.WriteManifest("app-1", es); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	ctx := context.Background()
+	if err := r.Publish(ctx, sitecache.App, st, account, "app-1", files); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.Has(ctx, sitecache.Site, "app-1"); ok {
+		t.Fatal("an app's manifest is a site's")
+	}
+	dir := t.TempDir()
+	if _, n, err := r.Fill(ctx, sitecache.App, "app-1", dir); err != nil || n != 4 {
+		t.Fatalf("fill: %d entries, %v", n, err)
+	}
+	for p, want := range map[string]os.FileMode{"server.js": 0o644, "bin/start": 0o755, "empty.txt": 0o644} {
+		fi, err := os.Lstat(filepath.Join(dir, p))
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %v", p, fi.Mode(), err, want)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(dir, "current")); err != nil || l != "server.js" {
+		t.Errorf("symlink: %q %v", l, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "bin/start")); string(b) != "#!/bin/sh\nnode server.js" {
+		t.Errorf("bin/start: %q", b)
 	}
 }
