@@ -96,3 +96,37 @@ func siteMissing(ctx context.Context, s *Service, d *gantry.Deployment) (bool, e
 	}
 	return !ok, nil
 }
+
+// fetchThenRoute applies rt, a live site's route from the change feed
+// whose files this replica lacks: it fetches them into the site cache
+// first, meanwhile serving what the subdomain served (the site's previous
+// version), and then switches, so a go-live elsewhere never makes this
+// edge answer 404 or hold requests for the fetch. A subdomain this
+// replica has not served yet is switched at once (its first requests
+// fetch). A failed fetch switches anyway: requests try again, and answer
+// 503 while the object store is down, rather than an old version for
+// good.
+func fetchThenRoute(s *Service, rt *gantry.Route) {
+	if !routedBefore(s.release, rt) {
+		s.release.route(rt)
+		return
+	}
+	go func() {
+		id := rt.Active.ID
+		ctx, cancel := context.WithTimeout(context.Background(), sitecache.FetchTimeout)
+		defer cancel()
+		if err := s.SiteCache.Fetch(ctx, id, s.SiteCache.Path(id)); err != nil {
+			s.logger().Warn("change feed: a live site's files could not be fetched; switching to it anyway",
+				"subdomain", rt.Subdomain, "deployment", id, "err", err)
+		}
+		s.release.route(rt)
+	}()
+}
+
+// routedBefore reports whether r applied a route of rt's key already.
+func routedBefore(r *release, rt *gantry.Route) bool {
+	r.routeMu.Lock()
+	defer r.routeMu.Unlock()
+	_, ok := r.routed[routeKey(rt)]
+	return ok
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/gantryhq/gantry/internal/edge"
 	"github.com/gantryhq/gantry/internal/objstore/s3test"
 	"github.com/gantryhq/gantry/internal/sitecache"
+	"github.com/gantryhq/gantry/internal/store"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
@@ -275,5 +276,82 @@ func TestAppWorkspaceInObjectStore(t *testing.T) {
 	}
 	if code, _ := get(e.edge, d.Subdomain, "/"); code == 200 {
 		t.Fatal("the app is served although its upload failed")
+	}
+}
+
+// TestReplicaFetchesBeforeSwitching (SCALING.md §9 B2 with an object
+// store): a go-live on A of a deployment whose files B does not have
+// reaches B's edge through the change feed; B fetches the files first and
+// serves the previous version meanwhile, never "no app here" and never a
+// folder still being fetched. Before, B switched at once to a folder it
+// did not have (its requests then waited for the fetch).
+func TestReplicaFetchesBeforeSwitching(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var u *gantry.User
+	var p *gantry.Project
+	var v1, v3 *gantry.Deployment
+	r := newReplicas(t, func(db *store.DB, dir string) {
+		u, p, v1, _ = siteProject(t, db, dir)
+		// v3 was built elsewhere and is stopped (no worker claims it):
+		// its files are in the object store only.
+		v3 = &gantry.Deployment{ProjectID: p.ID, UserID: u.ID, Version: "1.0.3", Subdomain: p.Subdomain,
+			URL: "http://" + p.Subdomain + ".localhost:8080"}
+		if err := db.CreateDeployment(ctx, v3); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []struct {
+			d    *gantry.Deployment
+			from string
+		}{{v3, gantry.DeploymentPending}, {v1, gantry.DeploymentStopped}} {
+			if _, err := db.GoLive(ctx, step.d.ID, step.from, gantry.Change{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	srv := s3test.Start(t)
+	remote := &sitecache.Remote{Store: srv.Store("b2")}
+	cache, err := sitecache.Open(filepath.Join(t.TempDir(), "site-cache"), 64<<20, remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache.OnEvict = r.b.Table.Reopen
+	r.b.Deploys.SiteCache = cache
+	r.b.Deploys.Sites = deploy.EdgeSites{Table: r.b.Table, Cache: cache}
+
+	elsewhere := t.TempDir()
+	local := blobs.Open(filepath.Join(elsewhere, "blobs"), u.ID)
+	site := filepath.Join(elsewhere, "sites", v3.ID)
+	if _, err := (siteBuilder{map[string]string{"index.html": "v3 {id}"}}).Run(ctx,
+		build.Job{SitesDir: filepath.Join(elsewhere, "sites"), BlobDir: local.Dir, DeploymentID: v3.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Publish(ctx, sitecache.Site, local, u.ID, v3.ID, site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.GoLive(ctx, v3.ID, gantry.DeploymentStopped, gantry.Change{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		s, ok := r.b.Table.Lookup(p.Subdomain)
+		if ok && s.DeploymentID == v3.ID {
+			if _, err := os.Stat(filepath.Join(s.Dir, "index.html")); err != nil {
+				t.Fatalf("B switched to v3 before its files were here: %v", err)
+			}
+			break
+		}
+		if !ok || s.DeploymentID != v1.ID {
+			t.Fatalf("B served %q during the go-live, want v1 then v3", s.DeploymentID)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("B still serves v1 5 s after the go-live of v3")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	edgeB := edge.New("localhost", r.b.Table, "http://localhost:8080")
+	edgeB.ConfigureFetch(cache)
+	if code, body := get(edgeB, p.Subdomain, "/"); code != 200 || body != "v3 "+v3.ID {
+		t.Fatalf("B after the switch: %d %q", code, body)
 	}
 }

@@ -81,8 +81,8 @@ func (r *Replica) LastRoute() int64 {
 
 // apply makes this replica's edge follow c. A live site whose files this
 // replica does not have is left as it was: its old version (or nothing)
-// rather than a 404, unless the object store shares them (SiteCache: the
-// edge fetches them on the first request).
+// rather than a 404, unless the object store shares them (SiteCache:
+// fetched first, then switched to).
 func (r *Replica) apply(c gantry.RouteChange) {
 	s, rt := r.s, c.Route
 	switch {
@@ -91,7 +91,10 @@ func (r *Replica) apply(c gantry.RouteChange) {
 	case c.Removed:
 		s.release.unroute(&gantry.Project{ID: rt.ProjectID, Subdomain: rt.Subdomain})
 	case rt.Active != nil && rt.Active.Status == gantry.DeploymentLive && !IsApp(rt.Active):
-		if _, err := os.Stat(s.SiteDir(rt.Active.ID)); err != nil && s.SiteCache == nil {
+		if _, err := os.Stat(s.SiteDir(rt.Active.ID)); err != nil && s.SiteCache != nil {
+			fetchThenRoute(s, rt) // objects.go
+			return
+		} else if err != nil {
 			s.logger().Warn("change feed: a live site's files are not on this replica; serving its last version",
 				"subdomain", rt.Subdomain, "deployment", rt.Active.ID)
 			return
