@@ -233,6 +233,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 	srv.Notifications, srv.Dashboards = db.Notifications(), db
 	srv.Gallery = db.Gallery()
 	srv.Database = db
+	srv.Unreachable = store.Unreachable
 	srv.Version = version
 	srv.PublicHost = cfg.PublicHost()
 	srv.LiveDomain = cfg.LiveDomain

@@ -59,6 +59,14 @@ func writeEnvelope(w http.ResponseWriter, status int, e envelope) {
 	_ = enc.Encode(e) // a failed write means the client went away
 }
 
+// MsgDatabaseAway answers a request that needed the database while it
+// could not be reached (a restart, a failover): 503, Retry-After
+// DatabaseRetry.
+const MsgDatabaseAway = "Gantry cannot reach its database at the moment (it may be restarting): try again in a few seconds."
+
+// DatabaseRetry is the Retry-After of MsgDatabaseAway.
+const DatabaseRetry = 5 * time.Second
+
 // retryAfter is an error that says how long the client should wait
 // (auth.LimitError).
 type retryAfter interface {
@@ -73,7 +81,12 @@ type retryAfter interface {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status := ErrorStatus(err)
 	msg := gantry.ErrorMessage(err)
-	if status == http.StatusInternalServerError {
+	var coded *gantry.Error
+	if !errors.As(err, &coded) && s.Unreachable != nil && s.Unreachable(err) {
+		s.Logger.WarnContext(r.Context(), "database unreachable", "method", r.Method, "path", logPath(r), "err", redact(r, err.Error()))
+		status, msg = http.StatusServiceUnavailable, MsgDatabaseAway
+		w.Header().Set("Retry-After", strconv.Itoa(int(DatabaseRetry/time.Second)))
+	} else if status == http.StatusInternalServerError {
 		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", logPath(r), "err", redact(r, err.Error()))
 		msg = "Internal error."
 	}

@@ -85,6 +85,10 @@ type Server struct {
 	DeployHooks *auth.Limiter
 	// Database is pinged by GET /api/health and named in its answer.
 	Database Database
+	// Unreachable reports whether an error without a code says the
+	// database could not be reached (store.Unreachable): such errors
+	// answer 503 MsgDatabaseAway instead of 500. Nil: none does.
+	Unreachable func(error) bool
 	// Version is reported by GET /api/health.
 	Version string
 

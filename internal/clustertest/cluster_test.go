@@ -110,7 +110,8 @@ func schema(t *testing.T, base string) (string, *sql.DB) {
 // replica is one `gantry serve` process.
 type replica struct {
 	node string
-	dir  string // its data folder
+	dir  string            // its data folder
+	env  map[string]string // its own settings, beside the cluster's
 	args []string
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process ended
@@ -122,6 +123,12 @@ type replica struct {
 // its own and a peer address, and waits until it listens: on a free port,
 // or as args say (serve's flags).
 func (c *cluster) start(node string, args ...string) *replica {
+	c.t.Helper()
+	return c.startWith(node, nil, args...)
+}
+
+// startWith is start with settings of this replica's own (GANTRY_ROLES).
+func (c *cluster) startWith(node string, env map[string]string, args ...string) *replica {
 	t := c.t
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gantry-cluster-"+node+"-")
@@ -135,26 +142,28 @@ func (c *cluster) start(node string, args ...string) *replica {
 	if len(args) == 0 {
 		args = []string{"--addr", "127.0.0.1:0"}
 	}
-	return c.run(node, dir, args)
+	return c.run(node, dir, env, args)
 }
 
 // restart runs a stopped replica again: the same node id, data folder
 // and flags.
 func (c *cluster) restart(r *replica) *replica {
 	c.t.Helper()
-	return c.run(r.node, r.dir, r.args)
+	return c.run(r.node, r.dir, r.env, r.args)
 }
 
-func (c *cluster) run(node, dir string, args []string) *replica {
+func (c *cluster) run(node, dir string, env map[string]string, args []string) *replica {
 	t := c.t
 	t.Helper()
 	cmd := exec.Command(c.bin, append([]string{"serve"}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"GANTRY_DATA_DIR=" + dir, "GANTRY_NODE_ID=" + node, "GANTRY_PEER_ADDR=" + freeAddr(t)}
-	for k, v := range c.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	for _, e := range []map[string]string{c.env, env} {
+		for k, v := range e {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
-	r := &replica{node: node, dir: dir, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
+	r := &replica{node: node, dir: dir, env: env, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = r.logs, io.MultiWriter(r.logs, pw)
 	if err := cmd.Start(); err != nil {
@@ -322,7 +331,10 @@ func deploy(t *testing.T, r *replica, token, projectID string) string {
 
 type deployment struct {
 	Status    string
-	BuildLogs []struct{ Level, Message string }
+	BuildLogs []struct {
+		Level, Message string
+		Timestamp      time.Time
+	}
 }
 
 func (d deployment) log() string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,16 +21,26 @@ type received struct {
 	at        time.Time
 }
 
-// follow reads the deployment's log stream (SSE) on r until ctx ends.
+// follow reads the deployment's log stream (SSE) on r from its first line
+// until ctx ends.
 func follow(ctx context.Context, t *testing.T, r *replica, token, id string, mu *sync.Mutex, got *[]received) {
+	streamFrom(ctx, r, token, id, 0, mu, got)
+}
+
+// streamFrom reads the deployment's log stream on r after the line seq
+// last (Last-Event-ID; 0: from the first line) until it ends or ctx does.
+func streamFrom(ctx context.Context, r *replica, token, id string, last int64, mu *sync.Mutex, got *[]received) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", r.base+"/api/deployments/"+id+"/logs/stream", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Last-Event-ID", "0") // from the first line on
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(last, 10))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return
 	}
 	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return
+	}
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
