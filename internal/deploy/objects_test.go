@@ -86,15 +86,7 @@ func TestSiteServedByAReplicaWithoutItsFiles(t *testing.T) {
 	a := deploytest.New(t, deploytest.Options{DB: db, Builder: siteBuilder{map[string]string{
 		"index.html": "<h1>{id} built on A</h1>", "app.js": "console.log('A')"}}, Poll: 20 * time.Millisecond}).Deploys
 	a.NodeID, a.Remote = "node-a", remote
-	if err := a.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	user, p := siteOwner(t, db)
-	d, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	user, p, d := openAndDeploy(t, a, db)
 	if d = waitStatus(t, a, d.ID); d.Status != gantry.DeploymentLive {
 		t.Fatalf("deployment %s: %s", d.Status, d.Error)
 	}
@@ -158,7 +150,6 @@ func TestSiteServedByAReplicaWithoutItsFiles(t *testing.T) {
 // says so, and nothing is served.
 func TestUploadFailureFailsDeployment(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	db := storetest.MustOpenDB(t)
 	srv := s3test.Start(t)
 	remote := &sitecache.Remote{Store: srv.Store("t")}
@@ -167,15 +158,7 @@ func TestUploadFailureFailsDeployment(t *testing.T) {
 		Poll: 20 * time.Millisecond})
 	a := stack.Deploys
 	a.Remote = remote
-	if err := a.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	user, p := siteOwner(t, db)
-	d, err := a.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, d := openAndDeploy(t, a, db)
 	d = waitStatus(t, a, d.ID)
 	if d.Status != gantry.DeploymentFailed || !strings.Contains(d.Error, "could not be stored in the object store") {
 		t.Fatalf("deployment %s: %q, want failed for the object store", d.Status, d.Error)
@@ -183,6 +166,23 @@ func TestUploadFailureFailsDeployment(t *testing.T) {
 	if code, _ := get(edge.New("localhost", stack.Table, ""), d.Subdomain, "/"); code == 200 {
 		t.Fatal("the site is served although its upload failed")
 	}
+}
+
+// openAndDeploy opens svc (closed at the test's end), makes an account
+// and a static project of it, and queues a deployment of the project.
+func openAndDeploy(t *testing.T, svc *deploy.Service, db *store.DB) (*gantry.User, *gantry.Project, *gantry.Deployment) {
+	t.Helper()
+	ctx := context.Background()
+	if err := svc.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	user, p := siteOwner(t, db)
+	d, err := svc.Create(ctx, user.ID, deploy.CreateRequest{ProjectID: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return user, p, d
 }
 
 // siteOwner makes an account and a static project of it.
