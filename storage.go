@@ -40,10 +40,11 @@ func PlanMaxStorage(plan string) int64 {
 // StorageUsage is what an account's deployments take on the data disk and
 // the budget they share (the answer's stats.storage).
 type StorageUsage struct {
-	Used   int64 `json:"used"`   // Files + Logs (build caches are the platform's: not counted)
+	Used   int64 `json:"used"`   // Files + Logs + Data (build caches are the platform's: not counted)
 	Budget int64 `json:"budget"` // subscription.maxStorage
 	Files  int64 `json:"files"`  // published sites and kept app workspaces, as allocated on disk, each stored file (blob) once
 	Logs   int64 `json:"logs"`   // bytes of log message text
+	Data   int64 `json:"data"`   // the server apps' data folders (/data), as last measured
 	// Files split (filled by the profile's statistics, Files = their
 	// sum): live and in-progress static sites, live and in-progress
 	// server apps, and the stopped and failed deployments kept for

@@ -69,6 +69,18 @@ func (s *Server) projectRoutes() {
 	s.mux.HandleFunc("PUT /api/projects/{id}", s.requireUser(h.handleUpdateProject))
 	s.mux.HandleFunc("POST /api/projects/{id}/sync", s.requireUser(h.handleSyncProject))
 	s.mux.HandleFunc("DELETE /api/projects/{id}", s.requireUser(h.handleDeleteProject))
+	s.mux.HandleFunc("GET /api/projects/{id}/data", s.requireUser(h.handleProjectData))
+}
+
+// handleProjectData answers the project's data folders: {data: {mount,
+// size, folders: [{name, bytes, measuredAt}]}}.
+func (s projectAPI) handleProjectData(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	d, err := s.Projects.DataFolders(r.Context(), u.ID, r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": d})
 }
 
 type projectAnswer struct {

@@ -59,6 +59,8 @@ type ProjectService interface {
 	DeleteProject(ctx context.Context, userID, id string) error
 	Env(ctx context.Context, userID, projectID string) ([]gantry.EnvVar, error)
 	SetEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) ([]gantry.EnvVar, error)
+	// DataFolders describes the project's apps' data folders (/data).
+	DataFolders(ctx context.Context, userID, projectID string) (*gantry.ProjectData, error)
 	// Deploy hooks.
 	RotateDeployHook(ctx context.Context, userID, id string) (*gantry.Project, error)
 	ProjectByDeployHook(ctx context.Context, token string) (*gantry.Project, error)

@@ -52,6 +52,8 @@ type Drainer interface {
 type appRun struct {
 	id      string // its deployment
 	userID  string // its owner
+	project string // its project
+	data    string // its data folder's name (gantry.DataFolderName), "" without one
 	app     *runtime.App
 	logs    *appLog
 	started time.Time // when it answered (s.mu): its idle time counts from here until a request comes
@@ -65,14 +67,14 @@ type appRun struct {
 // runtime runs it from its workspace rather than the edge serving files.
 func IsApp(d *gantry.Deployment) bool { return d.IsApp() }
 
-func (s *apps) drainTimeout() time.Duration {
+func (s *AppsConfig) drainTimeout() time.Duration {
 	if s.DrainTimeout > 0 {
 		return s.DrainTimeout
 	}
 	return DefaultDrainTimeout
 }
 
-func (s *apps) runtimeLogLimit() int {
+func (s *AppsConfig) runtimeLogLimit() int {
 	if s.RuntimeLogLimit > 0 {
 		return s.RuntimeLogLimit
 	}
@@ -114,6 +116,14 @@ func (s *apps) startApp(ctx context.Context, d *gantry.Deployment, route func())
 		defer release()
 		s.storage.sizeAppVolume(ctx, d, spec.Volume)
 	}
+	data := ""
+	if s.Apps.Sandbox != nil {
+		if _, spec.Data, err = s.storage.openData(ctx, d, uid); err != nil {
+			s.logger().Error("open data folder", "deployment", d.ID, "err", err)
+			return nil, gantry.Errorf(gantry.EUNAVAILABLE, "The app's data folder (%s) could not be opened on this server: deploy again in a minute", gantry.DataMount)
+		}
+		data = gantry.DataFolderName(d)
+	}
 	vars, secrets, err := s.buildEnv(ctx, d.ProjectID, targetOf(d), d.Metadata.Fork)
 	if err != nil {
 		return nil, err
@@ -134,7 +144,8 @@ func (s *apps) startApp(ctx context.Context, d *gantry.Deployment, route func())
 		lg.close()
 		return nil, fmt.Errorf("start app: %w", err)
 	}
-	run := &appRun{id: d.ID, userID: d.UserID, app: app, logs: lg, started: time.Now(), preview: d.IsPreview()}
+	run := &appRun{id: d.ID, userID: d.UserID, project: d.ProjectID, data: data, app: app, logs: lg,
+		started: time.Now(), preview: d.IsPreview()}
 	go func() { <-app.Done(); lg.close() }()
 	old := s.swapApp(d.ID, run)
 	release()
@@ -247,6 +258,9 @@ func (s *apps) stopRun(run *appRun, drain bool) {
 	run.app.Stop()
 	run.logs.close()
 	s.storage.measureApp(context.Background(), run.id) // what it wrote counts from now on
+	if run.data != "" {
+		s.storage.measureData(context.Background(), run.project, run.data)
+	}
 }
 
 // stopAppLater drains and stops id's app in the background; Close waits
@@ -478,4 +492,33 @@ func (s *apps) running(userID, except string) []string {
 		}
 	}
 	return ids
+}
+
+// dataInUse reports whether a running app has the data folder at path
+// (storage.dataPath) open.
+func (s *apps) dataInUse(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, run := range s.runs {
+		if run.data != "" && s.storage.dataPath(run.project, run.data) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// dataFolders returns the data folders the running apps have open, as
+// project and name pairs.
+func (s *apps) dataFolders() [][2]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[[2]string]bool{}
+	var out [][2]string
+	for _, run := range s.runs {
+		if k := [2]string{run.project, run.data}; run.data != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }

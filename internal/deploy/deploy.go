@@ -41,6 +41,8 @@ type Store interface {
 	// BuildLeases renews and takes over the builds replicas hold
 	// (leases.go).
 	BuildLeases() gantry.BuildLeaseStore
+	// AppData records the apps' data folders and their sizes (appdata.go).
+	AppData() gantry.AppDataStore
 }
 
 // Heads looks branch heads up; *githost.Service is the real one.
@@ -269,10 +271,11 @@ func routeKey(r *gantry.Route) string {
 // lets other users through to the workspace they own (the sandbox user
 // opens its own builds/<id>) but not list it.
 var dataDirModes = map[string]os.FileMode{
-	"sites":  0o700,
-	"builds": 0o711,
-	"caches": 0o700, // the platform's only: restores copy into the volumes
-	"blobs":  0o700, // the platform's only: deployments' folders link to them
+	"sites":   0o700,
+	"builds":  0o711,
+	"caches":  0o700, // the platform's only: restores copy into the volumes
+	"blobs":   0o700, // the platform's only: deployments' folders link to them
+	"appdata": 0o711, // the apps' data folders: each volume is the sandbox user's own
 }
 
 // privateDir creates dir with mode, or gives an existing one exactly that

@@ -37,6 +37,8 @@ type env struct {
 	user  *gantry.User
 	hosts *githost.Service // the project service's Repos
 	stack *deploytest.Stack
+	// restarted is the service the last restart opened (trigger_test.go).
+	restarted *env
 }
 
 // projects is the stack's project service beside e.svc, as cmd/gantry

@@ -388,7 +388,8 @@ func (s *Service) RemoveProject(ctx context.Context, p *gantry.Project) (int, er
 		s.storage.removeFiles(d)
 		s.publishDeleted(d.ID)
 	}
-	s.storage.caches().drop(ctx, p.ID) // its record went with the project
+	s.storage.caches().drop(ctx, p.ID)  // its record went with the project
+	s.storage.removeData(ctx, p.ID, "") // every app of it has stopped
 	return len(ds), nil
 }
 

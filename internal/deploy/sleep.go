@@ -60,7 +60,7 @@ func (s *apps) idleFor(run *appRun) time.Duration {
 
 // sleepEvery is how often the sleeper looks for idle apps: a quarter of
 // the shorter of AppIdle and PreviewIdle, from 250 ms to 30 s.
-func (s *apps) sleepEvery() time.Duration {
+func (s *AppsConfig) sleepEvery() time.Duration {
 	idle := s.AppIdle
 	if s.PreviewIdle > 0 && (idle <= 0 || s.PreviewIdle < idle) {
 		idle = s.PreviewIdle
@@ -289,7 +289,7 @@ func (s *apps) WakeHint(ctx context.Context, id string) (bool, error) {
 }
 
 // wakeTimeout bounds a hint's wake: the apps' start timeout and a margin.
-func (s *apps) wakeTimeout() time.Duration {
+func (s *AppsConfig) wakeTimeout() time.Duration {
 	if s.Apps != nil && s.Apps.StartTimeout > 0 {
 		return s.Apps.StartTimeout + 5*time.Second
 	}

@@ -401,6 +401,9 @@ func (k *storage) measureLoop(ctx context.Context) {
 		for _, id := range s.apps.running("", "") {
 			k.measureApp(ctx, id)
 		}
+		for _, f := range s.apps.dataFolders() {
+			k.measureData(ctx, f[0], f[1])
+		}
 	}
 }
 

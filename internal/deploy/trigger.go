@@ -329,6 +329,7 @@ func (s *Service) RemovePreviews(ctx context.Context, projectID string, pullRequ
 	if err != nil {
 		return err
 	}
+	removed := map[string]bool{}
 	for _, d := range ds {
 		// By what the preview was built from, not by label: branch "pr-1"
 		// is not pull request #1, and a label made by an older scheme
@@ -339,6 +340,10 @@ func (s *Service) RemovePreviews(ctx context.Context, projectID string, pullRequ
 		if err := s.Delete(ctx, p.UserID, d.ID); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
 			return err
 		}
+		removed[gantry.DataFolderName(d)] = true
+	}
+	for name := range removed { // its apps stopped with their deployments
+		s.storage.removeData(ctx, p.ID, name)
 	}
 	return nil
 }

@@ -291,6 +291,7 @@ func (e *env) restart() func(sub string) (int, string) {
 	}
 	e.t.Cleanup(func() { other.svc.Close() })
 	other.edge = edge.New("localhost", other.table, "http://localhost:8080")
+	e.restarted = &other
 	return func(sub string) (int, string) { return other.get(sub, "/") }
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // reservedEnv are set by the platform and cannot be overridden.
-var reservedEnv = map[string]bool{"PORT": true, "HOST": true, "PATH": true, "HOME": true}
+var reservedEnv = map[string]bool{"PORT": true, "HOST": true, "PATH": true, "HOME": true, "DATA_DIR": true}
 
 // Env returns the owner's project's environment variables with secret
 // values masked.

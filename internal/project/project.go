@@ -27,6 +27,8 @@ type Store interface {
 	CountProjects(ctx context.Context, userID string) (int, error)
 	ProjectEnv(ctx context.Context, projectID string) ([]gantry.EnvVar, error)
 	SetProjectEnv(ctx context.Context, userID, projectID string, vars []gantry.EnvVar) error
+	// AppData records the apps' data folders (store.AppData).
+	AppData() gantry.AppDataStore
 }
 
 // Deployments ends a project's deployments; *deploy.Service is the real

@@ -81,6 +81,9 @@ type Spec struct {
 	// Tmp is the folder mounted at /tmp when there is no Volume; empty: a
 	// private tmpfs.
 	Tmp string
+	// Data is the app's persistent data folder, mounted at /data and named
+	// by DATA_DIR (sandbox.Command.Data); empty: none.
+	Data string
 	// UID and GID are the account's own sandbox ids (zero: the sandbox's
 	// default).
 	UID, GID uint32
@@ -407,6 +410,7 @@ func (a *App) launch() *process {
 		Args: []string{"sh", "-c", a.spec.Command},
 		Dir:  a.spec.Dir,
 		Tmp:  a.spec.Tmp,
+		Data: a.spec.Data,
 		UID:  a.spec.UID,
 		GID:  a.spec.GID,
 		Env:  a.env(),

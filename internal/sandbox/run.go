@@ -28,7 +28,9 @@ import (
 // Paths inside the sandbox.
 const (
 	workspaceDir = "/workspace"
-	sandboxPath  = Path
+	// dataDir is where Command.Data is mounted.
+	dataDir     = "/data"
+	sandboxPath = Path
 )
 
 // gateScript returns the shell script that holds the command until the
@@ -124,7 +126,7 @@ func (s *Sandbox) run(ctx context.Context, c Command) (Result, error) {
 			return res, fmt.Errorf("sandbox: %w", err)
 		}
 		defer cg.destroy()
-		cg.limitIO(pr.l, ioDevices(pr.dir, c.Tmp))
+		cg.limitIO(pr.l, ioDevices(pr.dir, c.Tmp, c.Data))
 	}
 
 	var filter []byte
@@ -228,7 +230,7 @@ func (s *Sandbox) command(c Command, pr prepared, p *pipes, filter []byte) (cmd 
 			cleanup = func() { os.RemoveAll(tmp) }
 		}
 		cmd.Args = append([]string{"sh", "-c", gateScript(l), "gantry-sandbox"}, c.Args...)
-		env := s.env(pr.dir, filepath.Join(tmp, ".npm"), c.Env)
+		env := s.env(pr.dir, filepath.Join(tmp, ".npm"), dataEnv(c.Env, c.Data, c.Data))
 		cmd.Env = append(env, "TMPDIR="+tmp)
 		cmd.Dir = pr.dir
 		cmd.ExtraFiles = []*os.File{p.gateR}
@@ -273,10 +275,11 @@ func (s *Sandbox) command(c Command, pr prepared, p *pipes, filter []byte) (cmd 
 	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: pr.uid, Gid: pr.gid, Groups: []uint32{}}
 	argData = nulJoin(bwrapArgs(bwrapOptions{
 		workspace: pr.dir,
-		env:       s.env(workspaceDir, "/tmp/.npm", c.Env),
+		env:       s.env(workspaceDir, "/tmp/.npm", dataEnv(c.Env, c.Data, dataDir)),
 		uid:       pr.uid,
 		gid:       pr.gid,
 		tmp:       c.Tmp,
+		data:      c.Data,
 		shareNet:  pr.network != NetworkNone,
 		resolv:    resolv,
 		seccomp:   filter != nil,
@@ -514,6 +517,7 @@ type bwrapOptions struct {
 	shareNet  bool     // keep the network namespace bubblewrap starts in
 	resolv    string   // host file mounted at /etc/resolv.conf, if it exists
 	tmp       string   // host folder mounted at /tmp; "": a tmpfs of TmpSize
+	data      string   // host folder mounted at /data; "": none
 	seccomp   bool     // load the seccomp filter bubblewrap reads from filterFD
 	info      bool     // report the command's start on infoFD
 }
@@ -563,6 +567,9 @@ func bwrapArgs(o bwrapOptions) []string {
 		a = append(a, "--bind", o.tmp, "/tmp")
 	} else {
 		a = append(a, "--size", strconv.Itoa(TmpSize), "--tmpfs", "/tmp")
+	}
+	if o.data != "" {
+		a = append(a, "--bind", o.data, dataDir)
 	}
 	a = append(a,
 		"--bind", o.workspace, workspaceDir,
@@ -1097,4 +1104,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// dataEnv is env with DATA_DIR=at added when the run has a data folder
+// (data); an app's own DATA_DIR never overrides it.
+func dataEnv(env []string, data, at string) []string {
+	if data == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "DATA_DIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "DATA_DIR="+at)
 }

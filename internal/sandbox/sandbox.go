@@ -325,6 +325,11 @@ type Command struct {
 	// private tmpfs of at most TmpSize bytes, which also counts against
 	// the memory limit.
 	Tmp string
+	// Data, when set, is a host folder mounted read-write at /data, named
+	// by DATA_DIR in the command's environment: a server app's persistent
+	// data folder (a Volume of its own, kept across deployments). In mode
+	// none DATA_DIR names the host folder itself.
+	Data string
 	// HostLoopbackPorts lists TCP ports of the host's loopback interface
 	// the command may reach: with an isolated network, a connection to
 	// 127.0.0.1:PORT (or [::1]:PORT) inside the command's network is passed

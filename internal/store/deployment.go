@@ -393,12 +393,14 @@ func checkLiveLimit(ctx context.Context, tx *Tx, userID string) error {
 }
 
 // storageColumns reads, for a user row u, the storage budget and the bytes
-// of the deployments' kept files (each blob once: dupBlobBytes) and of
-// their log messages. Build caches are the platform's and have bounds of
+// of the deployments' kept files (each blob once: dupBlobBytes), of
+// their log messages and of the projects' app data folders (app_data, as
+// last measured). Build caches are the platform's and have bounds of
 // their own (deploy's cacheKeeper): they are not counted.
 var storageColumns = `u.max_storage,
 	(SELECT CAST(COALESCE(SUM(files_size), 0) AS BIGINT) FROM deployments WHERE user_id = u.id) - ` + dupBlobBytes("", "") + `,
-	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id)`
+	(SELECT CAST(COALESCE(SUM(log_bytes), 0) AS BIGINT) FROM deployments WHERE user_id = u.id),
+	(SELECT CAST(COALESCE(SUM(a.bytes), 0) AS BIGINT) FROM app_data a JOIN projects p ON p.id = a.project_id WHERE p.user_id = u.id)`
 
 // StorageUsage returns what the owner's deployments keep on disk (their
 // recorded file sizes and log bytes) and the owner's budget: one indexed
@@ -407,13 +409,13 @@ func (st deployments) StorageUsage(ctx context.Context, userID string) (*gantry.
 	db := st.db
 	var s gantry.StorageUsage
 	err := db.queryRow(ctx, `SELECT `+storageColumns+` FROM users u WHERE u.id = ?`, userID).
-		Scan(&s.Budget, &s.Files, &s.Logs)
+		Scan(&s.Budget, &s.Files, &s.Logs, &s.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
 		return nil, fmt.Errorf("storage usage: %w", err)
 	}
-	s.Used = s.Files + s.Logs
+	s.Used = s.Files + s.Logs + s.Data
 	return &s, nil
 }
 

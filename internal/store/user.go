@@ -205,7 +205,7 @@ func (st users) UserStats(ctx context.Context, id string, now time.Time) (*gantr
 			`+storageColumns+`
 		FROM users u WHERE u.id = ?`, gantry.DeploymentLive, id).
 		Scan(&created, &s.TotalProjects, &s.TotalDeployments, &s.ActiveDeployments,
-			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs)
+			&s.Storage.Budget, &s.Storage.Files, &s.Storage.Logs, &s.Storage.Data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, gantry.Errorf(gantry.ENOTFOUND, "User not found")
 	} else if err != nil {
@@ -217,7 +217,7 @@ func (st users) UserStats(ctx context.Context, id string, now time.Time) (*gantr
 	if err := db.splitFiles(ctx, id, &s.Storage); err != nil {
 		return nil, err
 	}
-	s.Storage.Used = s.Storage.Files + s.Storage.Logs
+	s.Storage.Used = s.Storage.Files + s.Storage.Logs + s.Storage.Data
 	return &s, nil
 }
 

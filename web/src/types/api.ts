@@ -51,6 +51,8 @@ export type StorageUsage = {
   budget: number
   files: number
   logs: number
+  /** the server apps' data folders (/data), as last measured */
+  data?: number
   /** `files` split: live (and building) static sites, */
   sites?: number
   /** live, sleeping (and building) server apps' workspaces, */

@@ -21,6 +21,8 @@ import { useProject } from '@/features/projects/api/get-project'
 import { useSyncProject } from '@/features/projects/api/sync-project'
 import { useAlwaysOn, useShowInDiscover } from '@/features/projects/api/update-project'
 import { GitCard } from '@/features/projects/components/git-card'
+import { DataCard } from '@/features/projects/components/data-card'
+import { useProjectData } from '@/features/projects/api/get-data'
 import {
   BuildConfigCard,
   LatestCommitCard,
@@ -33,10 +35,16 @@ import { ShowInDiscoverSwitch, showsInDiscover } from '@/features/projects/compo
 import { ProjectTypeIcon } from '@/features/projects/components/project-type-icon'
 import { projectLiveURL } from '@/features/projects/live-url'
 import { useRetry } from '@/lib/use-retry'
-import { formatDate } from '@/utils/format'
+import { formatDate, formatSize } from '@/utils/format'
 
 export const DELETE_PROJECT_CONFIRMATION =
   'Are you sure you want to delete this project? This action cannot be undone.'
+
+/** The delete confirmation, naming the data folder that goes with the project. */
+export function deleteProjectConfirmation(dataSize: number): string {
+  if (dataSize <= 0) return DELETE_PROJECT_CONFIRMATION
+  return `${DELETE_PROJECT_CONFIRMATION} Its data folder (/data, ${formatSize(dataSize)}) is deleted with it.`
+}
 
 /** /projects/:id: one project (SPEC §2 Project detail). */
 export function ProjectDetailRoute() {
@@ -47,6 +55,7 @@ export function ProjectDetailRoute() {
   const sync = useSyncProject()
   const discover = useShowInDiscover(id)
   const alwaysOn = useAlwaysOn(id)
+  const data = useProjectData(id)
   const { deploy, isPending: deploying } = useDeployProject()
   const [confirmDelete, setConfirmDelete] = useState(false)
   const [leaving, setLeaving] = useState(false)
@@ -192,6 +201,10 @@ export function ProjectDetailRoute() {
 
       <DomainsCard projectId={project._id} liveUrl={projectLiveURL(project)} />
 
+      {project.buildConfig?.startCommand || (data.data?.folders.length ?? 0) > 0 ? (
+        <DataCard projectId={project._id} />
+      ) : null}
+
       <div className="grid gap-6 lg:grid-cols-2">
         <RepositoryInfoCard project={project} />
         <BuildConfigCard project={project} />
@@ -210,7 +223,7 @@ export function ProjectDetailRoute() {
       <ConfirmDialog
         open={confirmDelete}
         title="Delete project"
-        message={DELETE_PROJECT_CONFIRMATION}
+        message={deleteProjectConfirmation(data.data?.size ?? 0)}
         confirmLabel="Delete"
         loading={remove.isPending}
         onConfirm={() => remove.mutate(project._id)}

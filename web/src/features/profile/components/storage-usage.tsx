@@ -44,6 +44,9 @@ function storageParts(s: StorageUsage): Part[] {
     : [{ key: 'files', label: 'Sites and app builds', bytes: s.files, swatch: 'bg-indigo-600 dark:bg-indigo-400' }]
   return [
     ...files,
+    ...(s.data
+      ? [{ key: 'data', label: 'App data (/data)', bytes: s.data, swatch: 'bg-emerald-500 dark:bg-emerald-400' }]
+      : []),
     { key: 'logs', label: 'Logs', bytes: s.logs, swatch: 'bg-amber-500 dark:bg-amber-400' },
   ]
 }

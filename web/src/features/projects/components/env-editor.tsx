@@ -36,7 +36,7 @@ function scopeOf(value: string | undefined): EnvScope {
 }
 
 const KEY_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/
-const RESERVED = new Set(['PORT', 'HOST', 'PATH', 'HOME'])
+const RESERVED = new Set(['PORT', 'HOST', 'PATH', 'HOME', 'DATA_DIR'])
 
 let nextRowId = 1
 function toRows(vars: EnvVar[]): Row[] {

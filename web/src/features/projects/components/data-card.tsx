@@ -1,0 +1,56 @@
+import { HardDrive } from 'lucide-react'
+import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card'
+import { Skeleton } from '@/components/ui/skeleton'
+import { formatRelativeTime, formatSize } from '@/utils/format'
+import { dataFolderLabel, useProjectData } from '../api/get-data'
+
+/**
+ * A project's persistent data folders (issue 28): what its server apps keep
+ * in /data across deploys, restarts and sleep, and what each folder holds.
+ */
+export function DataCard({ projectId }: { projectId: string }) {
+  const query = useProjectData(projectId)
+  const data = query.data
+  return (
+    <Card className="mb-6" data-testid="data-card">
+      <CardHeader>
+        <CardTitle className="flex items-center gap-2">
+          <HardDrive className="size-4 text-zinc-400" aria-hidden="true" />
+          Data folder
+        </CardTitle>
+        <CardDescription>
+          Server apps keep files in <code className="font-mono text-[0.85em]">{data?.mount ?? '/data'}</code> (also in{' '}
+          <code className="font-mono text-[0.85em]">DATA_DIR</code>): they stay across deploys, restarts, sleep and
+          rollbacks. Each preview gets a folder of its own. It counts in your storage.
+        </CardDescription>
+      </CardHeader>
+      <CardContent>
+        {query.isError ? (
+          <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+            The data folder could not be loaded.
+          </p>
+        ) : query.isPending ? (
+          <Skeleton aria-busy="true" aria-label="Loading the data folder" className="h-10" />
+        ) : data && data.folders.length > 0 ? (
+          <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" aria-label="Data folders">
+            {data.folders.map((f) => (
+              <li key={f.name} className="flex flex-wrap items-baseline justify-between gap-x-4 gap-y-1 py-2 first:pt-0 last:pb-0">
+                <span className="min-w-0 truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">
+                  {dataFolderLabel(f.name)}
+                </span>
+                <span className="text-sm text-zinc-600 tabular-nums dark:text-zinc-400">
+                  {formatSize(f.bytes)}
+                  <span className="ml-2 text-xs text-zinc-500">measured {formatRelativeTime(f.measuredAt).toLowerCase()}</span>
+                </span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            Nothing stored yet: the folder is made when a server app of this project first starts.
+          </p>
+        )}
+      </CardContent>
+    </Card>
+  )
+}
