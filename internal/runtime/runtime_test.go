@@ -233,8 +233,9 @@ func TestCrashLoopGivesUp(t *testing.T) {
 	s, ws := newSupervisor(t)
 	s.CrashLimit = 3
 	ev := newEvents()
-	// The app answers, then dies a moment later, every time.
-	app, err := s.New(runtime.Spec{Name: "t5", Dir: ws, Command: "timeout 1 python3 app.py; exit 2", Events: ev})
+	// The app answers, then dies a moment later, every time (after its
+	// first answer: a start slowed by a busy machine still answers first).
+	app, err := s.New(runtime.Spec{Name: "t5", Dir: ws, Command: "python3 app.py", Env: []string{"EXIT_AFTER_ANSWER=2"}, Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@
 # GET /        → "hello from <GREETING>" (GREETING from the environment)
 # GET /env/KEY → the value of the environment variable KEY
 # GET /crash   → the process exits with code 1
-import os, sys
+# With EXIT_AFTER_ANSWER=N it exits with code N a moment after it first
+# answered (an app that dies right after its start, however slow that is).
+import os, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Handler(BaseHTTPRequestHandler):
@@ -18,6 +20,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/plain")
         self.end_headers()
         self.wfile.write(body.encode())
+        code = os.environ.get("EXIT_AFTER_ANSWER")
+        if code:
+            threading.Timer(0.2, os._exit, [int(code)]).start()
 
     def log_message(self, fmt, *args):
         print("request " + self.path, flush=True)

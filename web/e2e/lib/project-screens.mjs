@@ -285,6 +285,9 @@ async function withData(page, { path, extra = {} } = {}) {
       if (table[key]) answer = table[key]()
       // Issue 14's previews of a project (none here; push-to-deploy-screens.mjs shows some).
       else if (method === 'GET' && /^\/api\/projects\/[^/]+\/previews$/.test(url.pathname)) answer = ok({ previews: [] })
+      // Issue 28's data folders: none unless the screen says (project-detail-app-data).
+      else if (method === 'GET' && /^\/api\/projects\/[^/]+\/data$/.test(url.pathname))
+        answer = ok({ data: { mount: '/data', size: 0, folders: [] } })
       else if (method === 'GET' && project) answer = ok({ project: projects(page).find((p) => p._id === project[1]) })
       else if (method === 'GET' && domains) answer = ok({ domains: [] })
       else if (method === 'GET' && dep) answer = ok({ deployment: deployments(page).find((d) => d._id === dep[1]) })
@@ -353,6 +356,31 @@ export const PROJECT_SCREENS = [
     act: async (page) => {
       await withData(page)
       await page.getByRole('heading', { name: 'Recent Deployments' }).waitFor()
+    },
+  },
+  {
+    name: 'project-detail-app-data',
+    path: '/projects/p-quiz',
+    auth: true,
+    ready,
+    act: async (page) => {
+      await withData(page, {
+        path: '/projects/p-quiz',
+        extra: {
+          'GET /api/projects/p-quiz/data': () =>
+            ok({
+              data: {
+                mount: '/data',
+                size: 48_900_000,
+                folders: [
+                  { name: 'production', bytes: 47_200_000, measuredAt: iso(4 * 60_000) },
+                  { name: 'preview-quiz-api--pr-7', bytes: 1_700_000, measuredAt: iso(3 * 3600_000) },
+                ],
+              },
+            }),
+        },
+      })
+      await page.getByRole('list', { name: 'Data folders' }).waitFor()
     },
   },
   {
