@@ -38,23 +38,33 @@ var (
 	buildErr  error
 )
 
-// binary returns s3serve's path: $S3SERVE_BIN, or a build of cmd/s3serve
-// made once per test process.
+// binary returns s3serve's path: $S3SERVE_BIN, or cmd/s3serve built once
+// per test process into one shared place (a build renamed into place,
+// so processes building at once never run a half-written file, and runs
+// leave one binary behind, not one each).
 func binary(t testing.TB) string {
 	if b := os.Getenv("S3SERVE_BIN"); b != "" {
 		return b
 	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "s3serve-")
+		dir := filepath.Join(os.TempDir(), "gantry-s3serve")
+		if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "s3serve-*")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		builtBin = filepath.Join(dir, "s3serve")
-		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/gantryhq/gantry/cmd/s3serve").CombinedOutput()
+		tmp.Close()
+		defer os.Remove(tmp.Name())
+		out, err := exec.Command("go", "build", "-o", tmp.Name(), "github.com/gantryhq/gantry/cmd/s3serve").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build cmd/s3serve: %v\n%s", err, out)
+			return
 		}
+		builtBin = filepath.Join(dir, "s3serve")
+		buildErr = os.Rename(tmp.Name(), builtBin)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
