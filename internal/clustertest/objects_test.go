@@ -104,7 +104,9 @@ func TestObjectStoreDown(t *testing.T) {
 	}
 
 	srv.Restart()
-	waitServed(t, other, cold.Subdomain, "cold-v1", 10*time.Second)
+	// Misses fail at once for sitecache.DefaultStoreRetry after a fetch
+	// found the store down.
+	waitServed(t, other, cold.Subdomain, "cold-v1", 20*time.Second)
 	id = deploy(t, b, token, warm.ID)
 	if d := waitDone(t, b, token, id, 90*time.Second); d.Status != "live" {
 		t.Fatalf("a build once the store is back: %s\n%s", d.Status, d.log())

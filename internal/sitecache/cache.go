@@ -1,6 +1,7 @@
 package sitecache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/gantryhq/gantry/internal/edge"
+	"github.com/gantryhq/gantry/internal/objstore"
 )
 
 // Cache is an edge's read-through copy of sites kept in the object store:
@@ -31,6 +33,9 @@ type Cache struct {
 	Dir    string
 	Max    int64
 	Remote *Remote
+	// StoreRetry is how long misses fail at once (ErrStoreDown) after a
+	// fetch could not reach the store (default DefaultStoreRetry).
+	StoreRetry time.Duration
 	// OnEvict is told the folder of a site it removed (the edge's
 	// Table.Reopen), so no request keeps using a folder gone from disk.
 	OnEvict func(dir string)
@@ -40,7 +45,19 @@ type Cache struct {
 	sites  map[string]*cached       // deployment id → what is on disk
 	clocks map[string]*atomic.Int64 // deployment id → last request (edge.Site.Fetched)
 	total  int64
+	// downUntil (UnixNano): a fetch could not reach the store; until
+	// then misses fail at once (ErrStoreDown) instead of each waiting for
+	// a store that is down or does not answer.
+	downUntil atomic.Int64
 }
+
+// DefaultStoreRetry is how long misses fail at once after a fetch could
+// not reach the object store (Cache.StoreRetry).
+const DefaultStoreRetry = 10 * time.Second
+
+// ErrStoreDown is a miss while the object store was found unreachable
+// less than StoreRetry ago.
+var ErrStoreDown = errors.New("site cache: the object store was unreachable moments ago")
 
 type cached struct{ bytes int64 }
 
@@ -104,6 +121,9 @@ func (c *Cache) Fetch(ctx context.Context, id, dir string) error {
 	if dir != c.Path(id) || !accountName.MatchString(id) {
 		return fmt.Errorf("site cache: %s is not the cache folder of deployment %q", dir, id)
 	}
+	if time.Now().UnixNano() < c.downUntil.Load() {
+		return ErrStoreDown
+	}
 	ch := c.flight.DoChan(id, func() (any, error) {
 		c.mu.Lock()
 		_, ok := c.sites[id]
@@ -113,7 +133,11 @@ func (c *Cache) Fetch(ctx context.Context, id, dir string) error {
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FetchTimeout)
 		defer cancel()
-		return nil, c.fetch(fctx, id)
+		err := c.fetch(fctx, id)
+		if err != nil && !errors.Is(err, objstore.ErrCorrupt) && !errors.Is(err, objstore.ErrNotFound) {
+			c.downUntil.Store(time.Now().Add(cmp.Or(c.StoreRetry, DefaultStoreRetry)).UnixNano())
+		}
+		return nil, err
 	})
 	select {
 	case res := <-ch:

@@ -6,9 +6,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
+
+// ManifestTimeout bounds the read of a manifest (a small object): a store
+// that accepts connections but does not answer (paused, overloaded) is
+// given up on in seconds.
+const ManifestTimeout = 8 * time.Second
 
 // Fill writes the files of deployment id of kind k into the empty folder
 // dir, as its manifest in the store lists them, and returns their bytes
@@ -18,7 +24,9 @@ import (
 // an app's keep their modes (they are ingested into the account's blob
 // store next, as a built workspace is). On error dir holds a part.
 func (r *Remote) Fill(ctx context.Context, k Kind, id, dir string) (int64, int, error) {
-	m, err := r.manifest(ctx, k, id)
+	mctx, cancel := context.WithTimeout(ctx, ManifestTimeout)
+	m, err := r.manifest(mctx, k, id)
+	cancel()
 	if err != nil {
 		return 0, 0, err
 	}

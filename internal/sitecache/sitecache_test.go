@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/blobs"
@@ -126,6 +127,7 @@ func TestStoreDown(t *testing.T) {
 	publish(t, r, "cached", map[string]string{"index.html": "cached site"})
 	publish(t, r, "cold", map[string]string{"index.html": "cold site"})
 	b := newReplicaB(t, r, 64<<20)
+	b.cache.StoreRetry = 300 * time.Millisecond
 	b.route("cached", "cached")
 	b.route("cold", "cold")
 	if code, _ := b.get(t, "cached", "/"); code != 200 {
@@ -140,6 +142,7 @@ func TestStoreDown(t *testing.T) {
 		t.Fatalf("uncached site, store down: %d %q, want 503 temporarily unavailable", code, body)
 	}
 	srv.Restart()
+	time.Sleep(300 * time.Millisecond) // misses fail at once that long after a failed fetch
 	if code, body := b.get(t, "cold", "/"); code != 200 || body != "cold site" {
 		t.Fatalf("store back: %d %q", code, body)
 	}
@@ -350,5 +353,40 @@ func TestFillApp(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "bin/start")); string(b) != "#!/bin/sh\nnode server.js" {
 		t.Errorf("bin/start: %q", b)
+	}
+}
+
+// TestPausedStore: a store that takes connections but does not answer
+// (SIGSTOP) makes a miss answer 503 within seconds, and the misses right
+// after it at once, rather than each waiting; once the store answers
+// again the site is served.
+func TestPausedStore(t *testing.T) {
+	srv := s3test.Start(t)
+	r := &sitecache.Remote{Store: srv.Store("p")}
+	publish(t, r, "one", map[string]string{"index.html": "one"})
+	publish(t, r, "two", map[string]string{"index.html": "two"})
+	b := newReplicaB(t, r, 64<<20)
+	b.cache.StoreRetry = 2 * time.Second
+	b.route("one", "one")
+	b.route("two", "two")
+	srv.Pause()
+	start := time.Now()
+	if code, body := b.get(t, "one", "/"); code != http.StatusServiceUnavailable || !strings.Contains(body, "temporarily unavailable") {
+		t.Fatalf("a miss with the store paused: %d", code)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("the first miss took %v", d)
+	}
+	start = time.Now()
+	if code, _ := b.get(t, "two", "/"); code != http.StatusServiceUnavailable {
+		t.Fatalf("the next miss: %d", code)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("the next miss waited %v for a store known to be down", d)
+	}
+	srv.Resume()
+	time.Sleep(2 * time.Second)
+	if code, body := b.get(t, "two", "/"); code != 200 || body != "two" {
+		t.Fatalf("store back: %d %q", code, body)
 	}
 }
