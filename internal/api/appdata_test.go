@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
 )
 
 // GET /api/projects/{id}/data answers the project's data folders as last
@@ -32,10 +33,21 @@ func TestProjectData(t *testing.T) {
 		got.Folders[0].Bytes != 5<<20 || got.Folders[1].Name != "preview-ledger--feature" || got.Folders[0].MeasuredAt.IsZero() {
 		t.Fatalf("data: %d %s", rec.Code, rec.Body.String())
 	}
+	bob := e.otherToken(t)
+	asBob := func(*testing.T, *testEnv) string { return bob }
 	runScenariosOn(t, e, []scenario{
-		{name: "bob reads alice's data", setup: func(t *testing.T, e *testEnv) string { return e.otherToken(t) },
+		{name: "bob reads alice's data", setup: asBob,
 			request: request{method: "GET", url: url}, wantStatus: 404},
 		{name: "no such project", auth: true, request: request{method: "GET", url: "/api/projects/nope/data"}, wantStatus: 404},
 		{name: "signed out", request: request{method: "GET", url: url}, wantStatus: 401},
+		// The app never started: no folder to download or restore into.
+		{name: "download without a folder", auth: true, request: request{method: "GET", url: url + "/download"},
+			wantStatus: 404, wantMessage: deploy.MsgNoDataFolder},
+		{name: "bob downloads alice's data", setup: asBob,
+			request: request{method: "GET", url: url + "/download"}, wantStatus: 404},
+		{name: "restore as JSON", auth: true, request: request{method: "POST", url: url + "/restore", body: `{"a":1}`},
+			wantStatus: 400, wantMessage: "Send the archive as the request body with Content-Type application/gzip"},
+		{name: "restore without a folder", auth: true, request: request{method: "POST", url: url + "/restore", body: "x",
+			headers: map[string]string{"Content-Type": "application/gzip"}}, wantStatus: 404, wantMessage: deploy.MsgNoDataFolder},
 	})
 }

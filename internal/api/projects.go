@@ -70,6 +70,8 @@ func (s *Server) projectRoutes() {
 	s.mux.HandleFunc("POST /api/projects/{id}/sync", s.requireUser(h.handleSyncProject))
 	s.mux.HandleFunc("DELETE /api/projects/{id}", s.requireUser(h.handleDeleteProject))
 	s.mux.HandleFunc("GET /api/projects/{id}/data", s.requireUser(h.handleProjectData))
+	s.mux.HandleFunc("GET /api/projects/{id}/data/download", s.requireUser(h.handleDownloadData))
+	s.mux.HandleFunc("POST /api/projects/{id}/data/restore", s.requireUser(h.handleRestoreData))
 }
 
 // handleProjectData answers the project's data folders: {data: {mount,

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/gantryhq/gantry"
@@ -44,6 +45,9 @@ type DeploymentService interface {
 	Previews(ctx context.Context, userID, projectID string) ([]*gantry.Deployment, error)
 	// WakeHint starts waking a listed app of the gallery that sleeps.
 	WakeHint(ctx context.Context, id string) (bool, error)
+	// The project's production data folder, downloaded and restored.
+	DataArchive(ctx context.Context, userID, projectID string) (string, func(io.Writer) error, error)
+	RestoreData(ctx context.Context, userID, projectID string, r io.Reader) error
 }
 
 // ProjectService keeps users' projects and their environment variables

@@ -1,8 +1,12 @@
 package deploy_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/deploy"
 )
 
 // dataApp is a Python standard-library server keeping rows in SQLite
@@ -37,6 +42,9 @@ class Handler(BaseHTTPRequestHandler):
                 if url.path == "/add":
                     c.execute("INSERT INTO rows VALUES (?)", ("` + version + `",))
                 body = str(c.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
+        elif url.path == "/symlink":
+            os.symlink("/etc/passwd", os.path.join(DATA, "leak"))
+            body = "linked"
         elif url.path == "/fill":
             mb = int(urllib.parse.parse_qs(url.query)["mb"][0])
             n = 0
@@ -191,4 +199,117 @@ func (e *env) dataFolders(projectID string) []gantry.DataFolder {
 		e.t.Fatal(err)
 	}
 	return fs
+}
+
+// TestDataDownloadAndRestore mounts issue 28's point 2 (its download and
+// restore): the archive holds the app's rows and stores a link the app
+// planted to a host file as a link, never the file; a restore into a
+// running app is refused; into the stopped app it brings the downloaded
+// rows back; an archive that is not a .tar.gz, or that names paths
+// outside the folder, changes nothing outside it.
+func TestDataDownloadAndRestore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("Vault", dataApp("v1"))
+	d := e.deploy(p)
+	e.mustLive(d)
+	for _, path := range []string{"/add", "/add", "/symlink"} {
+		if code, body := e.get("vault", path); code != 200 {
+			t.Fatalf("%s: %d %q", path, code, body)
+		}
+	}
+	name, write, err := e.svc.DataArchive(ctx, e.user.ID, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(name, "vault-data-") || !strings.HasSuffix(name, ".tar.gz") {
+		t.Fatalf("archive name %q", name)
+	}
+	var archive bytes.Buffer
+	if err := write(&archive); err != nil {
+		t.Fatal(err)
+	}
+	entries := tarEntries(t, archive.Bytes())
+	if h := entries["leak"]; h == nil || h.Typeflag != tar.TypeSymlink || h.Linkname != "/etc/passwd" || h.Size != 0 {
+		t.Fatalf("the planted link is stored as %+v", h)
+	}
+	if h := entries["app.db"]; h == nil || h.Size == 0 {
+		t.Fatalf("entries %v", entries)
+	}
+	if _, _, err := e.svc.DataArchive(ctx, "someone-else", p.ID); gantry.ErrorCode(err) != gantry.ENOTFOUND {
+		t.Fatalf("another user's download: %v", err)
+	}
+
+	// A restore into the running app is refused.
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(archive.Bytes())); gantry.ErrorMessage(err) != deploy.MsgRestoreRunning {
+		t.Fatalf("restore while live: %v", err)
+	}
+	e.get("vault", "/add") // a third row, after the download
+	if _, err := e.svc.Stop(ctx, e.user.ID, "vault", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Not an archive: refused, nothing changed.
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, strings.NewReader("not a tarball")); gantry.ErrorMessage(err) != deploy.MsgRestoreNotTarGz {
+		t.Fatalf("restore of a text file: %v", err)
+	}
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(archive.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Restart(ctx, e.user.ID, "vault", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.mustLive(e.find(d.ID))
+	if _, body := e.get("vault", "/count"); body != "2" {
+		t.Fatalf("after the restore the count is %q, want the downloaded 2", body)
+	}
+
+	// An archive naming paths outside the folder writes nothing outside it.
+	if _, err := e.svc.Stop(ctx, e.user.ID, "vault", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	evil := makeTarGz(t, map[string]string{"../escape": "x", "/abs-escape": "y", "ok.txt": "fine"})
+	_ = e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(evil))
+	vol := filepath.Join(e.stack.DataDir, "appdata", p.ID, gantry.ProductionData)
+	for _, leaked := range []string{filepath.Join(vol, "escape"), filepath.Join(filepath.Dir(vol), "escape"), "/abs-escape"} {
+		if _, err := os.Lstat(leaked); err == nil {
+			t.Fatalf("a restore wrote %s", leaked)
+		}
+	}
+}
+
+// tarEntries reads a .tar.gz's headers by name.
+func tarEntries(t *testing.T, b []byte) map[string]*tar.Header {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	out := map[string]*tar.Header{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		out[h.Name] = h
+	}
+}
+
+// makeTarGz is a .tar.gz of files, names as given.
+func makeTarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	zw.Close()
+	return b.Bytes()
 }

@@ -39,6 +39,8 @@ export function setToken(token: string | null): void {
 
 type RequestOptions = {
   body?: unknown
+  /** A file sent as the body as it is, with its own content type (instead of JSON). */
+  file?: Blob
   signal?: AbortSignal
   /** Query parameters; undefined values are left out. */
   params?: Record<string, string | number | boolean | undefined>
@@ -60,8 +62,11 @@ async function request<T>(method: string, path: string, options: RequestOptions 
   const headers: Record<string, string> = { Accept: 'application/json' }
   const token = getToken()
   if (token) headers.Authorization = `Bearer ${token}`
-  let body: string | undefined
-  if (options.body !== undefined) {
+  let body: string | Blob | undefined
+  if (options.file !== undefined) {
+    headers['Content-Type'] = options.file.type || 'application/octet-stream'
+    body = options.file
+  } else if (options.body !== undefined) {
     headers['Content-Type'] = 'application/json'
     body = JSON.stringify(options.body)
   }
@@ -106,10 +111,51 @@ async function request<T>(method: string, path: string, options: RequestOptions 
   return payload as T
 }
 
+/**
+ * downloadFile fetches path with the bearer token and hands the answer to
+ * the browser as a download named by its Content-Disposition (else
+ * `fallbackName`). A failed answer throws the server's message as ApiError.
+ */
+export async function downloadFile(path: string, fallbackName: string): Promise<void> {
+  const headers: Record<string, string> = {}
+  const token = getToken()
+  if (token) headers.Authorization = `Bearer ${token}`
+  let response: Response
+  try {
+    response = await fetch(path, { headers })
+  } catch {
+    throw new ApiError(0, 'Could not reach the server. Check your connection and try again.')
+  }
+  if (!response.ok) {
+    let message: string | undefined
+    try {
+      const payload = (await response.json()) as Envelope
+      if (typeof payload.message === 'string' && payload.message) message = payload.message
+    } catch {
+      message = undefined
+    }
+    throw new ApiError(response.status, message ?? `Request failed with status ${response.status}`, message)
+  }
+  const blob = await response.blob()
+  const disposition = response.headers.get('Content-Disposition') ?? ''
+  const name = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? fallbackName
+  const url = URL.createObjectURL(blob)
+  const a = document.createElement('a')
+  a.href = url
+  a.download = name
+  document.body.appendChild(a)
+  a.click()
+  a.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+}
+
 export const api = {
   get: <T>(path: string, options?: Omit<RequestOptions, 'body'>) => request<T>('GET', path, options),
   post: <T>(path: string, body?: unknown, options?: RequestOptions) =>
     request<T>('POST', path, { ...options, body }),
+  /** POSTs a file as the request body (its content type, not JSON). */
+  upload: <T>(path: string, file: Blob, options?: Omit<RequestOptions, 'body' | 'file'>) =>
+    request<T>('POST', path, { ...options, file }),
   put: <T>(path: string, body?: unknown, options?: RequestOptions) =>
     request<T>('PUT', path, { ...options, body }),
   patch: <T>(path: string, body?: unknown, options?: RequestOptions) =>

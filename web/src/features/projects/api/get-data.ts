@@ -1,5 +1,6 @@
-import { queryOptions, useQuery } from '@tanstack/react-query'
-import { api } from '@/lib/api-client'
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import toast from 'react-hot-toast'
+import { api, downloadFile } from '@/lib/api-client'
 import { projectKeys } from './keys'
 
 /** One of a project's persistent data folders: production's, or a preview's own. */
@@ -38,4 +39,26 @@ export function useProjectData(id: string) {
 export function dataFolderLabel(name: string): string {
   if (name === 'production') return 'Production'
   return name.startsWith('preview-') ? `Preview ${name.slice('preview-'.length)}` : name
+}
+
+/** Saves the project's production data folder as a .tar.gz download. */
+export function downloadProjectData(id: string): Promise<void> {
+  return downloadFile(`/api/projects/${encodeURIComponent(id)}/data/download`, 'data.tar.gz')
+}
+
+/** Replaces the project's production data folder with a .tar.gz (its app stopped). */
+export function useRestoreProjectData(id: string) {
+  const queryClient = useQueryClient()
+  return useMutation({
+    mutationFn: (file: File) =>
+      api.upload<{ data: ProjectData }>(
+        `/api/projects/${encodeURIComponent(id)}/data/restore`,
+        file.type ? file : new Blob([file], { type: 'application/gzip' }),
+      ),
+    onSuccess: (answer) => {
+      queryClient.setQueryData(projectKeys.data(id), answer.data)
+      toast.success('Data folder restored')
+    },
+    onError: (err) => toast.error(err instanceof Error ? err.message : 'The data folder could not be restored'),
+  })
 }

@@ -2,7 +2,7 @@ import { screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { makeProject } from '@/test/fixtures'
-import { mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
+import { fail, mockApi, ok, renderApp, testUser, type FakeHandler } from '@/test/utils'
 import { dataFolderLabel } from '../api/get-data'
 import type { Project } from '../types'
 
@@ -66,6 +66,27 @@ describe('data card', () => {
     expect(screen.getByRole('dialog')).toHaveTextContent(
       'This action cannot be undone. Its data folder (/data, 6 MB) is deleted with it.',
     )
+  })
+
+  it('restores an archive and says what failed when the app still runs', async () => {
+    const { calls } = setup(app(), {
+      'GET /api/projects/p1/data': ok({ data: folders }),
+      'POST /api/projects/p1/data/restore': fail(
+        400,
+        "Stop the app first: a restore replaces the data folder, and never mixes into a running app's files",
+      ),
+    })
+    await screen.findByRole('list', { name: 'Data folders' })
+    const file = new File([new Uint8Array([0x1f, 0x8b])], 'ledger-data.tar.gz', { type: 'application/gzip' })
+    await userEvent.upload(screen.getByLabelText('Archive to restore'), file)
+    expect(await screen.findByText(/Stop the app first/)).toBeInTheDocument()
+    expect(calls.some((c) => c.method === 'POST' && c.path === '/api/projects/p1/data/restore')).toBe(true)
+  })
+
+  it('offers no download before the app made its folder', async () => {
+    setup(app(), { 'GET /api/projects/p1/data': ok({ data: { mount: '/data', size: 0, folders: [] } }) })
+    expect(await screen.findByRole('button', { name: 'Download data' })).toBeDisabled()
+    expect(screen.getByRole('button', { name: 'Restore from file' })).toBeDisabled()
   })
 
   it('labels folders', () => {

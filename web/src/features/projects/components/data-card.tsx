@@ -1,8 +1,55 @@
-import { HardDrive } from 'lucide-react'
+import { useRef, useState } from 'react'
+import toast from 'react-hot-toast'
+import { Download, HardDrive, Upload } from 'lucide-react'
+import { Button } from '@/components/ui/button'
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card'
 import { Skeleton } from '@/components/ui/skeleton'
 import { formatRelativeTime, formatSize } from '@/utils/format'
-import { dataFolderLabel, useProjectData } from '../api/get-data'
+import { dataFolderLabel, downloadProjectData, useProjectData, useRestoreProjectData } from '../api/get-data'
+
+/** Download and restore of production's folder: a .tar.gz, restored while the app is stopped. */
+function DataActions({ projectId, hasData }: { projectId: string; hasData: boolean }) {
+  const [downloading, setDownloading] = useState(false)
+  const restore = useRestoreProjectData(projectId)
+  const input = useRef<HTMLInputElement>(null)
+  const download = async () => {
+    setDownloading(true)
+    try {
+      await downloadProjectData(projectId)
+    } catch (err) {
+      toast.error(err instanceof Error ? err.message : 'The data folder could not be downloaded')
+    } finally {
+      setDownloading(false)
+    }
+  }
+  return (
+    <div className="mt-4 flex flex-wrap items-center gap-2">
+      <Button variant="secondary" size="sm" onClick={download} disabled={!hasData || downloading}>
+        <Download className="size-4" aria-hidden="true" />
+        {downloading ? 'Preparing download…' : 'Download data'}
+      </Button>
+      <Button variant="secondary" size="sm" onClick={() => input.current?.click()} disabled={!hasData || restore.isPending}>
+        <Upload className="size-4" aria-hidden="true" />
+        {restore.isPending ? 'Restoring…' : 'Restore from file'}
+      </Button>
+      <input
+        ref={input}
+        type="file"
+        accept=".tar.gz,.tgz,application/gzip"
+        className="sr-only"
+        aria-label="Archive to restore"
+        onChange={(e) => {
+          const file = e.target.files?.[0]
+          e.target.value = ''
+          if (file) restore.mutate(file)
+        }}
+      />
+      <p className="w-full text-xs text-zinc-500 dark:text-zinc-400">
+        Restoring replaces production&apos;s folder with a .tar.gz like the download: stop the app first.
+      </p>
+    </div>
+  )
+}
 
 /**
  * A project's persistent data folders (issue 28): what its server apps keep
@@ -50,6 +97,9 @@ export function DataCard({ projectId }: { projectId: string }) {
             Nothing stored yet: the folder is made when a server app of this project first starts.
           </p>
         )}
+        {data ? (
+          <DataActions projectId={projectId} hasData={data.folders.some((f) => f.name === 'production')} />
+        ) : null}
       </CardContent>
     </Card>
   )
