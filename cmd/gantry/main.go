@@ -257,6 +257,11 @@ func (m *Main) openDeploys(ctx context.Context, cfg *config.Config, db *store.DB
 		StorageConfig: deploy.StorageConfig{Remote: remote, SiteCache: siteCache, Caches: cacheSync(remote),
 			BuildCacheAccount: cfg.BuildCacheAccount, BuildCacheTotal: cfg.BuildCacheTotal},
 	})
+	if cfg.Replica() {
+		// Each server app has one home replica; the others forward to it
+		// (peer.go).
+		svc.Placements, svc.PeerAddr, svc.PlacementLease = db.Placements(), cfg.PeerAddr, cfg.Lease
+	}
 	if err := svc.Open(ctx); err != nil {
 		return nil, nil, nil, err
 	}

@@ -192,6 +192,11 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 		liveEdge.ConfigureFetch(deploys.SiteCache)
 	}
 	srv.LiveHandler = liveEdge
+	if cfg.Replica() {
+		if err := servePeer(cfg, logger, p); err != nil {
+			return err
+		}
+	}
 	// Previews of private repositories are their owner's (issue 24, point
 	// 20): the edge asks for a cookie the platform hands over.
 	previews, err := previewaccess.New(cfg.SecretKey, db, cfg.PublicURL.String(), cfg.LiveURL, logger)

@@ -116,6 +116,7 @@ type replica struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed once the process ended
 	base string        // http://127.0.0.1:port
+	peer string        // its GANTRY_PEER_ADDR
 	logs *lockedBuffer
 }
 
@@ -156,14 +157,15 @@ func (c *cluster) run(node, dir string, env map[string]string, args []string) *r
 	t := c.t
 	t.Helper()
 	cmd := exec.Command(c.bin, append([]string{"serve"}, args...)...)
+	peer := freeAddr(t)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"GANTRY_DATA_DIR=" + dir, "GANTRY_NODE_ID=" + node, "GANTRY_PEER_ADDR=" + freeAddr(t)}
+		"GANTRY_DATA_DIR=" + dir, "GANTRY_NODE_ID=" + node, "GANTRY_PEER_ADDR=" + peer}
 	for _, e := range []map[string]string{c.env, env} {
 		for k, v := range e {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
-	r := &replica{node: node, dir: dir, env: env, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
+	r := &replica{node: node, dir: dir, env: env, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{}), peer: peer}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = r.logs, io.MultiWriter(r.logs, pw)
 	if err := cmd.Start(); err != nil {

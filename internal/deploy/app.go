@@ -34,6 +34,7 @@ type apps struct {
 	// under way (wake.go), made once (wakeOnce).
 	wakeGate *wakeGate
 	wakeOnce sync.Once
+	place    *placer // each app's home node among replicas (placement.go)
 }
 
 // Defaults of the service's server apps.

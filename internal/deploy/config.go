@@ -144,6 +144,16 @@ type AppsConfig struct {
 	// storage (default DefaultMeasureEvery); each is measured as it stops
 	// too.
 	MeasureEvery time.Duration
+	// Placements, when set (a replica: GANTRY_PEER_ADDR), gives each
+	// server app one home node among the replicas sharing the database
+	// (placement.go): this node heartbeats every third of PlacementLease
+	// (GANTRY_LEASE) with its peer address PeerAddr, starts only the apps
+	// it is the home of, routes the others to their home (Sites must be a
+	// Forwarder) and takes over the apps of a node silent for 3 leases
+	// when it has their workspace. Nil: every app runs here (one process).
+	Placements     gantry.PlacementStore
+	PeerAddr       string
+	PlacementLease time.Duration
 }
 
 // TriggersConfig configures the triggers capability: deploys that pushes,

@@ -98,6 +98,7 @@ func New(c Config) *Service {
 		AppsConfig: &cfg.AppsConfig, TriggersConfig: &cfg.TriggersConfig, StorageConfig: &cfg.StorageConfig}
 	s.release = &release{core: core, ReleaseConfig: &cfg.ReleaseConfig}
 	s.apps = &apps{core: core, AppsConfig: &cfg.AppsConfig}
+	s.apps.place = &placer{a: s.apps}
 	s.storage = &storage{core: core, StorageConfig: &cfg.StorageConfig, appDisk: &cfg.AppDisk}
 	s.builds = &builds{core: core, BuildsConfig: &cfg.BuildsConfig}
 	s.triggers = &triggers{core: core, TriggersConfig: &cfg.TriggersConfig}
@@ -175,6 +176,9 @@ func (s *Service) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("deploy: restore: %w", err)
 	}
+	if s.apps.place.on() {
+		s.apps.place.beat(ctx) // this node's heartbeat row, before others forward here
+	}
 	live := 0
 	for _, r := range routes {
 		d := r.Active
@@ -183,6 +187,9 @@ func (s *Service) Open(ctx context.Context) error {
 		}
 		sl, sleeps := s.apps.sleeper()
 		switch {
+		case d.Status == gantry.DeploymentLive && IsApp(d) && s.apps.place.elsewhere(ctx, d.ID):
+			live++
+			s.release.route(r) // forwarded to its home node
 		case d.Status == gantry.DeploymentLive && IsApp(d) && d.Sleeping && sleeps:
 			live++
 			s.release.restoreAsleep(sl, r) // asleep until its next request
@@ -228,6 +235,10 @@ func (s *Service) Open(ctx context.Context) error {
 	if s.Lease > 0 {
 		s.wg.Add(1)
 		go s.builds.leases().reapLoop(wctx)
+	}
+	if s.apps.place.on() {
+		s.wg.Add(1)
+		go s.apps.place.loop(wctx)
 	}
 	if st, ok := s.Store.(SlotStore); ok && s.SandboxUIDs.Count > 0 {
 		s.wg.Add(1)

@@ -17,6 +17,9 @@ import (
 // installed and the app starts again.
 func (s *apps) startBuilt(ctx context.Context, d *gantry.Deployment) (*appRun, error) {
 	defer addPhase(&d.BuildInfo, "start", time.Now())
+	if err := s.place.claim(ctx, d.ID, true); err != nil {
+		return nil, err
+	}
 	vol := s.WorkDir(d.ID)
 	run, err := s.startApp(ctx, d, nil)
 	if !build.Held(vol) {

@@ -108,10 +108,15 @@ func (s *release) route(r *gantry.Route) {
 	case d.Status == gantry.DeploymentLive && IsApp(d):
 		run := s.apps.appRun(d.ID)
 		if run == nil {
-			// Its app was ended since (a newer route follows) or runs on
-			// another replica: nothing to point at here.
-			return
+			// It runs on another replica: forwarded to its home there.
+			// Otherwise its app was ended since (a newer route follows):
+			// nothing to point at here.
+			if !s.apps.place.forward(context.Background(), r.Subdomain, d.ID) {
+				return
+			}
+			break
 		}
+		s.apps.place.routed(r.Subdomain, d.ID)
 		s.Sites.Proxy(r.Subdomain, d.ID, run.app.Addr())
 	case d.Status == gantry.DeploymentLive:
 		s.Sites.Serve(r.Subdomain, d.ID, s.SiteDir(d.ID), d.BuildInfo.SPA)

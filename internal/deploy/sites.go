@@ -19,9 +19,10 @@ type EdgeSites struct {
 }
 
 var (
-	_ Sites   = EdgeSites{}
-	_ Drainer = EdgeSites{}
-	_ Sleeper = EdgeSites{}
+	_ Sites     = EdgeSites{}
+	_ Forwarder = EdgeSites{}
+	_ Drainer   = EdgeSites{}
+	_ Sleeper   = EdgeSites{}
 )
 
 // Serve routes sub to a published folder.
@@ -77,3 +78,22 @@ func (e EdgeSites) Stopped(sub, deploymentID string) {
 
 // Remove makes sub answer 404.
 func (e EdgeSites) Remove(sub string) { e.Table.Delete(sub) }
+
+// Forward routes sub to deploymentID's app on another replica (node),
+// reached at its peer address addr over the signed hop.
+func (e EdgeSites) Forward(sub, deploymentID, node, addr string) {
+	e.Table.Set(sub, edge.Site{DeploymentID: deploymentID, Status: gantry.DeploymentLive, Home: addr, HomeNode: node})
+}
+
+// Rehome points sub at deploymentID's app's new home (this replica's app
+// at addr when local, else node's peer address addr), only while sub
+// serves deploymentID; it reports whether it did.
+func (e EdgeSites) Rehome(sub, deploymentID, node, addr string, local bool) bool {
+	site := edge.Site{DeploymentID: deploymentID, Status: gantry.DeploymentLive, Home: addr, HomeNode: node}
+	if local {
+		site = edge.Site{DeploymentID: deploymentID, Status: gantry.DeploymentLive, ProxyTarget: addr, App: e.Table.App(deploymentID)}
+	}
+	return e.Table.SetIf(sub, site, func(old edge.Site, ok bool) bool {
+		return ok && old.DeploymentID == deploymentID && old.Status == gantry.DeploymentLive
+	})
+}

@@ -219,6 +219,9 @@ func (s *apps) Wake(ctx context.Context, id string) error {
 	if err := s.wakes().backoff(id); err != nil {
 		return err
 	}
+	if err := s.place.claim(ctx, id, false); err != nil {
+		return err // its home is another node, where its requests go
+	}
 	release, err := s.wakes().slot(ctx, d.UserID)
 	if err != nil {
 		return err
@@ -262,7 +265,7 @@ func (s *apps) WakeHint(ctx context.Context, id string) (bool, error) {
 	if err != nil || !p.ShowInDiscover || p.ActiveDeployment == nil || p.ActiveDeployment.ID != id {
 		return false, notFound
 	}
-	if !d.Sleeping || !IsApp(d) || s.appRun(id) != nil {
+	if !d.Sleeping || !IsApp(d) || s.appRun(id) != nil || s.place.elsewhere(ctx, id) {
 		return false, nil
 	}
 	s.mu.Lock()

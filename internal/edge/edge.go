@@ -81,6 +81,7 @@ type Edge struct {
 	wake        WakeConfig                  // sleeping apps: see sleep.go
 	previews    PreviewGuard                // private previews: see previews.go
 	fetcher     SiteFetcher                 // sites' files from the object store: see fetch.go
+	hop         *forwarder                  // apps homed on other replicas: see forward.go
 }
 
 var _ http.Handler = (*Edge)(nil)
@@ -156,6 +157,10 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if site.Status != gantry.DeploymentLive {
 		e.page(w, r, http.StatusServiceUnavailable, pageStopped, sub+e.suffix)
+		return
+	}
+	if site.Home != "" {
+		e.hop.forward(e, w, r, site, sub)
 		return
 	}
 	if site.App != nil {

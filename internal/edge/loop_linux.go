@@ -698,8 +698,8 @@ func (lp *evloop) answer(c *lconn, req *loopRequest) bool {
 		return false
 	}
 	site, root, ok := rl.lookupRoot(sub)
-	if !ok || site.Status != gantry.DeploymentLive {
-		return false
+	if !ok || site.Status != gantry.DeploymentLive || site.Home != "" {
+		return false // an app homed elsewhere: net/http forwards it (forward.go)
 	}
 	if site.ProxyTarget != "" {
 		if site.App != nil {

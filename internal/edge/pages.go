@@ -24,6 +24,7 @@ const (
 	pagePrivatePreview          // 401: a private repository's preview, asked without its owner's cookie (not GET)
 	pagePreviewLink             // 403: a preview hand-off link that is not valid (any more)
 	pageFilesUnavailable        // 503: a site's files are not on this server and could not be fetched (object store down)
+	pageHomeUnreachable         // 503: a server app's home replica could not be reached, or the app is moving between replicas
 )
 
 // pageText holds each page's title, heading, sentence and link label;
@@ -73,6 +74,11 @@ var pageText = [...]struct{ title, heading, body, link string }{
 		"Waking up…", "Waking up…",
 		"{host} was asleep after a quiet spell and is starting now. This page reloads by itself as soon as it can.",
 		"Reload now",
+	},
+	pageHomeUnreachable: {
+		"App moving", "This app is moving between servers",
+		"{host} runs on another Gantry server that cannot be reached right now. If that server stopped, another one starts the app within a minute: try again in a moment.",
+		"Go to Gantry",
 	},
 	pageWakeBusy: {
 		"App waking up", "This app is waking up",

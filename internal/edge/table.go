@@ -27,6 +27,12 @@ type Site struct {
 	// Table.App). A live site with App set and no ProxyTarget is a
 	// sleeping app: its requests wake it (Edge.ConfigureWake).
 	App *AppState
+	// Home, for a server app whose home is another replica (issue 26,
+	// point 5), is that replica's peer address and HomeNode its node id:
+	// every request is forwarded there over the signed hop
+	// (Edge.ConfigureHop), and the other fields are unused.
+	Home     string
+	HomeNode string
 	// Fetched, for a site whose files come from the object store, is its
 	// use clock (the UnixNano of its last request) for the site cache's
 	// eviction; Dir is then a cache folder the edge's SiteFetcher fills
