@@ -46,4 +46,14 @@ type ProjectData struct {
 	Mount   string       `json:"mount"` // DataMount
 	Size    int64        `json:"size"`  // every folder's bytes
 	Folders []DataFolder `json:"folders"`
+	// Snapshots are production's folder's daily snapshots, newest first.
+	Snapshots []DataSnapshot `json:"snapshots"`
+}
+
+// DataSnapshot is one snapshot of a data folder: its id is when it was
+// taken (UTC, "20261127T030000Z").
+type DataSnapshot struct {
+	ID    string    `json:"id"`
+	At    time.Time `json:"at"`
+	Bytes int64     `json:"bytes"`
 }

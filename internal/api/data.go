@@ -31,16 +31,21 @@ func (s projectAPI) handleDownloadData(w http.ResponseWriter, r *http.Request, u
 }
 
 // handleRestoreData replaces the project's production data folder with
-// the .tar.gz archive the body holds (Content-Type application/gzip),
-// while its app is stopped: {data: {mount, size, folders}}.
+// the .tar.gz archive the body holds (Content-Type application/gzip), or
+// with ?snapshot=<id>, while its app is stopped: {data: {mount, size,
+// folders, snapshots}}.
 func (s projectAPI) handleRestoreData(w http.ResponseWriter, r *http.Request, u *gantry.User) {
+	if snap := r.URL.Query().Get("snapshot"); snap != "" {
+		s.answerRestore(w, r, u, s.Deploys.RestoreData(r.Context(), u.ID, r.PathValue("id"), snap, nil))
+		return
+	}
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/gzip" && ct != "application/x-gzip" &&
 		ct != "application/octet-stream" {
 		s.writeError(w, r, gantry.Errorf(gantry.EINVALID, "Send the archive as the request body with Content-Type application/gzip"))
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxRestoreBytes)
-	err := s.Deploys.RestoreData(r.Context(), u.ID, r.PathValue("id"), body)
+	err := s.Deploys.RestoreData(r.Context(), u.ID, r.PathValue("id"), "", body)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -48,14 +53,32 @@ func (s projectAPI) handleRestoreData(w http.ResponseWriter, r *http.Request, u 
 	case errors.Is(err, deadline.ErrSlowBody):
 		err = gantry.Errorf(gantry.ETIMEOUT, "The archive did not arrive in time: upload a smaller one, or from a faster connection")
 	}
+	s.answerRestore(w, r, u, err)
+}
+
+// answerRestore answers a restore that ended with err: the error, or the
+// folders as they are now.
+func (s projectAPI) answerRestore(w http.ResponseWriter, r *http.Request, u *gantry.User, err error) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	d, err := s.Projects.DataFolders(r.Context(), u.ID, r.PathValue("id"))
+	d, err := s.projectData(r, u)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": d, "message": "Data folder restored"})
+}
+
+// projectData is the project's data folders with production's snapshots.
+func (s projectAPI) projectData(r *http.Request, u *gantry.User) (*gantry.ProjectData, error) {
+	d, err := s.Projects.DataFolders(r.Context(), u.ID, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	if d.Snapshots, err = s.Deploys.DataSnapshots(r.Context(), u.ID, r.PathValue("id")); err != nil {
+		return nil, err
+	}
+	return d, nil
 }

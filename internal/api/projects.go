@@ -77,7 +77,7 @@ func (s *Server) projectRoutes() {
 // handleProjectData answers the project's data folders: {data: {mount,
 // size, folders: [{name, bytes, measuredAt}]}}.
 func (s projectAPI) handleProjectData(w http.ResponseWriter, r *http.Request, u *gantry.User) {
-	d, err := s.Projects.DataFolders(r.Context(), u.ID, r.PathValue("id"))
+	d, err := s.projectData(r, u)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

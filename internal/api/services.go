@@ -47,7 +47,8 @@ type DeploymentService interface {
 	WakeHint(ctx context.Context, id string) (bool, error)
 	// The project's production data folder, downloaded and restored.
 	DataArchive(ctx context.Context, userID, projectID string) (string, func(io.Writer) error, error)
-	RestoreData(ctx context.Context, userID, projectID string, r io.Reader) error
+	RestoreData(ctx context.Context, userID, projectID, snapshot string, r io.Reader) error
+	DataSnapshots(ctx context.Context, userID, projectID string) ([]gantry.DataSnapshot, error)
 }
 
 // ProjectService keeps users' projects and their environment variables

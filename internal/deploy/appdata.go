@@ -117,4 +117,5 @@ func (k *storage) removeData(ctx context.Context, projectID, name string) {
 	if name == "" {
 		_ = os.Remove(dir)
 	}
+	snapshots{k}.remove(projectID, name)
 }

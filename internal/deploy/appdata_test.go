@@ -241,7 +241,7 @@ func TestDataDownloadAndRestore(t *testing.T) {
 	}
 
 	// A restore into the running app is refused.
-	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(archive.Bytes())); gantry.ErrorMessage(err) != deploy.MsgRestoreRunning {
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, "", bytes.NewReader(archive.Bytes())); gantry.ErrorMessage(err) != deploy.MsgRestoreRunning {
 		t.Fatalf("restore while live: %v", err)
 	}
 	e.get("vault", "/add") // a third row, after the download
@@ -249,10 +249,10 @@ func TestDataDownloadAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not an archive: refused, nothing changed.
-	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, strings.NewReader("not a tarball")); gantry.ErrorMessage(err) != deploy.MsgRestoreNotTarGz {
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, "", strings.NewReader("not a tarball")); gantry.ErrorMessage(err) != deploy.MsgRestoreNotTarGz {
 		t.Fatalf("restore of a text file: %v", err)
 	}
-	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(archive.Bytes())); err != nil {
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, "", bytes.NewReader(archive.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Restart(ctx, e.user.ID, "vault", d.ID); err != nil {
@@ -268,7 +268,7 @@ func TestDataDownloadAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	evil := makeTarGz(t, map[string]string{"../escape": "x", "/abs-escape": "y", "ok.txt": "fine"})
-	_ = e.svc.RestoreData(ctx, e.user.ID, p.ID, bytes.NewReader(evil))
+	_ = e.svc.RestoreData(ctx, e.user.ID, p.ID, "", bytes.NewReader(evil))
 	vol := filepath.Join(e.stack.DataDir, "appdata", p.ID, gantry.ProductionData)
 	for _, leaked := range []string{filepath.Join(vol, "escape"), filepath.Join(filepath.Dir(vol), "escape"), "/abs-escape"} {
 		if _, err := os.Lstat(leaked); err == nil {
@@ -312,4 +312,50 @@ func makeTarGz(t *testing.T, files map[string]string) []byte {
 	tw.Close()
 	zw.Close()
 	return b.Bytes()
+}
+
+// TestDataSnapshots: the folder's daily snapshot is listed and restores
+// the rows it held into the stopped app; snapshots past SnapshotKeep are
+// removed (the newest always kept); an id that is not a snapshot is
+// "Snapshot not found", paths included.
+func TestDataSnapshots(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := e.project("Diary", dataApp("v1"))
+	d := e.deploy(p)
+	e.mustLive(d)
+	e.get("diary", "/add")
+	e.get("diary", "/add")
+	// One left by an earlier week, and today's, taken now.
+	dir := filepath.Join(e.stack.DataDir, "snapshots", p.ID, gantry.ProductionData)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "20200101T000000Z.tar.gz"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deploy.TakeSnapshots(e.svc, ctx)
+	snaps, err := e.svc.DataSnapshots(ctx, e.user.ID, p.ID)
+	if err != nil || len(snaps) != 1 || snaps[0].Bytes == 0 || time.Since(snaps[0].At) > time.Minute {
+		t.Fatalf("snapshots %+v, %v: want today's only (the old one removed)", snaps, err)
+	}
+	e.get("diary", "/add") // after the snapshot
+	if _, err := e.svc.Stop(ctx, e.user.ID, "diary", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../../../etc/passwd", "20200101T000000Z", "x"} {
+		if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, bad, nil); gantry.ErrorMessage(err) != "Snapshot not found" {
+			t.Fatalf("restore of snapshot %q: %v", bad, err)
+		}
+	}
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, snaps[0].ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Restart(ctx, e.user.ID, "diary", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.mustLive(e.find(d.ID))
+	if _, body := e.get("diary", "/count"); body != "2" {
+		t.Fatalf("after restoring the snapshot the count is %q, want 2", body)
+	}
 }

@@ -194,4 +194,10 @@ type StorageConfig struct {
 	// (default a tenth of DataDir's disk); see cachekeeper.go.
 	BuildCacheAccount int64
 	BuildCacheTotal   int64
+	// SnapshotEvery is how often each app data folder is snapshotted
+	// (default DefaultSnapshotEvery, a day) and SnapshotKeep how long a
+	// snapshot is kept (default DefaultSnapshotKeep, 7 days); see
+	// snapshots.go.
+	SnapshotEvery time.Duration
+	SnapshotKeep  time.Duration
 }

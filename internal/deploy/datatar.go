@@ -51,16 +51,29 @@ func (s *Service) DataArchive(ctx context.Context, userID, projectID string) (st
 }
 
 // RestoreData replaces the owner's project's production data folder with
-// the .tar.gz archive r, while its app is not running: no production
-// deployment live (awake or asleep), queued or building (EINVALID
-// MsgRestoreRunning otherwise). The archive is unpacked in the sandbox;
-// one that is not a .tar.gz, or does not fit, changes nothing the app
-// could see half-done: the folder is emptied only once the archive is
-// stored and read whole.
-func (s *Service) RestoreData(ctx context.Context, userID, projectID string, r io.Reader) error {
+// the .tar.gz archive r — or, when snapshot is set, with that snapshot
+// of the folder (ENOTFOUND "Snapshot not found" otherwise) — while its
+// app is not running: no production deployment live (awake or asleep),
+// queued or building (EINVALID MsgRestoreRunning otherwise). The archive
+// is unpacked in the sandbox; one that is not a .tar.gz, or does not fit,
+// changes nothing the app could see half-done: the folder is emptied only
+// once the archive is stored and read whole.
+func (s *Service) RestoreData(ctx context.Context, userID, projectID, snapshot string, r io.Reader) error {
 	p, err := s.Store.FindProject(ctx, userID, projectID)
 	if err != nil {
 		return err
+	}
+	if snapshot != "" {
+		path, err := snapshots{s.storage}.file(p.ID, gantry.ProductionData, snapshot)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
 	}
 	// Production live (awake or asleep) or on its way there: its app
 	// could open the folder while it is replaced.
@@ -77,6 +90,16 @@ func (s *Service) RestoreData(ctx context.Context, userID, projectID string, r i
 		return gantry.Errorf(gantry.EINVALID, MsgRestoreRunning)
 	}
 	return s.storage.restoreData(ctx, p, r)
+}
+
+// DataSnapshots lists the snapshots of the owner's project's production
+// data folder, newest first.
+func (s *Service) DataSnapshots(ctx context.Context, userID, projectID string) ([]gantry.DataSnapshot, error) {
+	p, err := s.Store.FindProject(ctx, userID, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return snapshots{s.storage}.list(p.ID, gantry.ProductionData), nil
 }
 
 // dataDir is the host folder of projectID's data folder name, mounted;

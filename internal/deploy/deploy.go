@@ -225,8 +225,9 @@ func (s *Service) Open(ctx context.Context) error {
 		go s.triggers.watch(wctx, ws)
 	}
 	if s.Apps != nil {
-		s.wg.Add(1)
+		s.wg.Add(2)
 		go s.storage.measureLoop(wctx)
+		go snapshots{s.storage}.loop(wctx)
 	}
 	if _, ok := s.apps.sleeper(); ok {
 		s.wg.Add(1)

@@ -33,3 +33,7 @@ func BeforeCacheSave(s *Service, f func(deploymentID string)) { s.storage.caches
 func Log(s *Service, ctx context.Context, id, msg string) {
 	s.log(ctx, id, gantry.LevelInfo, gantry.LogDeployment, msg)
 }
+
+// TakeSnapshots takes the data folders' snapshots that are due and
+// prunes the old ones now, as the hourly loop does.
+func TakeSnapshots(s *Service, ctx context.Context) { snapshots{s.storage}.run(ctx) }

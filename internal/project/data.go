@@ -17,7 +17,7 @@ func (s *Service) DataFolders(ctx context.Context, userID, projectID string) (*g
 	if err != nil {
 		return nil, err
 	}
-	d := &gantry.ProjectData{Mount: gantry.DataMount, Folders: fs}
+	d := &gantry.ProjectData{Mount: gantry.DataMount, Folders: fs, Snapshots: []gantry.DataSnapshot{}}
 	for _, f := range fs {
 		d.Size += f.Bytes
 	}

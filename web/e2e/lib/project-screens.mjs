@@ -376,6 +376,10 @@ export const PROJECT_SCREENS = [
                   { name: 'production', bytes: 47_200_000, measuredAt: iso(4 * 60_000) },
                   { name: 'preview-quiz-api--pr-7', bytes: 1_700_000, measuredAt: iso(3 * 3600_000) },
                 ],
+                snapshots: [
+                  { id: '20260305T030000Z', at: iso(11.5 * 3600_000), bytes: 9_800_000 },
+                  { id: '20260304T030000Z', at: iso(35.5 * 3600_000), bytes: 9_600_000 },
+                ],
               },
             }),
         },

@@ -15,12 +15,24 @@ export type FakeHandler = FakeResponse | ((request: { url: URL; body: unknown })
  * Anything not in the table answers 404 with the API's error envelope.
  */
 export function mockApi(handlers: Record<string, FakeHandler>) {
-  const calls: Array<{ method: string; path: string; body: unknown; headers: Record<string, string> }> = []
+  const calls: Array<{
+    method: string
+    path: string
+    search: string
+    body: unknown
+    headers: Record<string, string>
+  }> = []
   const fetchMock = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
     const url = new URL(String(input), 'http://localhost')
     const method = (init.method ?? 'GET').toUpperCase()
     const body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined
-    calls.push({ method, path: url.pathname, body, headers: (init.headers ?? {}) as Record<string, string> })
+    calls.push({
+      method,
+      path: url.pathname,
+      search: url.search,
+      body,
+      headers: (init.headers ?? {}) as Record<string, string>,
+    })
     const handler = handlers[`${method} ${url.pathname}`]
     const answer: FakeResponse =
       handler === undefined

@@ -10,6 +10,13 @@ export type DataFolder = {
   measuredAt: string
 }
 
+/** A daily snapshot of production's data folder; its id is when it was taken. */
+export type DataSnapshot = {
+  id: string
+  at: string
+  bytes: number
+}
+
 /** A project's data folders as GET /api/projects/{id}/data answers them. */
 export type ProjectData = {
   /** Where the project's server apps see their folder (DATA_DIR). */
@@ -17,6 +24,8 @@ export type ProjectData = {
   /** Every folder's bytes, as last measured. */
   size: number
   folders: DataFolder[]
+  /** Production's snapshots, newest first. */
+  snapshots?: DataSnapshot[]
 }
 
 export async function getProjectData(id: string, signal?: AbortSignal): Promise<ProjectData> {
@@ -46,15 +55,15 @@ export function downloadProjectData(id: string): Promise<void> {
   return downloadFile(`/api/projects/${encodeURIComponent(id)}/data/download`, 'data.tar.gz')
 }
 
-/** Replaces the project's production data folder with a .tar.gz (its app stopped). */
+/** Replaces the project's production data folder with a .tar.gz, or with a snapshot (its app stopped). */
 export function useRestoreProjectData(id: string) {
   const queryClient = useQueryClient()
+  const path = `/api/projects/${encodeURIComponent(id)}/data/restore`
   return useMutation({
-    mutationFn: (file: File) =>
-      api.upload<{ data: ProjectData }>(
-        `/api/projects/${encodeURIComponent(id)}/data/restore`,
-        file.type ? file : new Blob([file], { type: 'application/gzip' }),
-      ),
+    mutationFn: (from: File | DataSnapshot) =>
+      from instanceof Blob
+        ? api.upload<{ data: ProjectData }>(path, from.type ? from : new Blob([from], { type: 'application/gzip' }))
+        : api.post<{ data: ProjectData }>(path, undefined, { params: { snapshot: from.id } }),
     onSuccess: (answer) => {
       queryClient.setQueryData(projectKeys.data(id), answer.data)
       toast.success('Data folder restored')

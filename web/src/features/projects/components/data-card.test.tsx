@@ -27,6 +27,7 @@ function setup(project: Project = app(), handlers: Record<string, FakeHandler> =
 const folders = {
   mount: '/data',
   size: 6 * 1024 * 1024,
+  snapshots: [{ id: '20260304T030000Z', at: '2026-03-04T03:00:00Z', bytes: 2 * 1024 * 1024 }],
   folders: [
     { name: 'production', bytes: 5 * 1024 * 1024, measuredAt: new Date(Date.now() - 120_000).toISOString() },
     { name: 'preview-portfolio-site--feature', bytes: 1024 * 1024, measuredAt: new Date().toISOString() },
@@ -81,6 +82,19 @@ describe('data card', () => {
     await userEvent.upload(screen.getByLabelText('Archive to restore'), file)
     expect(await screen.findByText(/Stop the app first/)).toBeInTheDocument()
     expect(calls.some((c) => c.method === 'POST' && c.path === '/api/projects/p1/data/restore')).toBe(true)
+  })
+
+  it('restores a daily snapshot', async () => {
+    const { calls } = setup(app(), {
+      'GET /api/projects/p1/data': ok({ data: folders }),
+      'POST /api/projects/p1/data/restore': ok({ data: folders, message: 'Data folder restored' }),
+    })
+    const list = await screen.findByRole('list', { name: 'Snapshots' })
+    expect(list).toHaveTextContent('Mar 4, 2026 · 2 MB')
+    await userEvent.click(within(list).getByRole('button', { name: 'Restore the snapshot of Mar 4, 2026' }))
+    expect(await screen.findByText('Data folder restored')).toBeInTheDocument()
+    const call = calls.find((c) => c.method === 'POST' && c.path === '/api/projects/p1/data/restore')
+    expect(call?.search).toBe('?snapshot=20260304T030000Z')
   })
 
   it('offers no download before the app made its folder', async () => {

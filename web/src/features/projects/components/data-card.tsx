@@ -4,11 +4,25 @@ import { Download, HardDrive, Upload } from 'lucide-react'
 import { Button } from '@/components/ui/button'
 import { Card, CardContent, CardDescription, CardHeader, CardTitle } from '@/components/ui/card'
 import { Skeleton } from '@/components/ui/skeleton'
-import { formatRelativeTime, formatSize } from '@/utils/format'
-import { dataFolderLabel, downloadProjectData, useProjectData, useRestoreProjectData } from '../api/get-data'
+import { formatDate, formatRelativeTime, formatSize } from '@/utils/format'
+import {
+  dataFolderLabel,
+  downloadProjectData,
+  useProjectData,
+  useRestoreProjectData,
+  type DataSnapshot,
+} from '../api/get-data'
 
 /** Download and restore of production's folder: a .tar.gz, restored while the app is stopped. */
-function DataActions({ projectId, hasData }: { projectId: string; hasData: boolean }) {
+function DataActions({
+  projectId,
+  hasData,
+  snapshots,
+}: {
+  projectId: string
+  hasData: boolean
+  snapshots: DataSnapshot[]
+}) {
   const [downloading, setDownloading] = useState(false)
   const restore = useRestoreProjectData(projectId)
   const input = useRef<HTMLInputElement>(null)
@@ -45,8 +59,32 @@ function DataActions({ projectId, hasData }: { projectId: string; hasData: boole
         }}
       />
       <p className="w-full text-xs text-zinc-500 dark:text-zinc-400">
-        Restoring replaces production&apos;s folder with a .tar.gz like the download: stop the app first.
+        Restoring replaces production&apos;s folder with a .tar.gz like the download, or a daily snapshot: stop the
+        app first.
       </p>
+      {snapshots.length > 0 ? (
+        <div className="w-full">
+          <h3 className="mt-2 text-sm font-medium text-zinc-900 dark:text-zinc-100">Daily snapshots</h3>
+          <ul className="mt-1 divide-y divide-zinc-100 dark:divide-zinc-800" aria-label="Snapshots">
+            {snapshots.map((snap) => (
+              <li key={snap.id} className="flex flex-wrap items-center justify-between gap-2 py-1.5">
+                <span className="text-sm text-zinc-700 dark:text-zinc-300">
+                  {formatDate(snap.at)} <span className="text-xs text-zinc-500">· {formatSize(snap.bytes)}</span>
+                </span>
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  onClick={() => restore.mutate(snap)}
+                  disabled={restore.isPending}
+                  aria-label={`Restore the snapshot of ${formatDate(snap.at)}`}
+                >
+                  Restore
+                </Button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
     </div>
   )
 }
@@ -98,7 +136,11 @@ export function DataCard({ projectId }: { projectId: string }) {
           </p>
         )}
         {data ? (
-          <DataActions projectId={projectId} hasData={data.folders.some((f) => f.name === 'production')} />
+          <DataActions
+            projectId={projectId}
+            hasData={data.folders.some((f) => f.name === 'production')}
+            snapshots={data.snapshots ?? []}
+          />
         ) : null}
       </CardContent>
     </Card>
