@@ -67,6 +67,21 @@ const MsgDatabaseAway = "Gantry cannot reach its database at the moment (it may 
 // DatabaseRetry is the Retry-After of MsgDatabaseAway.
 const DatabaseRetry = 5 * time.Second
 
+// awayError is MsgDatabaseAway (503, Retry-After DatabaseRetry) for the
+// database error cause.
+type awayError struct {
+	coded *gantry.Error
+	cause error
+}
+
+func databaseAway(cause error) error {
+	return &awayError{coded: gantry.Errorf(gantry.EUNAVAILABLE, MsgDatabaseAway), cause: cause}
+}
+
+func (e *awayError) Error() string             { return e.coded.Error() + ": " + e.cause.Error() }
+func (e *awayError) Unwrap() error             { return e.coded }
+func (e *awayError) RetryAfter() time.Duration { return DatabaseRetry }
+
 // retryAfter is an error that says how long the client should wait
 // (auth.LimitError).
 type retryAfter interface {
@@ -83,9 +98,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	msg := gantry.ErrorMessage(err)
 	var coded *gantry.Error
 	if !errors.As(err, &coded) && s.Unreachable != nil && s.Unreachable(err) {
-		s.Logger.WarnContext(r.Context(), "database unreachable", "method", r.Method, "path", logPath(r), "err", redact(r, err.Error()))
-		status, msg = http.StatusServiceUnavailable, MsgDatabaseAway
-		w.Header().Set("Retry-After", strconv.Itoa(int(DatabaseRetry/time.Second)))
+		err = databaseAway(err)
+		status, msg = ErrorStatus(err), gantry.ErrorMessage(err)
+	}
+	var away *awayError
+	if errors.As(err, &away) {
+		s.Logger.WarnContext(r.Context(), "database unreachable", "method", r.Method, "path", logPath(r), "err", redact(r, away.cause.Error()))
 	} else if status == http.StatusInternalServerError {
 		s.Logger.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", logPath(r), "err", redact(r, err.Error()))
 		msg = "Internal error."

@@ -86,8 +86,21 @@ func (rp requestPart) currentSession(r *http.Request) (*auth.Session, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return nil, gantry.Errorf(gantry.EUNAUTHORIZED, auth.MsgSignIn)
 	}
-	return s.Accounts.Session(r.Context(), strings.TrimSpace(token))
+	// A database that takes the connection but never answers (cut off,
+	// frozen) would hold every signed-in call for as long as it lasts.
+	ctx, cancel := context.WithTimeout(r.Context(), SessionTimeout)
+	defer cancel()
+	sess, err := s.Accounts.Session(ctx, strings.TrimSpace(token))
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
+		return nil, databaseAway(err)
+	}
+	return sess, err
 }
+
+// SessionTimeout bounds the check of a request's bearer token, one
+// indexed query: past it the database is taken as unreachable (503
+// MsgDatabaseAway).
+const SessionTimeout = 10 * time.Second
 
 // responseWriter records the status and size of an answer for the request
 // log. It keeps http.Flusher and, through Unwrap, http.ResponseController

@@ -72,7 +72,8 @@ func (l *Limiter) Hit(key string) {
 // and Return it if it turns out not to count.
 func (l *Limiter) Take(key string) bool {
 	if sh := l.shared; sh != nil {
-		return sh.take(key, l.Now())
+		ok, err := sh.take(key, l.Now())
+		return ok && err == nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,6 +87,17 @@ func (l *Limiter) Take(key string) bool {
 		l.sweep(now)
 	}
 	return true
+}
+
+// TakeErr is Take that also says why it refused when the limit is shared
+// and its buckets could not be read: the database's error (it still
+// refuses), so that a caller can say the database is away rather than
+// that there were too many attempts.
+func (l *Limiter) TakeErr(key string) (bool, error) {
+	if sh := l.shared; sh != nil {
+		return sh.take(key, l.Now())
+	}
+	return l.Take(key), nil
 }
 
 // Return removes the newest event of key, undoing a Take whose attempt
@@ -249,13 +261,13 @@ func (sh *sharedLimit) failed(what string, err error) {
 	}
 }
 
-func (sh *sharedLimit) take(key string, now time.Time) bool {
+func (sh *sharedLimit) take(key string, now time.Time) (bool, error) {
 	ctx, cancel := sh.ctx()
 	defer cancel()
 	sh.sweep(ctx, now)
 	ok, err := sh.b.Take(ctx, sh.name+key, now, sh.every, sh.tolerance)
 	sh.failed("take", err)
-	return ok && err == nil
+	return ok && err == nil, err
 }
 
 func (sh *sharedLimit) hit(key string, now time.Time) {

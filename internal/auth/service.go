@@ -194,17 +194,27 @@ func (s *Service) Login(ctx context.Context, clientIP, email, password string) (
 	}
 	pair := pairKey(email, clientIP)
 	known := s.KnownAddresses.Has(pair)
-	if !s.LoginByIP.Take(clientIP) {
-		return nil, "", tooMany(MsgTooManyLogins, s.LoginByIP.Wait(clientIP))
+	// A limit whose shared buckets cannot be read refuses with the
+	// database's error: not "too many attempts" while it restarts.
+	refused := func(l *Limiter, key string, err error) error {
+		if err != nil {
+			return err
+		}
+		return tooMany(MsgTooManyLogins, l.Wait(key))
 	}
-	if !s.LoginByPair.Take(pair) {
-		s.LoginByIP.Return(clientIP)
-		return nil, "", tooMany(MsgTooManyLogins, s.LoginByPair.Wait(pair))
+	if ok, err := s.LoginByIP.TakeErr(clientIP); !ok {
+		return nil, "", refused(s.LoginByIP, clientIP, err)
 	}
-	if !known && !s.LoginByAccount.Take(email) {
+	if ok, err := s.LoginByPair.TakeErr(pair); !ok {
 		s.LoginByIP.Return(clientIP)
-		s.LoginByPair.Return(pair)
-		return nil, "", tooMany(MsgTooManyLogins, s.LoginByAccount.Wait(email))
+		return nil, "", refused(s.LoginByPair, pair, err)
+	}
+	if !known {
+		if ok, err := s.LoginByAccount.TakeErr(email); !ok {
+			s.LoginByIP.Return(clientIP)
+			s.LoginByPair.Return(pair)
+			return nil, "", refused(s.LoginByAccount, email, err)
+		}
 	}
 	failed := false // a wrong email or password: the attempt keeps counting
 	defer func() {

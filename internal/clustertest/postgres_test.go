@@ -8,12 +8,19 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// apiBound is how long a signed-in call may wait for a database that
+// does not answer (api.SessionTimeout).
+const apiBound = 10 * time.Second
 
 // pgServer is the throwaway PostgreSQL cluster scripts/with-postgres runs
 // (Debian's pg_virtualenv, which exports PG_CLUSTER_CONF_ROOT and PGPORT):
@@ -56,6 +63,32 @@ func (pg *pgServer) ctl(action string) {
 	out, err := exec.Command("pg_ctlcluster", args...).CombinedOutput()
 	if err != nil && !(action == "start" && strings.Contains(string(out), "already running")) {
 		pg.t.Errorf("pg_ctlcluster %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// freeze pauses (SIGSTOP) every process of the server, as a server cut
+// off by the network or hung looks to its clients: connections are
+// taken, nothing is answered. thaw resumes them.
+func (pg *pgServer) freeze() { pg.signal(syscall.SIGSTOP) }
+func (pg *pgServer) thaw()   { pg.signal(syscall.SIGCONT) }
+
+func (pg *pgServer) signal(sig syscall.Signal) {
+	out, err := exec.Command("pg_lsclusters", "--no-header", pg.version, pg.cluster).Output()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) < 6 {
+		pg.t.Fatalf("pg_lsclusters %s %s: %v %q", pg.version, pg.cluster, err, out)
+	}
+	pidFile, err := os.ReadFile(filepath.Join(f[5], "postmaster.pid"))
+	if err != nil {
+		pg.t.Fatal(err)
+	}
+	postmaster, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		pid, _ := strconv.Atoi(filepath.Base(p))
+		if pid == postmaster || parentOf(pid) == postmaster {
+			_ = syscall.Kill(pid, sig)
+		}
 	}
 }
 
@@ -117,12 +150,15 @@ func followResuming(ctx context.Context, r *replica, token, id string, mu *sync.
 // two replicas serve, then started again on the same port and data.
 // Meanwhile every replica's edge serves every site it served before,
 // unchanged, and the API answers 503 with a message at once rather than
-// hanging or claiming an internal error. Once it is back, a build that was
-// running when it stopped goes live once (attempt 2: its builder could not
-// renew the lease), a build queued afterwards goes live, a rollback made
-// through A is served by B within 2 s (B's change feed listens again), and
-// the build's log followed on A across the restart (resuming from the last
-// line it got) has every line B stored, in order, once.
+// claiming an internal error (or, signing in, too many attempts). Once it is back, a build that was running
+// when it stopped goes live once (attempt 2: its builder could not renew
+// the lease), a build queued afterwards goes live, and the build's log
+// followed on A across the restart (resuming from the last line it got)
+// has every line B stored, in order, once. Then PostgreSQL freezes
+// (SIGSTOP: it takes connections and answers nothing, as a server cut off
+// looks): the edges still answer as before, and a signed-in call answers
+// 503 within 10 s rather than hanging. Thawed, a rollback made through A
+// is served by B within 2 s (B's change feed listens again).
 //
 // Only B builds (A leaves out the builder role); A fetches the sites from
 // the object store the two share.
@@ -191,6 +227,18 @@ func TestPostgresRestarted(t *testing.T) {
 				}
 				t.Logf("replica %s's API with PostgreSQL stopped: %d in %s", r.node, code, time.Since(start).Round(time.Millisecond))
 			}
+			// Signing in: not "too many attempts" for want of the limits' buckets.
+			req, _ := http.NewRequest("POST", a.base+"/api/auth/login", strings.NewReader(`{"email":"pat@example.com","password":"secret123"}`))
+			req.Header.Set("Content-Type", "application/json")
+			if res, err := client.Do(req); err != nil {
+				t.Fatalf("sign in on a with PostgreSQL stopped: %v", err)
+			} else {
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != 503 || !strings.Contains(string(body), "database") {
+					t.Fatalf("sign in on a with PostgreSQL stopped: %d %s, want 503 saying the database is unavailable", res.StatusCode, body)
+				}
+			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -208,29 +256,8 @@ func TestPostgresRestarted(t *testing.T) {
 		}
 	}
 
-	// A rollback made through A, served by B within 2 s, the second
-	// deployment until then.
-	sent := time.Now()
-	if code := a.call(t, "POST", "/api/deployments/"+v1+"/promote", token, "", nil); code != 200 {
-		t.Fatalf("promote the first deployment through a: %d", code)
-	}
-	for {
-		code, body := get(client, b, host, "/", "")
-		if code == 200 && strings.Contains(body, "first") {
-			t.Logf("the rollback made on a served by b %s after it was asked for", time.Since(sent).Round(time.Millisecond))
-			break
-		}
-		if code != 200 || !strings.Contains(body, "second") {
-			t.Fatalf("replica b answered %d %q %s after a rollback made on a; want the second deployment until the first", code, body, time.Since(sent))
-		}
-		if time.Since(sent) > 2*time.Second {
-			t.Fatalf("replica b still serves the second deployment %s after a rollback made on a after PostgreSQL restarted, want at most 2s", time.Since(sent))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
 	// The build running when PostgreSQL stopped, and one queued now.
-	after := deploy(t, a, token, p.ID)
+	after := deployBuilding(t, a, token, p.ID, "node build.js 10 third")
 	d := waitDone(t, a, token, running, 90*time.Second)
 	if d.Status != "live" || strings.Count(d.log(), "Deployment is live") != 1 {
 		t.Fatalf("the build running when PostgreSQL stopped: %s, want live once\n%s", d.Status, d.log())
@@ -265,5 +292,63 @@ func TestPostgresRestarted(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("replica a's stream of the build, resumed across the restart, delivered seqs %v; b stored %v", got, want)
+	}
+
+	// Frozen (SIGSTOP: it takes connections and answers nothing, as when
+	// cut off): the edges answer as before, and a signed-in call answers
+	// 503 once its session check gave up, never hanging.
+	for _, r := range []*replica{a, b} {
+		waitServed(t, r, p.Subdomain, "third", goLiveBound)
+		code, body := get(client, r, host, "/", "")
+		before[r] = fmt.Sprintf("%d %s", code, body)
+	}
+	pg.freeze()
+	frozen := time.Now()
+	api := make(chan string, 1)
+	go func() {
+		start := time.Now()
+		code, body := get(&http.Client{Timeout: 60 * time.Second}, a, "127.0.0.1", "/api/deployments/"+v2, token)
+		api <- fmt.Sprintf("%d %s after %s", code, strings.TrimSpace(body), time.Since(start).Round(time.Millisecond))
+	}()
+	var answered string
+	for answered == "" && time.Since(frozen) < apiBound+3*time.Second {
+		for _, r := range []*replica{a, b} {
+			code, body := get(client, r, host, "/", "")
+			if got := fmt.Sprintf("%d %s", code, body); got != before[r] {
+				pg.thaw()
+				t.Fatalf("replica %s's edge answered %q %s after PostgreSQL froze; before: %q", r.node, got, time.Since(frozen).Round(time.Millisecond), before[r])
+			}
+		}
+		select {
+		case answered = <-api:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	pg.thaw()
+	if !strings.HasPrefix(answered, "503 ") || !strings.Contains(answered, "database") {
+		t.Fatalf("replica a's API with PostgreSQL frozen for %s: %q; want 503 saying the database is unavailable within %s",
+			time.Since(frozen).Round(time.Millisecond), answered, apiBound)
+	}
+	t.Logf("replica a's API with PostgreSQL frozen: %s", answered)
+
+	// A rollback made through A, served by B within 2 s, the third
+	// deployment until then.
+	sent := time.Now()
+	if code := a.call(t, "POST", "/api/deployments/"+v1+"/promote", token, "", nil); code != 200 {
+		t.Fatalf("promote the first deployment through a: %d", code)
+	}
+	for {
+		code, body := get(client, b, host, "/", "")
+		if code == 200 && strings.Contains(body, "first") {
+			t.Logf("the rollback made on a served by b %s after it was asked for", time.Since(sent).Round(time.Millisecond))
+			break
+		}
+		if code != 200 || !strings.Contains(body, "third") {
+			t.Fatalf("replica b answered %d %q %s after a rollback made on a; want the third deployment until the first", code, body, time.Since(sent))
+		}
+		if time.Since(sent) > goLiveBound {
+			t.Fatalf("replica b still serves the third deployment %s after a rollback made on a after PostgreSQL restarted and froze, want at most 2s", time.Since(sent))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
