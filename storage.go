@@ -242,4 +242,8 @@ type BlobRecords interface {
 	// Unused returns those of userID's blobs hashes no deployment links
 	// to any more: what may be deleted from the object store.
 	Unused(ctx context.Context, userID string, hashes []string) ([]string, error)
+	// Guard takes userID's object store lock until release: shared for
+	// an upload, exclusive for a deletion of blobs, so no upload relies
+	// on a blob being deleted under it.
+	Guard(ctx context.Context, userID string, exclusive bool) (release func(), err error)
 }

@@ -34,7 +34,9 @@ func uploadSite(ctx context.Context, s *storage, d *gantry.Deployment) string {
 	if IsApp(d) {
 		dir = sandbox.FilesDir(s.WorkDir(d.ID))
 	}
-	err := s.Remote.Publish(ctx, kind, blobStore(s, d.UserID), d.UserID, d.ID, dir)
+	err := guarded(ctx, s, d.UserID, false, func() error {
+		return s.Remote.Publish(ctx, kind, blobStore(s, d.UserID), d.UserID, d.ID, dir)
+	})
 	if err == nil || IsApp(d) && errors.Is(err, sitecache.ErrNoManifest) {
 		return ""
 	}
@@ -48,6 +50,21 @@ func uploadSite(ctx context.Context, s *storage, d *gantry.Deployment) string {
 	}
 	return "Publishing failed: the " + what + " could not be stored in the object store, so no other server could serve them. " +
 		"Nothing went live; deploy again once the object store is reachable (the platform's operators see the error in the server log)"
+}
+
+// guarded runs f under userID's object store lock (store.Blobs.Guard):
+// shared for an upload, which sends only the blobs the store lacks,
+// exclusive for a removal, which deletes the blobs no deployment links
+// to. The upload's blobs are recorded before it starts (recordFiles), so
+// a removal either sees them linked or deletes them before the upload
+// looks, which then sends them again.
+func guarded(ctx context.Context, s *storage, userID string, exclusive bool, f func() error) error {
+	release, err := s.Store.Blobs().Guard(ctx, userID, exclusive)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return f()
 }
 
 // kindOf is what d's files are in the object store.
@@ -73,7 +90,8 @@ func removeRemote(s *storage, d *gantry.Deployment) {
 	unused := func(account string, names []string) ([]string, error) {
 		return s.Store.Blobs().Unused(ctx, account, names)
 	}
-	if err := s.Remote.Remove(ctx, kindOf(d), d.ID, unused); err != nil {
+	err := guarded(ctx, s, d.UserID, true, func() error { return s.Remote.Remove(ctx, kindOf(d), d.ID, unused) })
+	if err != nil {
 		s.logger().Error("remove files from the object store", "deployment", d.ID, "err", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gantryhq/gantry"
 )
@@ -143,4 +144,50 @@ func (b *Blobs) Unused(ctx context.Context, userID string, hashes []string) ([]s
 		hashes = hashes[n:]
 	}
 	return unused, nil
+}
+
+// sqliteObjectLocks are Guard's locks on SQLite, where one process holds
+// the database: account id → *sync.RWMutex.
+var sqliteObjectLocks sync.Map
+
+// Guard takes userID's object store lock until release is called:
+// shared while a deployment's files are uploaded, exclusive while a
+// removed deployment's blobs are looked up (Unused) and deleted, so no
+// blob an upload found in the store (and so did not send) is deleted
+// under it. On PostgreSQL it is an advisory lock of the schema, held by a
+// transaction on a connection of its own (every replica sees it); on
+// SQLite a lock in this process.
+func (b *Blobs) Guard(ctx context.Context, userID string, exclusive bool) (release func(), err error) {
+	if b.db.dialect != Postgres {
+		v, _ := sqliteObjectLocks.LoadOrStore(userID, new(sync.RWMutex))
+		l := v.(*sync.RWMutex)
+		if exclusive {
+			l.Lock()
+			return l.Unlock, nil
+		}
+		l.RLock()
+		return l.RUnlock, nil
+	}
+	conn, err := b.db.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("object store lock: %w", err)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("object store lock: %w", err)
+	}
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT `+fn+`(hashtextextended('gantry-objects:' || current_schema() || ':' || $1, 0))`, userID); err != nil {
+		tx.Rollback()
+		conn.Close()
+		return nil, fmt.Errorf("object store lock: %w", err)
+	}
+	return func() {
+		_ = tx.Rollback()
+		_ = conn.Close()
+	}, nil
 }

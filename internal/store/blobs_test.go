@@ -133,3 +133,70 @@ func TestBlobsUnused(t *testing.T) {
 		t.Fatalf("none asked: %v %v", got, err)
 	}
 }
+
+// TestBlobsGuard: an account's exclusive object store lock waits for its
+// shared holders and they for it; shared holders do not wait for each
+// other, nor does another account.
+func TestBlobsGuard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpenDB(t)
+	alice, bob := mustCreateUser(t, db, "alice"), mustCreateUser(t, db, "bob")
+	g := db.Blobs()
+	r1, err := g.Guard(ctx, alice.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := g.Guard(ctx, alice.ID, false) // another upload at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := g.Guard(ctx, bob.ID, true) // another account's deletion
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb()
+	got := make(chan func(), 1)
+	go func() {
+		r, err := g.Guard(ctx, alice.ID, true)
+		if err != nil {
+			t.Error(err)
+			r = func() {}
+		}
+		got <- r
+	}()
+	select {
+	case <-got:
+		t.Fatal("a deletion took the lock while uploads held it")
+	case <-time.After(300 * time.Millisecond):
+	}
+	r1()
+	r2()
+	var rx func()
+	select {
+	case rx = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deletion did not get the lock once the uploads ended")
+	}
+	up := make(chan func(), 1)
+	go func() {
+		r, err := g.Guard(ctx, alice.ID, false)
+		if err != nil {
+			t.Error(err)
+			r = func() {}
+		}
+		up <- r
+	}()
+	select {
+	case <-up:
+		t.Fatal("an upload took the lock while a deletion held it")
+	case <-time.After(300 * time.Millisecond):
+	}
+	rx()
+	select {
+	case r := <-up:
+		r()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upload did not get the lock once the deletion ended")
+	}
+}
