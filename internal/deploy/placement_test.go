@@ -21,6 +21,11 @@ import (
 
 const placementLease = 600 * time.Millisecond
 
+// takeoverWithin bounds a takeover: 3 leases of silence, a beat, the
+// workspace's restore and the app's start, which deploytest allows 30 s
+// (a Python app took 18 s to answer on a loaded machine).
+const takeoverWithin = 3*placementLease + 30*time.Second + 30*time.Second
+
 // placed returns old's configuration as node's deploy service over its own
 // edge table, holding its apps' placements in e's database.
 func (e *env) placed(old *deploy.Service, node string) (*deploy.Service, *edge.Table) {
@@ -87,7 +92,7 @@ func TestAppTakenOverFromASilentNode(t *testing.T) {
 	}
 
 	a.Close() // A dies: its app stops, its heartbeat ends
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(takeoverWithin)
 	for {
 		if code, body := answer(t, tableB, p.Subdomain); code == http.StatusOK && strings.HasPrefix(body, "v1") {
 			break
@@ -117,7 +122,7 @@ func TestAppTakenOverFromASilentNode(t *testing.T) {
 	if _, ok, err := pl.Claim(ctx, d.ID, "c", placementLease, true); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(15 * time.Second) // a beat every third of a lease, on a loaded machine
 	for {
 		now, _ := tableB.Lookup(p.Subdomain)
 		if now.HomeNode == "c" {
@@ -165,7 +170,7 @@ func TestAppTakenOverFromTheObjectStore(t *testing.T) {
 		t.Fatalf("b routes the app to %+v; want a", site)
 	}
 	a.Close()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(takeoverWithin)
 	for {
 		if code, body := answer(t, tableB, p.Subdomain); code == http.StatusOK && strings.HasPrefix(body, "v2") {
 			break
