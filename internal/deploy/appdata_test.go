@@ -15,6 +15,8 @@ import (
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/deploy"
+	"github.com/gantryhq/gantry/internal/objstore/s3test"
+	"github.com/gantryhq/gantry/internal/sitecache"
 )
 
 // dataApp is a Python standard-library server keeping rows in SQLite
@@ -357,5 +359,54 @@ func TestDataSnapshots(t *testing.T) {
 	e.mustLive(e.find(d.ID))
 	if _, body := e.get("diary", "/count"); body != "2" {
 		t.Fatalf("after restoring the snapshot the count is %q, want 2", body)
+	}
+}
+
+// TestDataSnapshotsInObjectStore: with an object store, a snapshot is
+// stored there too, so a server that does not have it on its disk (one
+// that took the app over) still lists and restores it; deleting the
+// project deletes it there.
+func TestDataSnapshotsInObjectStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	remote := &sitecache.Remote{Store: srv.Store("snaps")}
+	e.svc.Remote = remote
+	p := e.project("Journal", dataApp("v1"))
+	d := e.deploy(p)
+	e.mustLive(d)
+	e.get("journal", "/add")
+	deploy.TakeSnapshots(e.svc, ctx)
+	keys, err := remote.Store.List(ctx, "snapshots/"+p.ID+"/")
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("snapshots in the store: %v %v", keys, err)
+	}
+	// This server loses its copy.
+	if err := os.RemoveAll(filepath.Join(e.stack.DataDir, "snapshots")); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := e.svc.DataSnapshots(ctx, e.user.ID, p.ID)
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("snapshots listed: %+v %v", snaps, err)
+	}
+	e.get("journal", "/add")
+	if _, err := e.svc.Stop(ctx, e.user.ID, "journal", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.RestoreData(ctx, e.user.ID, p.ID, snaps[0].ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Restart(ctx, e.user.ID, "journal", d.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.mustLive(e.find(d.ID))
+	if _, body := e.get("journal", "/count"); body != "1" {
+		t.Fatalf("after restoring the stored snapshot the count is %q, want 1", body)
+	}
+	if err := e.projects().DeleteProject(ctx, e.user.ID, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := remote.Store.List(ctx, "snapshots/"+p.ID+"/"); err != nil || len(keys) != 0 {
+		t.Fatalf("a deleted project's snapshots are still stored: %v %v", keys, err)
 	}
 }

@@ -64,7 +64,7 @@ func (s *Service) RestoreData(ctx context.Context, userID, projectID, snapshot s
 		return err
 	}
 	if snapshot != "" {
-		path, err := snapshots{s.storage}.file(p.ID, gantry.ProductionData, snapshot)
+		path, err := snapshots{s.storage}.file(ctx, p.ID, gantry.ProductionData, snapshot)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func (s *Service) DataSnapshots(ctx context.Context, userID, projectID string) (
 	if err != nil {
 		return nil, err
 	}
-	return snapshots{s.storage}.list(p.ID, gantry.ProductionData), nil
+	return snapshots{s.storage}.list(ctx, p.ID, gantry.ProductionData), nil
 }
 
 // dataDir is the host folder of projectID's data folder name, mounted;

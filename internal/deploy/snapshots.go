@@ -2,8 +2,11 @@ package deploy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gantryhq/gantry"
+	"github.com/gantryhq/gantry/internal/objstore"
 )
 
 // Daily snapshots of the data folders (issue 28, point 2). Every
@@ -43,15 +47,40 @@ func (sn snapshots) dir(projectID, name string) string {
 	return filepath.Join(sn.k.DataDir, "snapshots", projectID, name)
 }
 
-// list returns the snapshots of projectID's folder name, newest first.
-func (sn snapshots) list(projectID, name string) []gantry.DataSnapshot {
+// key is snapshot id's object in the object store.
+func (sn snapshots) key(projectID, name, id string) string {
+	return "snapshots/" + projectID + "/" + name + "/" + id + ".tar.gz"
+}
+
+// list returns the snapshots of projectID's folder name, newest first:
+// those on this server's disk and, with an object store, those stored
+// there (taken on another server: their size is not known here, 0).
+func (sn snapshots) list(ctx context.Context, projectID, name string) []gantry.DataSnapshot {
 	entries, _ := os.ReadDir(sn.dir(projectID, name))
 	out := []gantry.DataSnapshot{}
+	seen := map[string]bool{}
+	if r := sn.k.Remote; r != nil {
+		keys, err := r.Store.List(ctx, "snapshots/"+projectID+"/"+name+"/")
+		if err != nil {
+			sn.k.logger().Warn("list data snapshots in the object store", "project", projectID, "err", err)
+		}
+		for _, key := range keys {
+			id, _ := strings.CutSuffix(filepath.Base(key), ".tar.gz")
+			if at, err := time.Parse(snapshotLayout, id); err == nil && !seen[id] {
+				seen[id] = true
+				out = append(out, gantry.DataSnapshot{ID: id, At: at})
+			}
+		}
+	}
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".tar.gz")
 		at, err := time.Parse(snapshotLayout, id)
 		info, ierr := e.Info()
 		if !ok || err != nil || ierr != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(d gantry.DataSnapshot) bool { return d.ID == id }); i >= 0 {
+			out[i].Bytes = info.Size()
 			continue
 		}
 		out = append(out, gantry.DataSnapshot{ID: id, At: at, Bytes: info.Size()})
@@ -60,16 +89,40 @@ func (sn snapshots) list(projectID, name string) []gantry.DataSnapshot {
 	return out
 }
 
-// file is snapshot id's archive of projectID's folder name; ENOTFOUND
-// for an id that is not one of its snapshots.
-func (sn snapshots) file(projectID, name, id string) (string, error) {
-	if snapshotID.MatchString(id) {
-		p := filepath.Join(sn.dir(projectID, name), id+".tar.gz")
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			return p, nil
-		}
+// file is snapshot id's archive of projectID's folder name, fetched
+// from the object store when this server does not have it; ENOTFOUND for
+// an id that is not one of its snapshots.
+func (sn snapshots) file(ctx context.Context, projectID, name, id string) (string, error) {
+	notFound := gantry.Errorf(gantry.ENOTFOUND, "Snapshot not found")
+	if !snapshotID.MatchString(id) {
+		return "", notFound
 	}
-	return "", gantry.Errorf(gantry.ENOTFOUND, "Snapshot not found")
+	p := filepath.Join(sn.dir(projectID, name), id+".tar.gz")
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		return p, nil
+	}
+	r := sn.k.Remote
+	if r == nil {
+		return "", notFound
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".fetching-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = r.Store.Get(ctx, sn.key(projectID, name, id), "", tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, objstore.ErrNotFound) {
+		return "", notFound
+	} else if err != nil {
+		return "", fmt.Errorf("fetch data snapshot: %w", err)
+	}
+	return p, os.Rename(tmp.Name(), p)
 }
 
 // take writes a snapshot of projectID's folder name now (written aside,
@@ -95,7 +148,37 @@ func (sn snapshots) take(ctx context.Context, projectID, name string) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(out, sn.k.now().Format(snapshotLayout)+".tar.gz"))
+	id := sn.k.now().Format(snapshotLayout)
+	p := filepath.Join(out, id+".tar.gz")
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return err
+	}
+	return sn.upload(ctx, projectID, name, id, p)
+}
+
+// upload stores snapshot id (file p) in the object store, when there is
+// one, so that another server can restore it.
+func (sn snapshots) upload(ctx context.Context, projectID, name, id, p string) error {
+	r := sn.k.Remote
+	if r == nil {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if err := r.Store.Put(ctx, sn.key(projectID, name, id), f, hex.EncodeToString(h.Sum(nil))); err != nil {
+		return fmt.Errorf("store data snapshot: %w", err)
+	}
+	return nil
 }
 
 // run takes the snapshots that are due and prunes the old ones, for every
@@ -110,16 +193,16 @@ func (sn snapshots) run(ctx context.Context) {
 			if !f.IsDir() || ctx.Err() != nil {
 				continue
 			}
-			list := sn.list(p.Name(), f.Name())
+			list := sn.list(ctx, p.Name(), f.Name())
 			if len(list) == 0 || k.now().Sub(list[0].At) >= every {
 				if err := sn.take(ctx, p.Name(), f.Name()); err != nil && gantry.ErrorCode(err) != gantry.ENOTFOUND {
 					k.logger().Error("data snapshot", "project", p.Name(), "folder", f.Name(), "err", err)
 				}
-				list = sn.list(p.Name(), f.Name())
+				list = sn.list(ctx, p.Name(), f.Name())
 			}
 			for _, old := range list[min(1, len(list)):] {
 				if k.now().Sub(old.At) > keep {
-					_ = os.Remove(filepath.Join(sn.dir(p.Name(), f.Name()), old.ID+".tar.gz"))
+					sn.delete(ctx, p.Name(), f.Name(), old.ID)
 				}
 			}
 		}
@@ -141,12 +224,35 @@ func (sn snapshots) loop(ctx context.Context) {
 	}
 }
 
+// delete removes snapshot id, here and in the object store.
+func (sn snapshots) delete(ctx context.Context, projectID, name, id string) {
+	_ = os.Remove(filepath.Join(sn.dir(projectID, name), id+".tar.gz"))
+	if r := sn.k.Remote; r != nil {
+		if err := r.Store.Delete(ctx, sn.key(projectID, name, id)); err != nil {
+			sn.k.logger().Warn("delete data snapshot", "project", projectID, "err", err)
+		}
+	}
+}
+
 // remove deletes the snapshots of projectID's folder name, or all of the
-// project's when name is "".
+// project's when name is "", here and in the object store.
 func (sn snapshots) remove(projectID, name string) {
 	dir := filepath.Join(sn.k.DataDir, "snapshots", projectID)
+	prefix := "snapshots/" + projectID + "/"
 	if name != "" {
 		dir = filepath.Join(dir, name)
+		prefix += name + "/"
+	}
+	if r := sn.k.Remote; r != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
+		defer cancel()
+		keys, err := r.Store.List(ctx, prefix)
+		if err == nil && len(keys) > 0 {
+			err = r.Store.Delete(ctx, keys...)
+		}
+		if err != nil {
+			sn.k.logger().Warn("delete data snapshots in the object store", "project", projectID, "err", err)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		sn.k.logger().Error("remove data snapshots", "project", projectID, "err", fmt.Sprint(err))

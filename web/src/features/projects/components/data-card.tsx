@@ -69,7 +69,8 @@ function DataActions({
             {snapshots.map((snap) => (
               <li key={snap.id} className="flex flex-wrap items-center justify-between gap-2 py-1.5">
                 <span className="text-sm text-zinc-700 dark:text-zinc-300">
-                  {formatDate(snap.at)} <span className="text-xs text-zinc-500">· {formatSize(snap.bytes)}</span>
+                  {formatDate(snap.at)}{' '}
+                  {snap.bytes > 0 ? <span className="text-xs text-zinc-500">· {formatSize(snap.bytes)}</span> : null}
                 </span>
                 <Button
                   variant="ghost"
