@@ -123,15 +123,21 @@ func (k *storage) dataDir(projectID, name string) (string, error) {
 // as the owner's uid, checks it is a whole .tar.gz, empties the folder
 // and unpacks it there.
 func (k *storage) restoreData(ctx context.Context, p *gantry.Project, r io.Reader) error {
-	if _, err := k.dataDir(p.ID, gantry.ProductionData); err != nil {
+	return k.restoreFolder(ctx, p.UserID, p.ID, gantry.ProductionData, r)
+}
+
+// restoreFolder is restoreData for the folder name of userID's project
+// projectID.
+func (k *storage) restoreFolder(ctx context.Context, userID, projectID, name string, r io.Reader) error {
+	if _, err := k.dataDir(projectID, name); err != nil {
 		return err
 	}
 	sb := k.apps.Apps.Sandbox
-	v, err := sb.AttachVolume(k.dataPath(p.ID, gantry.ProductionData))
+	v, err := sb.AttachVolume(k.dataPath(projectID, name))
 	if err != nil {
 		return err
 	}
-	uid, err := k.sandboxUID(ctx, p.UserID)
+	uid, err := k.sandboxUID(ctx, userID)
 	if err != nil {
 		return err
 	}
@@ -172,10 +178,10 @@ find /data -mindepth 1 -delete && tar -xzf /tmp/restore.tar.gz -C /data --no-sam
 	case err != nil && !errors.As(err, &exit):
 		return fmt.Errorf("restore data: %w", err)
 	case err != nil:
-		k.logger().Warn("restore data", "project", p.ID, "exit", exit.Code, "output", out)
+		k.logger().Warn("restore data", "project", projectID, "exit", exit.Code, "output", out)
 		return gantry.Errorf(gantry.EINVALID, "The archive could not be unpacked whole (the data folder may be full): what it held so far is in the folder; restore again after freeing space")
 	}
-	k.measureData(ctx, p.ID, gantry.ProductionData)
+	k.measureData(ctx, projectID, name)
 	return nil
 }
 

@@ -189,3 +189,62 @@ func TestAppTakenOverFromTheObjectStore(t *testing.T) {
 		t.Fatalf("the restored workspace: %v", err)
 	}
 }
+
+// TestTakenOverAppGetsItsDataSnapshot mounts issue 28's point 5 on
+// replicas: the app's /data stays on its home node, so the node taking
+// it over restores the folder's newest snapshot from the object store
+// and says in the deployment's log how old it was; the rows written
+// after that snapshot are the ones lost.
+func TestTakenOverAppGetsItsDataSnapshot(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	e.svc.Close()
+	e.svc.Remote = &sitecache.Remote{Store: srv.Store("d")}
+	a, tableA := e.placed(e.svc, "a")
+	e.svc, e.table = a, tableA
+	p := e.project("Notes", dataApp("v1"))
+	d := e.deploy(p)
+	e.mustLive(d)
+	for _, want := range []string{"1", "2"} {
+		if _, body := answerPath(t, tableA, p.Subdomain, "/add"); body != want {
+			t.Fatalf("add on a: %q, want %s", body, want)
+		}
+	}
+	deploy.TakeSnapshots(a, ctx)
+	answerPath(t, tableA, p.Subdomain, "/add") // the third row, after the snapshot
+
+	dir, err := os.MkdirTemp("", "gantry-placement-b-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { _ = sandbox.RemoveTree(dir) })
+	b, tableB := e.placedIn(a, "b", dir)
+	defer func() { b.Close() }()
+	a.Close()
+	deadline := time.Now().Add(takeoverWithin)
+	for {
+		if code, body := answerPath(t, tableB, p.Subdomain, "/count"); code == http.StatusOK {
+			if body != "2" {
+				t.Fatalf("after the takeover the count is %q, want the snapshot's 2", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not take the app over:\n%s", strings.Join(e.logs(d.ID), "\n"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if logs := strings.Join(e.logs(d.ID), "\n"); !strings.Contains(logs, "Restored /data from its snapshot of ") {
+		t.Fatalf("no restore line in the log:\n%s", logs)
+	}
+}
+
+// answerPath asks the app of sub for path through an edge over table.
+func answerPath(t *testing.T, table *edge.Table, sub, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	edge.New("localhost", table, "http://localhost:8080").ServeHTTP(rec, httptest.NewRequest("GET", "http://"+sub+".localhost"+path, nil))
+	return rec.Code, rec.Body.String()
+}

@@ -265,3 +265,43 @@ func orDuration(d, def time.Duration) time.Duration {
 	}
 	return def
 }
+
+// restoreLatest gives d's app, taken over by this server from one that
+// stopped, its data folder back from the folder's newest snapshot when
+// this server has no such folder yet (issue 28, point 5), and says in
+// d's log how old that snapshot was — or that there was none.
+func (sn snapshots) restoreLatest(ctx context.Context, d *gantry.Deployment, uid uint32) {
+	k := sn.k
+	name := gantry.DataFolderName(d)
+	if _, err := os.Stat(k.dataPath(d.ProjectID, name) + ".img"); err == nil {
+		return // this server has it (a node that came back)
+	}
+	list := sn.list(ctx, d.ProjectID, name)
+	if len(list) == 0 {
+		k.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment,
+			"The app's data folder stayed on the server that stopped, and it has no snapshot yet: /data starts empty here")
+		return
+	}
+	latest := list[0]
+	p, err := sn.file(ctx, d.ProjectID, name, latest.ID)
+	if err == nil {
+		_, _, err = k.openData(ctx, d, uid)
+	}
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(p)
+	}
+	if err == nil {
+		defer f.Close()
+		err = k.restoreFolder(ctx, d.UserID, d.ProjectID, name, f)
+	}
+	if err != nil {
+		k.logger().Error("restore a taken-over app's data", "deployment", d.ID, "err", err)
+		k.log(ctx, d.ID, gantry.LevelError, gantry.LogDeployment,
+			"The app's data folder could not be restored from its snapshot of "+latest.At.Format(time.RFC3339)+": /data may be empty or partial here")
+		return
+	}
+	k.log(ctx, d.ID, gantry.LevelWarning, gantry.LogDeployment, fmt.Sprintf(
+		"Restored /data from its snapshot of %s (%s old): what the app wrote after it stayed on the server that stopped",
+		latest.At.Format(time.RFC3339), k.now().Sub(latest.At).Round(time.Minute)))
+}
