@@ -1,19 +1,17 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gantryhq/gantry/internal/gittest"
+	"github.com/gantryhq/gantry/internal/servetest"
 )
 
 // TestMain lets the test binary act as the gantry binary, so tests can run
@@ -31,6 +29,7 @@ type server struct {
 	cmd  *exec.Cmd
 	base string
 	logs *lockedBuffer
+	done <-chan struct{} // closed once it ended
 }
 
 func startServer(t *testing.T, env map[string]string) *server {
@@ -40,64 +39,20 @@ func startServer(t *testing.T, env map[string]string) *server {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	logs := &lockedBuffer{}
-	pr, pw := io.Pipe()
-	cmd.Stderr, cmd.Stdout = io.MultiWriter(logs, pw), logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, logs: logs}
-	t.Cleanup(func() { s.kill() })
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if i := strings.Index(sc.Text(), `msg=listening addr=`); i >= 0 {
-				addr := strings.Fields(sc.Text()[i+len("msg=listening addr="):])[0]
-				found <- addr
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		s.base = "http://" + addr
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not start:\n%s", logs.String())
-	}
+	s := &server{cmd: cmd, logs: &lockedBuffer{}}
+	s.base, s.done = servetest.Start(t, "gantry serve", cmd, s.logs, 30*time.Second)
 	return s
 }
 
 func (s *server) kill() {
-	if s.cmd.ProcessState == nil {
-		s.cmd.Process.Signal(syscall.SIGKILL)
-		s.cmd.Wait()
-	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
 }
 
 // call sends one API request and decodes data into out.
 func (s *server) call(t *testing.T, method, path, token, body string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var env struct {
-		Data    json.RawMessage
-		Message string
-	}
-	json.NewDecoder(res.Body).Decode(&env)
-	if out != nil && env.Data != nil {
-		json.Unmarshal(env.Data, out)
-	}
-	return res.StatusCode
+	return servetest.Call(t, s.base, method, path, token, body, out)
 }
 
 // TestKilledMidBuild kills the platform while a build runs and starts it

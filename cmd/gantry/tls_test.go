@@ -281,18 +281,7 @@ func startACMEServe(t *testing.T, ca *acmednstest.CA, dnsAddr string, httpPort, 
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not start:\n%s", s.logs.String())
 	}
-	s.client = &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: ca.IssuerRoots(t)},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				_, port, _ := net.SplitHostPort(addr)
-				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
-			},
-			DisableKeepAlives: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	s.client = ca.LoopbackClient(t)
 	return s
 }
 

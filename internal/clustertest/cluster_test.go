@@ -1,13 +1,11 @@
 package clustertest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +24,7 @@ import (
 
 	"github.com/gantryhq/gantry/internal/gittest"
 	"github.com/gantryhq/gantry/internal/sandbox"
+	"github.com/gantryhq/gantry/internal/servetest"
 )
 
 // lease is every replica's GANTRY_LEASE here: a lapsed build is taken
@@ -114,10 +112,10 @@ type replica struct {
 	env  map[string]string // its own settings, beside the cluster's
 	args []string
 	cmd  *exec.Cmd
-	done chan struct{} // closed once the process ended
-	base string        // http://127.0.0.1:port
-	peer string        // its GANTRY_PEER_ADDR
-	logs *lockedBuffer
+	done <-chan struct{} // closed once the process ended
+	base string          // http://127.0.0.1:port
+	peer string          // its GANTRY_PEER_ADDR
+	logs *servetest.LockedBuffer
 }
 
 // start runs a replica named node (GANTRY_NODE_ID) with a data folder of
@@ -165,38 +163,13 @@ func (c *cluster) run(node, dir string, env map[string]string, args []string) *r
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
-	r := &replica{node: node, dir: dir, env: env, args: args, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{}), peer: peer}
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = r.logs, io.MultiWriter(r.logs, pw)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(r.done) }()
+	r := &replica{node: node, dir: dir, env: env, args: args, cmd: cmd, logs: &servetest.LockedBuffer{}, peer: peer}
+	r.base, r.done = servetest.Start(t, "replica "+node, cmd, r.logs, 60*time.Second)
 	t.Cleanup(func() {
-		r.signal(syscall.SIGCONT)
-		r.kill()
-		pw.Close()
 		if t.Failed() {
 			t.Logf("replica %s's warnings and errors:\n%s", node, r.warnings())
 		}
 	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "msg=listening addr="); i >= 0 {
-				found <- strings.Fields(sc.Text()[i+len("msg=listening addr="):])[0]
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		r.base = "http://" + addr
-	case <-r.done:
-		t.Fatalf("replica %s exited at start (%s):\n%s", node, cmd.ProcessState, r.logs.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("replica %s did not start:\n%s", node, r.logs.String())
-	}
 	return r
 }
 
@@ -239,24 +212,7 @@ func freeAddr(t *testing.T) string {
 // call sends one API request to r and decodes the envelope's data into out.
 func (r *replica) call(t *testing.T, method, path, token, body string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequest(method, r.base+path, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s on %s: %v", method, path, r.node, err)
-	}
-	defer res.Body.Close()
-	var env struct{ Data json.RawMessage }
-	_ = json.NewDecoder(res.Body).Decode(&env)
-	if out != nil && env.Data != nil {
-		_ = json.Unmarshal(env.Data, out)
-	}
-	return res.StatusCode
+	return servetest.Call(t, r.base, method, path, token, body, out)
 }
 
 // site asks r's edge for the live site of subdomain: status and body.
@@ -425,22 +381,4 @@ func (d deployment) hasLine(s string) bool {
 		}
 	}
 	return false
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -1,12 +1,8 @@
 package clustertest
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -35,18 +31,7 @@ func TestOneCertificateShared(t *testing.T) {
 	} {
 		c.env[k] = v
 	}
-	client := &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: ca.IssuerRoots(t)},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				_, port, _ := net.SplitHostPort(addr)
-				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
-			},
-			DisableKeepAlives: true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	client := ca.LoopbackClient(t)
 	// serial returns the serial number of the certificate served for
 	// host on an HTTPS port, waiting until one is.
 	serial := func(r *replica, host, port string) string {

@@ -1,13 +1,11 @@
 package deploy_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gantryhq/gantry"
@@ -18,26 +16,12 @@ import (
 	"github.com/gantryhq/gantry/internal/project"
 	"github.com/gantryhq/gantry/internal/sandbox"
 	"github.com/gantryhq/gantry/internal/sandbox/sandboxtest"
+	"github.com/gantryhq/gantry/internal/servetest"
 	"github.com/gantryhq/gantry/internal/store/storetest"
 )
 
 // lockedBuffer collects the service's own log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = servetest.LockedBuffer
 
 // TestBuildPrivateGitHubRepo builds a private repository of the fake
 // GitHub through the real sandboxed pipeline with the owner's token, and

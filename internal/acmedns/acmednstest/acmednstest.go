@@ -302,6 +302,27 @@ func (ca *CA) IssuerRoots(t testing.TB) *x509.CertPool {
 	return pool
 }
 
+// LoopbackClient returns an HTTP client as a browser on this machine
+// would be for names pointed at 127.0.0.1: it trusts the certificates
+// pebble issues, dials 127.0.0.1 at the port asked for whatever the host,
+// opens a connection per request (each handshake is seen) and follows no
+// redirect.
+func (ca *CA) LoopbackClient(t testing.TB) *http.Client {
+	t.Helper()
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: ca.IssuerRoots(t)},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				_, port, _ := net.SplitHostPort(addr)
+				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
+			},
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
 // post calls challtestsrv's management API.
 func (ca *CA) post(ctx context.Context, path string, body any) error {
 	b, _ := json.Marshal(body)
