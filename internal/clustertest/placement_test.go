@@ -70,8 +70,8 @@ func TestAppServedThroughItsHome(t *testing.T) {
 	if runOf(body) != runOf(viaB) {
 		t.Fatalf("a and b answered from two copies of the app: %q and %q", body, viaB)
 	}
-	if strings.Contains(b.logs.String(), "Starting the app") || strings.Contains(b.logs.String(), "did not start again") {
-		t.Fatalf("b started the app too:\n%s", b.warnings())
+	if n := c.starts(id); n != 1 {
+		t.Fatalf("the app was started %d times, want once (on a)", n)
 	}
 	// A's peer port without the hop's signature: 403, and nothing served.
 	req, _ := http.NewRequest("GET", "http://"+a.peer+"/", nil)
@@ -104,8 +104,8 @@ func TestAppServedThroughItsHome(t *testing.T) {
 	if node, gen := c.placement(id); node != "a" || gen != 1 {
 		t.Fatalf("placement after the wake: %s generation %d; want a, 1", node, gen)
 	}
-	if strings.Contains(b.logs.String(), "Starting the app") {
-		t.Fatalf("b started a copy of the app to wake it")
+	if n := c.starts(id); n != 2 {
+		t.Fatalf("the app was started %d times, want twice (built, then woken once)", n)
 	}
 	if code, again := a.site(t, p.Subdomain); code != 200 || runOf(again) != runOf(body) {
 		t.Fatalf("a answers %d %q after the wake through b, want the same process as %q", code, again, body)
@@ -124,4 +124,66 @@ func (c *cluster) sleeping(id string) bool {
 func runOf(body string) string {
 	_, run, _ := strings.Cut(body, ", run ")
 	return run
+}
+
+// starts counts the times deployment id's app was started (its log's
+// "Starting the app" lines, whichever replica wrote them).
+func (c *cluster) starts(id string) int {
+	var n int
+	if err := c.db.QueryRow(`SELECT count(*) FROM deployment_logs WHERE deployment_id = $1 AND message LIKE 'Starting the app%'`, id).Scan(&n); err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// B6 (SCALING.md §9): the home of a server app is killed (SIGKILL). Requests
+// through the other replica answer 503 meanwhile, never 404; 3 leases after
+// the last heartbeat the other replica takes the app over (generation 2),
+// restores its workspace from the object store and serves it. The killed
+// replica, started again, forwards to the new home and starts no copy.
+func TestKilledHomeAppTakenOver(t *testing.T) {
+	c, _ := objectStoreCluster(t)
+	a := c.start("a")
+	token := register(t, a, "ada")
+	p := c.appProject(a, token, "phoenix", "the phoenix")
+	id := deploy(t, a, token, p.ID)
+	if d := waitDone(t, a, token, id, 3*time.Minute); d.Status != "live" {
+		t.Fatalf("the app did not go live: %s\n%s", d.Status, d.log())
+	}
+	b := c.start("b")
+	waitServed(t, b, p.Subdomain, "hello from the phoenix", 10*time.Second)
+
+	a.kill()
+	// 3 leases of silence, a beat, the restore and the app's start (the
+	// runtime allows 60 s).
+	deadline := time.Now().Add(3*lease + 90*time.Second)
+	for {
+		code, body := b.site(t, p.Subdomain)
+		if code == 200 && strings.HasPrefix(body, "hello from the phoenix") {
+			break
+		}
+		if code == 404 {
+			t.Fatalf("b answered 404 while the app moved: %s", short(body))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not take the app over: %d %s", code, short(body))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if node, gen := c.placement(id); node != "b" || gen != 2 {
+		t.Fatalf("placement after the takeover: %s generation %d; want b, 2", node, gen)
+	}
+	_, viaB := b.site(t, p.Subdomain)
+
+	a2 := c.restart(a)
+	waitServed(t, a2, p.Subdomain, "hello from the phoenix", 10*time.Second)
+	if _, viaA := a2.site(t, p.Subdomain); runOf(viaA) != runOf(viaB) {
+		t.Fatalf("a, started again, answered from another copy: %q, b %q", viaA, viaB)
+	}
+	if n := c.starts(id); n != 2 {
+		t.Fatalf("the app was started %d times, want twice (built on a, taken over by b)", n)
+	}
+	if node, gen := c.placement(id); node != "b" || gen != 2 {
+		t.Fatalf("placement after a's restart: %s generation %d; want b, 2", node, gen)
+	}
 }
