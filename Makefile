@@ -19,7 +19,7 @@ endif
 export GANTRY_SANDBOX_ALLOW
 
 APT_RUN  := git bubblewrap passt iproute2 e2fsprogs
-APT_TEST := chromium postgresql libnss3-tools
+APT_TEST := chromium postgresql libnss3-tools python3-flask
 APT_BENCH := nginx wrk nghttp2-client postgresql
 
 .PHONY: run build dev test test-go test-pg test-cluster test-web test-e2e bench deps deps-test deps-bench web clean fmt vet

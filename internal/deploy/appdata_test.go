@@ -19,56 +19,63 @@ import (
 	"github.com/gantryhq/gantry/internal/sitecache"
 )
 
-// dataApp is a Python standard-library server keeping rows in SQLite
-// under $DATA_DIR: /where answers DATA_DIR, /add inserts a row and
-// answers the count, /count answers it, /fill?mb=N writes N MiB into the
-// data folder (or says where the kernel stopped it).
+// dataApp is a Flask app (Debian's python3-flask: no package index
+// needed, no requirements.txt) keeping rows in SQLite under $DATA_DIR, as
+// a student's first full-stack app does: /where answers DATA_DIR, /add
+// inserts a row and answers the count, /count answers it, /symlink plants
+// a link to a host file, /fill?mb=N writes N MiB into the data folder (or
+// says where the kernel stopped it).
 func dataApp(version string) map[string]string {
-	return map[string]string{"app.py": `import os, sqlite3, urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+	return map[string]string{"app.py": `import os, sqlite3
+from flask import Flask, request
 
 DATA = os.environ.get("DATA_DIR", "")
+app = Flask(__name__)
 
 def db():
     c = sqlite3.connect(os.path.join(DATA, "app.db"), timeout=10)
     c.execute("CREATE TABLE IF NOT EXISTS rows (v TEXT)")
     return c
 
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        url = urllib.parse.urlparse(self.path)
-        if url.path == "/where":
-            body = DATA
-        elif url.path in ("/add", "/count"):
-            with db() as c:
-                if url.path == "/add":
-                    c.execute("INSERT INTO rows VALUES (?)", ("` + version + `",))
-                body = str(c.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
-        elif url.path == "/symlink":
-            os.symlink("/etc/passwd", os.path.join(DATA, "leak"))
-            body = "linked"
-        elif url.path == "/fill":
-            mb = int(urllib.parse.parse_qs(url.query)["mb"][0])
-            n = 0
-            try:
-                with open(os.path.join(DATA, "fill.bin"), "wb") as f:
-                    for _ in range(mb):
-                        f.write(b"x" * (1 << 20))
-                        f.flush()
-                        n += 1
-                    os.fsync(f.fileno())
-                body = "wrote %d MiB" % n
-            except OSError as e:
-                body = "denied after %d MiB: %s" % (n, e)
-        else:
-            body = "` + version + `"
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+@app.route("/")
+def index():
+    return "` + version + `"
 
-ThreadingHTTPServer(("0.0.0.0", int(os.environ["PORT"])), Handler).serve_forever()
+@app.route("/where")
+def where():
+    return DATA
+
+@app.route("/add")
+def add():
+    with db() as c:
+        c.execute("INSERT INTO rows VALUES (?)", ("` + version + `",))
+        return str(c.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
+
+@app.route("/count")
+def count():
+    with db() as c:
+        return str(c.execute("SELECT COUNT(*) FROM rows").fetchone()[0])
+
+@app.route("/symlink")
+def symlink():
+    os.symlink("/etc/passwd", os.path.join(DATA, "leak"))
+    return "linked"
+
+@app.route("/fill")
+def fill():
+    mb, n = int(request.args["mb"]), 0
+    try:
+        with open(os.path.join(DATA, "fill.bin"), "wb") as f:
+            for _ in range(mb):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+                n += 1
+            os.fsync(f.fileno())
+        return "wrote %d MiB" % n
+    except OSError as e:
+        return "denied after %d MiB: %s" % (n, e)
+
+app.run(host="0.0.0.0", port=int(os.environ["PORT"]), threaded=True)
 `}
 }
 
