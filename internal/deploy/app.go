@@ -119,6 +119,10 @@ func (s *apps) startApp(ctx context.Context, d *gantry.Deployment, route func())
 	}
 	data := ""
 	if s.Apps.Sandbox != nil {
+		if s.place.on() {
+			// Among replicas the folder may have been made on another node.
+			snapshots{s.storage}.restoreLatest(ctx, d, uid)
+		}
 		if _, spec.Data, err = s.storage.openData(ctx, d, uid); err != nil {
 			s.logger().Error("open data folder", "deployment", d.ID, "err", err)
 			return nil, gantry.Errorf(gantry.EUNAVAILABLE, "The app's data folder (%s) could not be opened on this server: deploy again in a minute", gantry.DataMount)

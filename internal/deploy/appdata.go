@@ -63,6 +63,9 @@ func (k *storage) openData(ctx context.Context, d *gantry.Deployment, uid uint32
 			}
 		}
 	}
+	// Recorded from its first start: a node taking the app over knows
+	// there is a folder to bring back (snapshots.restoreLatest).
+	k.measureData(ctx, d.ProjectID, gantry.DataFolderName(d))
 	return path, v.Workspace, nil
 }
 

@@ -320,11 +320,6 @@ func (p *placer) startTaken(l gantry.AppPlacement) {
 			return
 		}
 	}
-	if p.a.Apps != nil && p.a.Apps.Sandbox != nil {
-		if uid, err := p.a.sandboxUID(ctx, d.UserID); err == nil {
-			snapshots{p.a.storage}.restoreLatest(ctx, d, uid) // its /data, as of its newest snapshot
-		}
-	}
 	run, err := p.a.startApp(ctx, d, nil)
 	if err != nil {
 		p.a.release.fail(ctx, d, failure{from: []string{gantry.DeploymentLive},

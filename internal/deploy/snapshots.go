@@ -266,15 +266,21 @@ func orDuration(d, def time.Duration) time.Duration {
 	return def
 }
 
-// restoreLatest gives d's app, taken over by this server from one that
-// stopped, its data folder back from the folder's newest snapshot when
-// this server has no such folder yet (issue 28, point 5), and says in
-// d's log how old that snapshot was — or that there was none.
+// restoreLatest gives d's app, starting on this server while its data
+// folder was made on another (taken over from a node that stopped, or
+// moved here by a deploy built here), the folder back from its newest
+// snapshot (issue 28, point 5), and says in d's log how old that
+// snapshot was — or that there was none. A folder never made anywhere
+// (no app_data record) starts empty without a word.
 func (sn snapshots) restoreLatest(ctx context.Context, d *gantry.Deployment, uid uint32) {
 	k := sn.k
 	name := gantry.DataFolderName(d)
 	if _, err := os.Stat(k.dataPath(d.ProjectID, name) + ".img"); err == nil {
 		return // this server has it (a node that came back)
+	}
+	if fs, err := k.Store.AppData().Folders(ctx, d.ProjectID); err != nil ||
+		!slices.ContainsFunc(fs, func(f gantry.DataFolder) bool { return f.Name == name }) {
+		return // never made on any server: it starts empty, as a new folder does
 	}
 	list := sn.list(ctx, d.ProjectID, name)
 	if len(list) == 0 {
