@@ -611,7 +611,7 @@ func TestUserStats(t *testing.T) {
 				return e.token
 			},
 			wantStatus:   200,
-			wantContains: []string{`{"success":true,"data":{"stats":{"totalProjects":0,"totalDeployments":0,"activeDeployments":0,"accountAge":3,"storage":{"used":0,"budget":1073741824,"files":0,"logs":0,"sites":0,"apps":0,"rollbacks":0}}}}`},
+			wantContains: []string{`{"success":true,"data":{"stats":{"totalProjects":0,"totalDeployments":0,"activeDeployments":0,"accountAge":3,"storage":{"used":0,"budget":1073741824,"files":0,"logs":0,"data":0,"sites":0,"apps":0,"rollbacks":0}}}}`},
 		},
 		{name: "signed out", request: request{method: "GET", url: "/api/users/stats"}, wantStatus: 401, wantMessage: auth.MsgSignIn},
 	})

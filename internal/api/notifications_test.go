@@ -417,7 +417,7 @@ func TestDashboardAPI(t *testing.T) {
 	// The profile's statistics count the same data.
 	rec = e.do(request{method: "GET", url: "/api/users/stats", headers: bearer(e.token)})
 	if got, want := strings.TrimSpace(rec.Body.String()),
-		`{"success":true,"data":{"stats":{"totalProjects":2,"totalDeployments":4,"activeDeployments":1,"accountAge":40,"storage":{"used":0,"budget":1073741824,"files":0,"logs":0,"sites":0,"apps":0,"rollbacks":0}}}}`; got != want {
+		`{"success":true,"data":{"stats":{"totalProjects":2,"totalDeployments":4,"activeDeployments":1,"accountAge":40,"storage":{"used":0,"budget":1073741824,"files":0,"logs":0,"data":0,"sites":0,"apps":0,"rollbacks":0}}}}`; got != want {
 		t.Errorf("stats: got %s, want %s", got, want)
 	}
 
