@@ -98,6 +98,32 @@ func (p *placer) routed(sub, id string) {
 	p.subs[id][sub] = true
 }
 
+// retire stops the apps this node runs that route r no longer serves: a
+// deployment replaced on its name, or stopped, through another replica
+// (this node hears of it through the change feed; a change made here
+// stops them itself, and stopping twice changes nothing).
+func (p *placer) retire(r *gantry.Route) {
+	if !p.on() {
+		return
+	}
+	d := r.Active
+	var replaced []string
+	p.mu.Lock()
+	for id, subs := range p.subs {
+		if subs[r.Subdomain] && (d == nil || id != d.ID) {
+			replaced = append(replaced, id)
+			delete(subs, r.Subdomain)
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range replaced {
+		p.a.stopAppLater(id)
+	}
+	if d != nil && d.Status != gantry.DeploymentLive && IsApp(d) && p.a.appRun(d.ID) != nil {
+		p.a.stopApp(d.ID, false)
+	}
+}
+
 // forward routes sub to deployment id's app on its home node, when that
 // is another node; false when it is not known (nothing to point at).
 func (p *placer) forward(ctx context.Context, sub, id string) bool {

@@ -248,3 +248,35 @@ func answerPath(t *testing.T, table *edge.Table, sub, path string) (int, string)
 	edge.New("localhost", table, "http://localhost:8080").ServeHTTP(rec, httptest.NewRequest("GET", "http://"+sub+".localhost"+path, nil))
 	return rec.Code, rec.Body.String()
 }
+
+// A server app stopped through another node stops on its home as soon as
+// the home applies the change from the feed: before, the home's edge
+// showed the stopped page but its app kept running.
+func TestAppStoppedThroughAnotherNode(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.svc.Close()
+	a, tableA := e.placed(e.svc, "a")
+	e.svc, e.table = a, tableA
+	p := e.project("Stopped API", pyApp("v3"))
+	d := e.deploy(p)
+	e.mustLive(d)
+	site, _ := tableA.Lookup(p.Subdomain)
+	since, err := e.db.Feed().RouteSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := e.placed(a, "b")
+	defer b.Close()
+	if _, err := b.Stop(ctx, e.user.ID, p.Subdomain, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	deploy.NewReplica(a, e.db.Feed(), since).CatchUpRoutes(ctx)
+	if now, _ := tableA.Lookup(p.Subdomain); now.Status != gantry.DeploymentStopped {
+		t.Fatalf("a routes the stopped app to %+v", now)
+	}
+	if resp, err := http.Get("http://" + site.ProxyTarget + "/"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a's app still answers at %s after its deployment was stopped through b", site.ProxyTarget)
+	}
+}

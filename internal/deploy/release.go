@@ -101,6 +101,7 @@ func (s *release) route(r *gantry.Route) {
 	if v, ok := s.routed[key]; ok && r.Version <= v {
 		return
 	}
+	s.apps.place.retire(r)
 	d := r.Active
 	switch {
 	case d == nil:
@@ -201,6 +202,7 @@ func (s *release) restoreAsleep(sl Sleeper, r *gantry.Route) {
 	s.routeMu.Lock()
 	defer s.routeMu.Unlock()
 	sl.Sleep(r.Subdomain, r.Active.ID, "", true)
+	s.apps.place.routed(r.Subdomain, r.Active.ID)
 	if s.routed == nil {
 		s.routed = make(map[string]int64)
 	}
