@@ -4,9 +4,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gantryhq/gantry"
 	"github.com/gantryhq/gantry/internal/edge"
@@ -98,5 +100,48 @@ func TestHopNeverForwardedTwice(t *testing.T) {
 	a.table.Set("gone", edge.Site{DeploymentID: "d2", Status: gantry.DeploymentLive, Home: refusedAddr(t), HomeNode: "c"})
 	if code, body := hopGet(t, a.public.URL+"/", "gone.localhost"); code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot be reached") {
 		t.Fatalf("home down: %d %s; want 503", code, body)
+	}
+}
+
+// BenchmarkHop compares a request to a server app through the edge of its
+// home replica (local) with one through another replica's edge, forwarded
+// over the signed hop (forwarded): the hop's cost is the difference of
+// their p99s (issue 26's target: at most 1 ms more). One client, keep-alive.
+func BenchmarkHop(b *testing.B) {
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer app.Close()
+	home, other := edge.NewTable(), edge.NewTable()
+	home.Set("app", edge.Site{DeploymentID: "d1", Status: gantry.DeploymentLive, ProxyTarget: strings.TrimPrefix(app.URL, "http://")})
+	eh, eo := edge.New("localhost", home, ""), edge.New("localhost", other, "")
+	hh, ho := peer.New(hopKey, "home", 0, nil), peer.New(hopKey, "other", 0, nil)
+	eh.ConfigureHop(hh)
+	eo.ConfigureHop(ho)
+	pub, peerPort, pubOther := httptest.NewServer(eh), httptest.NewServer(hh.Handler(eh)), httptest.NewServer(eo)
+	defer pub.Close()
+	defer peerPort.Close()
+	defer pubOther.Close()
+	other.Set("app", edge.Site{DeploymentID: "d1", Status: gantry.DeploymentLive, Home: strings.TrimPrefix(peerPort.URL, "http://"), HomeNode: "home"})
+	for _, c := range []struct{ name, url string }{{"local", pub.URL}, {"forwarded", pubOther.URL}} {
+		b.Run(c.name, func(b *testing.B) {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			lat := make([]time.Duration, 0, b.N)
+			req, _ := http.NewRequest("GET", c.url+"/", nil)
+			req.Host = "app.localhost"
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				res, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Fatalf("%s: %d", c.name, res.StatusCode)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
 	}
 }
