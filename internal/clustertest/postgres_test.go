@@ -188,7 +188,7 @@ func TestPostgresRestarted(t *testing.T) {
 	}
 
 	// A slow build, running on B when PostgreSQL stops; its log followed on A.
-	slowURL, slowCmd := c.slowSite("pat", "slow", 8004, "slow-done")
+	slowURL, slowCmd := c.slowSite("pat", "slow", 5004, "slow-done")
 	slow := createProject(t, a, token, slowURL, "slow", slowCmd)
 	running := deploy(t, a, token, slow.ID)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -196,7 +196,7 @@ func TestPostgresRestarted(t *testing.T) {
 	var mu sync.Mutex
 	var followed []received
 	go followResuming(ctx, a, token, running, &mu, &followed)
-	builder(t, "build.js 8004", 60*time.Second, b)
+	builder(t, "build.js 5004", 60*time.Second, b)
 
 	pg.ctl("stop")
 	down := time.Now()
