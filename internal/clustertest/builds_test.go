@@ -44,7 +44,9 @@ func TestSecondReplicaStartsMidBuild(t *testing.T) {
 func TestKilledBuilderTakenOver(t *testing.T) {
 	c, token, p, id, dead, other := buildOnTwo(t, "bob", "killed", 4002, "finished")
 	dead.kill()
-	builder(t, "build.js 4002", 30*time.Second, other) // attempt 2
+	// Attempt 2: the takeover (a lease and a reaper tick), then the same
+	// clone and sandbox start attempt 1 was given 60 s for.
+	builder(t, "build.js 4002", 60*time.Second, other)
 	c.restart(dead)
 	d := waitDone(t, other, token, id, 90*time.Second)
 	if d.Status != "live" || !d.hasLine(restartLine) || d.hasLine("Build failed") || d.hasLine("interrupted") {
@@ -72,7 +74,7 @@ func TestPausedBuilderFencedOff(t *testing.T) {
 	zombie.signal(syscall.SIGSTOP)
 	// The other replica builds attempt 2; the zombie's own build process
 	// (not paused) ends meanwhile, so its outcome waits for the zombie.
-	builder(t, "build.js 3003", 30*time.Second, other)
+	builder(t, "build.js 3003", 60*time.Second, other) // as in B3
 	zombie.signal(syscall.SIGCONT)
 
 	d := waitDone(t, other, token, id, 90*time.Second)
