@@ -49,7 +49,7 @@ func (e *Edge) ConfigureHop(h *peer.Hop) {
 				}
 			}
 			node, _ := pr.In.Context().Value(homeKey{}).(string)
-			f.hop.Sign(pr.Out, node, pr.In.RemoteAddr)
+			f.hop.Sign(pr.Out, node, pr.In.RemoteAddr, pr.In.TLS != nil)
 		},
 		Transport: &http.Transport{
 			Proxy:                 nil,

@@ -21,6 +21,7 @@ const hopKey = "0123456789abcdef0123456789abcdef"
 // (the hop's Handler in front of the same edge), counting what the peer
 // port received.
 type replica struct {
+	edge         *edge.Edge
 	table        *edge.Table
 	public, peer *httptest.Server
 	hops         atomic.Int32
@@ -32,7 +33,7 @@ func newReplica(t *testing.T, node string) *replica {
 	e := edge.New("localhost", r.table, "http://localhost:8080")
 	hop := peer.New(hopKey, node, 0, nil)
 	e.ConfigureHop(hop)
-	r.public = httptest.NewServer(e)
+	r.edge, r.public = e, httptest.NewServer(e)
 	in := hop.Handler(e)
 	r.peer = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.hops.Add(1)
@@ -72,6 +73,20 @@ func TestForwardToHomeReplica(t *testing.T) {
 	}
 	if b.hops.Load() != 1 {
 		t.Fatalf("b's peer port got %d hops, want 1", b.hops.Load())
+	}
+	// A client over TLS at a: the app at b sees https, as it would at b.
+	secure := httptest.NewTLSServer(a.edge)
+	defer secure.Close()
+	req, _ := http.NewRequest("GET", secure.URL+"/echo", nil)
+	req.Host = "app.localhost"
+	res, err := secure.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(got), `xfp="https"`) {
+		t.Fatalf("over TLS through a: %d %s; want the app to see X-Forwarded-Proto https", res.StatusCode, got)
 	}
 	code, body = hopGet(t, b.peer.URL+"/echo", "app.localhost")
 	if code != http.StatusForbidden || !strings.Contains(body, "signed with the platform's key") {

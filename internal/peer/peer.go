@@ -12,6 +12,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -24,14 +25,16 @@ import (
 )
 
 // The hop's headers: who sent it to whom, when, a random nonce, the
-// client's address as the sending edge saw it, and the signature over
-// them and the request's method, host and path.
+// client's address as the sending edge saw it, whether the client came
+// over TLS ("https"), and the signature over them and the request's
+// method, host and path.
 const (
 	HeaderFrom   = "Gantry-Hop-From"
 	HeaderTo     = "Gantry-Hop-To"
 	HeaderTime   = "Gantry-Hop-Time"
 	HeaderNonce  = "Gantry-Hop-Nonce"
 	HeaderClient = "Gantry-Hop-Client"
+	HeaderProto  = "Gantry-Hop-Proto"
 	HeaderSig    = "Gantry-Hop-Signature"
 )
 
@@ -70,9 +73,9 @@ func New(secretKey, node string, window time.Duration, now func() time.Time) *Ho
 // Node is the node id this hop signs as and accepts hops for.
 func (h *Hop) Node() string { return h.node }
 
-func (h *Hop) sign(method, host, uri, ts, nonce, from, to, client string) string {
+func (h *Hop) sign(method, host, uri, ts, nonce, from, to, client, proto string) string {
 	m := hmac.New(sha256.New, h.key)
-	for _, s := range [...]string{method, host, uri, ts, nonce, from, to, client} {
+	for _, s := range [...]string{method, host, uri, ts, nonce, from, to, client, proto} {
 		m.Write([]byte(s))
 		m.Write([]byte{0})
 	}
@@ -80,8 +83,13 @@ func (h *Hop) sign(method, host, uri, ts, nonce, from, to, client string) string
 }
 
 // Sign sets r's hop headers for a hop from this node to node to, with
-// client the address of the client the request came from.
-func (h *Hop) Sign(r *http.Request, to, client string) {
+// client the address of the client the request came from, and secure
+// whether it came over TLS.
+func (h *Hop) Sign(r *http.Request, to, client string, secure bool) {
+	proto := "http"
+	if secure {
+		proto = "https"
+	}
 	var b [12]byte
 	rand.Read(b[:])
 	nonce := hex.EncodeToString(b[:])
@@ -92,7 +100,8 @@ func (h *Hop) Sign(r *http.Request, to, client string) {
 	hd.Set(HeaderTime, ts)
 	hd.Set(HeaderNonce, nonce)
 	hd.Set(HeaderClient, client)
-	hd.Set(HeaderSig, h.sign(r.Method, r.Host, r.URL.RequestURI(), ts, nonce, h.node, to, client))
+	hd.Set(HeaderProto, proto)
+	hd.Set(HeaderSig, h.sign(r.Method, r.Host, r.URL.RequestURI(), ts, nonce, h.node, to, client, proto))
 }
 
 // Refused is why a hop was refused; its message says what to check.
@@ -113,7 +122,7 @@ func (h *Hop) Verify(r *http.Request) (from, client string, err error) {
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
-	want := h.sign(r.Method, r.Host, uri, ts, nonce, from, to, client)
+	want := h.sign(r.Method, r.Host, uri, ts, nonce, from, to, client, hd.Get(HeaderProto))
 	if !hmac.Equal([]byte(sig), []byte(want)) {
 		return "", "", &Refused{"The forwarded request's signature does not match: check that every replica has the same GANTRY_SECRET_KEY."}
 	}
@@ -165,7 +174,9 @@ func Arrived(ctx context.Context) bool { return ctx.Value(arrivedKey{}) != nil }
 
 // Handler serves the peer port: requests that Verify accepts go to next,
 // marked as arrived over the hop (Arrived), with their client's address as
-// RemoteAddr and the hop's headers removed; every other request gets 403
+// RemoteAddr, a non-nil TLS when the client came over TLS (so the edge
+// sets X-Forwarded-Proto, redirects and cookie names as for its own
+// clients), and the hop's headers removed; every other request gets 403
 // with the reason in Gantry's JSON envelope.
 func (h *Hop) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -185,7 +196,10 @@ func (h *Hop) Handler(next http.Handler) http.Handler {
 			w.Write(body)
 			return
 		}
-		for _, k := range [...]string{HeaderFrom, HeaderTo, HeaderTime, HeaderNonce, HeaderClient, HeaderSig} {
+		if r.Header.Get(HeaderProto) == "https" && r.TLS == nil {
+			r.TLS = &tls.ConnectionState{HandshakeComplete: true}
+		}
+		for _, k := range [...]string{HeaderFrom, HeaderTo, HeaderTime, HeaderNonce, HeaderClient, HeaderProto, HeaderSig} {
 			r.Header.Del(k)
 		}
 		if client != "" {

@@ -57,7 +57,7 @@ func TestPeerPortRefusesAllButFreshSignedHops(t *testing.T) {
 	}
 
 	good := req("/x?y=1")
-	a.Sign(good, "b", "203.0.113.9:4711")
+	a.Sign(good, "b", "203.0.113.9:4711", false)
 	replay := good.Clone(good.Context())
 	if code, body := do(good); code != 200 || body != "app" || remote != "203.0.113.9:4711" {
 		t.Fatalf("signed hop: %d %s from %s", code, body, remote)
@@ -67,30 +67,35 @@ func TestPeerPortRefusesAllButFreshSignedHops(t *testing.T) {
 
 	other := peer.New("another key of at least thirty-two bytes", "a", 0, nil)
 	forged := req("/x")
-	other.Sign(forged, "b", "")
+	other.Sign(forged, "b", "", false)
 	refused("other key", forged, "GANTRY_SECRET_KEY")
 
 	moved := req("/x")
-	a.Sign(moved, "b", "")
+	a.Sign(moved, "b", "", false)
 	moved.URL.Path = "/admin"
 	refused("path changed", moved, "signature")
 
 	rehosted := req("/x")
-	a.Sign(rehosted, "b", "")
+	a.Sign(rehosted, "b", "", false)
 	rehosted.Host = "victim.localhost"
 	refused("host changed", rehosted, "signature")
 
+	upgraded := req("/x")
+	a.Sign(upgraded, "b", "", false)
+	upgraded.Header.Set(peer.HeaderProto, "https")
+	refused("scheme changed", upgraded, "signature")
+
 	forC := req("/x")
-	a.Sign(forC, "c", "")
+	a.Sign(forC, "c", "", false)
 	refused("signed for another node", forC, "for node c")
 
 	old := peer.New(key, "a", 0, func() time.Time { return time.Now().Add(-5 * time.Second) })
 	stale := req("/x")
-	old.Sign(stale, "b", "")
+	old.Sign(stale, "b", "", false)
 	refused("stale", stale, "stale")
 	ahead := peer.New(key, "a", 0, func() time.Time { return time.Now().Add(5 * time.Second) })
 	future := req("/x")
-	ahead.Sign(future, "b", "")
+	ahead.Sign(future, "b", "", false)
 	refused("from the future", future, "stale")
 
 	if n := served.Load(); n != 1 {
