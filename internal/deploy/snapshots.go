@@ -209,18 +209,25 @@ func (sn snapshots) run(ctx context.Context) {
 	}
 }
 
-// loop runs run now and then every hour until ctx ends.
+// snapshotFirst is how long after start the first check runs: not at
+// once, so a server started again and again (a crash loop, tests) does
+// not write snapshots at every start; the due ones are taken then.
+const snapshotFirst = 10 * time.Minute
+
+// loop runs run snapshotFirst after start and then every hour until ctx
+// ends.
 func (sn snapshots) loop(ctx context.Context) {
 	defer sn.k.wg.Done()
-	t := time.NewTicker(time.Hour)
+	t := time.NewTimer(snapshotFirst)
 	defer t.Stop()
 	for {
-		sn.run(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		sn.run(ctx)
+		t.Reset(time.Hour)
 	}
 }
 
