@@ -192,6 +192,7 @@ func (m *Main) wire(ctx context.Context, cfg *config.Config, db *store.DB, logge
 		liveEdge.ConfigureFetch(deploys.SiteCache)
 	}
 	srv.LiveHandler = liveEdge
+	srv.NoAPI, srv.NoEdge = !cfg.HasRole(config.RoleAPI), !cfg.HasRole(config.RoleEdge)
 	if cfg.Replica() {
 		if err := servePeer(cfg, logger, p); err != nil {
 			return err
@@ -312,7 +313,7 @@ func (m *Main) listen(ctx context.Context, cfg *config.Config, logger *slog.Logg
 	srv, liveEdge := p.srv, p.liveEdge
 	loopOpts := edge.LoopOptions{
 		// Previews go to net/http, where the edge checks who may see them.
-		IsLive:            func(h string) bool { return srv.IsLiveHost(h) && !liveEdge.GuardsPreview(h) },
+		IsLive:            func(h string) bool { return !srv.NoEdge && srv.IsLiveHost(h) && !liveEdge.GuardsPreview(h) },
 		Log:               api.WriteRequestLine,
 		NewLogHandler:     func(w io.Writer) slog.Handler { return newLogger(w, cfg).Handler() },
 		LogOutput:         api.RequestLogWriter(logger.Handler(), m.Stderr), // the loops never wait for the disk

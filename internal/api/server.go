@@ -17,6 +17,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -104,6 +105,10 @@ type Server struct {
 	// LiveDomain is the domain whose subdomains are deployments (lowercase,
 	// e.g. "localhost" for <sub>.localhost).
 	LiveDomain string
+	// NoAPI and NoEdge say this replica's GANTRY_ROLES leave out api or
+	// edge: the public host (all but /api/health, for load balancers) or
+	// the live hosts answer 421 Misdirected Request, saying so.
+	NoAPI, NoEdge bool
 	// LiveHandler serves requests for every host but the public one:
 	// <sub>.<LiveDomain>, custom domains and unknown names. NewServer sets
 	// a handler that answers a 404 page; cmd/gantry replaces it with the
@@ -222,7 +227,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !public {
+		if s.NoEdge {
+			misdirected(rw, false, "This server serves no live sites or apps (GANTRY_ROLES leaves out edge): send the live domain's traffic to the servers with the edge role")
+			return
+		}
 		s.LiveHandler.ServeHTTP(rw, r)
+		return
+	}
+	if s.NoAPI && r.URL.Path != "/api/health" {
+		misdirected(rw, api, "This server serves no API or web app (GANTRY_ROLES leaves out api): send the public host's traffic to the servers with the api role")
 		return
 	}
 	r = deadline.Body(rw, r, s.BodyTimeout)
@@ -435,3 +448,15 @@ type (
 	galleryAPI    struct{ *Server }
 	previewAPI    struct{ *Server }
 )
+
+// misdirected answers 421 Misdirected Request with msg: the JSON
+// envelope under /api (api), plain text elsewhere.
+func misdirected(w http.ResponseWriter, api bool, msg string) {
+	if api {
+		writeEnvelope(w, http.StatusMisdirectedRequest, envelope{Message: msg})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusMisdirectedRequest)
+	io.WriteString(w, msg+"\n")
+}

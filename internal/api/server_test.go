@@ -275,3 +275,43 @@ func TestSlowBody(t *testing.T) {
 		t.Errorf("login with the body sent at once: got %d, want 200", got)
 	}
 }
+
+// A replica whose GANTRY_ROLES leave out api or edge (issue 26, point 7)
+// answers that traffic 421 Misdirected Request, saying where to send it;
+// /api/health stays up for load balancers.
+func TestReplicaRoles(t *testing.T) {
+	t.Parallel()
+	live := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Live", "yes") })
+	t.Run("no edge", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.srv.LiveHandler, e.srv.NoEdge = live, true
+		rec := e.do(request{method: "GET", url: "/", host: "blog.localhost:8080"})
+		if rec.Code != http.StatusMisdirectedRequest || rec.Header().Get("X-Live") != "" ||
+			!strings.Contains(rec.Body.String(), "serves no live sites or apps (GANTRY_ROLES leaves out edge)") {
+			t.Errorf("a live host: %d %q", rec.Code, rec.Body.String())
+		}
+		if rec := e.do(request{method: "GET", url: "/api/health"}); rec.Code != 200 {
+			t.Errorf("the API on a replica without edge: %d", rec.Code)
+		}
+	})
+	t.Run("no api", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.srv.LiveHandler, e.srv.NoAPI = live, true
+		rec := e.do(request{method: "GET", url: "/api/projects", headers: bearer(e.token)})
+		if rec.Code != http.StatusMisdirectedRequest || decodeAnswer(t, rec).Message !=
+			"This server serves no API or web app (GANTRY_ROLES leaves out api): send the public host's traffic to the servers with the api role" {
+			t.Errorf("the API: %d %s", rec.Code, rec.Body.String())
+		}
+		if rec := e.do(request{method: "GET", url: "/"}); rec.Code != http.StatusMisdirectedRequest {
+			t.Errorf("the web app: %d", rec.Code)
+		}
+		if rec := e.do(request{method: "GET", url: "/api/health"}); rec.Code != 200 {
+			t.Errorf("health: %d", rec.Code)
+		}
+		if rec := e.do(request{method: "GET", url: "/", host: "blog.localhost:8080"}); rec.Header().Get("X-Live") != "yes" {
+			t.Errorf("a live host on a replica without api: %d", rec.Code)
+		}
+	})
+}

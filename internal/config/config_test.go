@@ -222,7 +222,7 @@ func TestValidation(t *testing.T) {
 		{"replica on sqlite", []string{"--peer-addr", "10.0.0.5:8081"}, map[string]string{"GANTRY_SECRET_KEY": strings.Repeat("k", 32)}, "--peer-addr (GANTRY_PEER_ADDR): makes this a replica, and replicas share one PostgreSQL database: set GANTRY_DATABASE_URL=postgres://…"},
 		{"replica without a shared key", []string{"--peer-addr", "10.0.0.5:8081", "--database-url", "postgres://u@db/g"}, nil, "--secret-key (GANTRY_SECRET_KEY): must be set, the same on every replica"},
 		{"roles unknown", nil, map[string]string{"GANTRY_ROLES": "api,edge,runner,worker"}, `--roles (GANTRY_ROLES): "worker" is not a role`},
-		{"roles without runner", nil, map[string]string{"GANTRY_ROLES": "api,edge,builder"}, "--roles (GANTRY_ROLES): must include api, edge and runner for now"},
+		{"roles without runner", nil, map[string]string{"GANTRY_ROLES": "api,edge,builder"}, "--roles (GANTRY_ROLES): must include runner for now"},
 		{"lease", []string{"--lease", "100ms"}, nil, "--lease (GANTRY_LEASE): must be from 1s to 10m"},
 		{"extra argument", []string{"now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"--nope"}, nil, "flag provided but not defined: -nope"},

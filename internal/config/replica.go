@@ -65,13 +65,11 @@ func (c *Config) checkReplica(v func(string) string, bad badSetting) {
 			bad("roles", "%q is not a role: use api, edge, builder and runner, comma-separated", r)
 		}
 	}
-	for _, r := range []string{RoleAPI, RoleEdge, RoleRunner} {
-		if !slices.Contains(c.Roles, r) {
-			// Without placing apps on other replicas (issue 26, point 5)
-			// a replica that does not serve or run them would drop them.
-			bad("roles", "must include api, edge and runner for now: only builder may be left out (a replica that serves and runs apps but builds nothing)")
-			break
-		}
+	if !slices.Contains(c.Roles, RoleRunner) {
+		// A build goes live only once its app answered on the replica
+		// that built it: a replica without runner could not finish a
+		// server app's deployment.
+		bad("roles", "must include runner for now: api, edge and builder may be left out (a replica without api or edge answers 421 on that traffic, one without builder builds nothing)")
 	}
 	if d, err := time.ParseDuration(v("lease")); err != nil {
 		bad("lease", "%q is not a duration (e.g. 30s)", v("lease"))
