@@ -47,12 +47,10 @@ func (e *env) placedIn(old *deploy.Service, node, dir string) (*deploy.Service, 
 	return svc, table
 }
 
-// answer asks the app of sub through an edge over table.
+// answer asks the app of sub for / through an edge over table.
 func answer(t *testing.T, table *edge.Table, sub string) (int, string) {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	edge.New("localhost", table, "http://localhost:8080").ServeHTTP(rec, httptest.NewRequest("GET", "http://"+sub+".localhost/", nil))
-	return rec.Code, rec.Body.String()
+	return answerPath(t, table, sub, "/")
 }
 
 // App placement and takeover between two nodes on one database and one
