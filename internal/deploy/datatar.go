@@ -105,18 +105,24 @@ func (s *Service) DataSnapshots(ctx context.Context, userID, projectID string) (
 // dataDir is the host folder of projectID's data folder name, mounted;
 // ENOTFOUND MsgNoDataFolder when it was never made.
 func (k *storage) dataDir(projectID, name string) (string, error) {
-	path := k.dataPath(projectID, name)
-	if _, err := os.Stat(path + ".img"); err != nil {
-		return "", gantry.Errorf(gantry.ENOTFOUND, MsgNoDataFolder)
-	}
-	if k.apps.Apps == nil || k.apps.Apps.Sandbox == nil {
-		return "", gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps")
-	}
-	v, err := k.apps.Apps.Sandbox.AttachVolume(path)
+	v, err := k.dataVolume(projectID, name)
 	if err != nil {
 		return "", err
 	}
 	return v.Workspace, nil
+}
+
+// dataVolume is the volume of projectID's data folder name, mounted;
+// ENOTFOUND MsgNoDataFolder when it was never made.
+func (k *storage) dataVolume(projectID, name string) (*sandbox.Volume, error) {
+	path := k.dataPath(projectID, name)
+	if _, err := os.Stat(path + ".img"); err != nil {
+		return nil, gantry.Errorf(gantry.ENOTFOUND, MsgNoDataFolder)
+	}
+	if k.apps.Apps == nil || k.apps.Apps.Sandbox == nil {
+		return nil, gantry.Errorf(gantry.EUNAVAILABLE, "This Gantry does not run server apps")
+	}
+	return k.apps.Apps.Sandbox.AttachVolume(path)
 }
 
 // restoreData stores r in the volume's tmp folder, then, in the sandbox
@@ -129,14 +135,11 @@ func (k *storage) restoreData(ctx context.Context, p *gantry.Project, r io.Reade
 // restoreFolder is restoreData for the folder name of userID's project
 // projectID.
 func (k *storage) restoreFolder(ctx context.Context, userID, projectID, name string, r io.Reader) error {
-	if _, err := k.dataDir(projectID, name); err != nil {
-		return err
-	}
-	sb := k.apps.Apps.Sandbox
-	v, err := sb.AttachVolume(k.dataPath(projectID, name))
+	v, err := k.dataVolume(projectID, name)
 	if err != nil {
 		return err
 	}
+	sb := k.apps.Apps.Sandbox
 	uid, err := k.sandboxUID(ctx, userID)
 	if err != nil {
 		return err
